@@ -1,0 +1,31 @@
+//! Warden's shared domain types and the traits that join its crates.
+//!
+//! Owns: tool specs and their validation, the plugin manifest format, the
+//! categories and action-type taxonomy, capability grants, call limits, the
+//! result envelope agents see, and the [`ToolHost`] / [`Backend`] traits.
+//!
+//! Does not own: any I/O, any runtime framework, any policy. Depends on
+//! serde and thiserror only, so the plugin SDK can share these types inside
+//! a WebAssembly guest.
+
+mod action;
+mod category;
+mod envelope;
+mod error;
+mod grant;
+mod host;
+mod limits;
+mod manifest;
+mod spec;
+
+pub use action::{ActionType, BUILTIN_ACTION_TYPES};
+pub use category::Category;
+pub use envelope::{Envelope, ErrorType};
+pub use error::SpecError;
+pub use grant::{FsAccess, FsGrant, Grants};
+pub use host::{Backend, BackendCall, BoxFuture, CallContext, CallRequest, ToolHost};
+pub use limits::CallLimits;
+pub use manifest::{
+    MANIFEST_SECTION, MANIFEST_VERSION, Manifest, PluginId, RequestedCapabilities, WIT_PACKAGE,
+};
+pub use spec::{Example, ToolName, ToolSpec};

@@ -1,0 +1,208 @@
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{ActionType, Category, SpecError};
+
+/// A namespaced tool name: `<plugin>.<tool>`, lower-case `[a-z0-9_]`
+/// segments, each starting with a letter. Normalised (trimmed, lower-cased)
+/// on parse so `FS.Read ` and `fs.read` are the same tool everywhere.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct ToolName(String);
+
+impl ToolName {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The namespace, e.g. `fs` for `fs.read`.
+    pub fn namespace(&self) -> &str {
+        self.0.split_once('.').map_or(self.0.as_str(), |(ns, _)| ns)
+    }
+}
+
+fn valid_segment(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some('a'..='z'))
+        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
+}
+
+impl FromStr for ToolName {
+    type Err = SpecError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let normal = s.trim().to_ascii_lowercase();
+        let mut segments = normal.split('.');
+        let ok =
+            normal.len() <= 128 && segments.clone().count() >= 2 && segments.all(valid_segment);
+        if ok {
+            Ok(ToolName(normal))
+        } else {
+            Err(SpecError::InvalidToolName(s.to_owned()))
+        }
+    }
+}
+
+impl TryFrom<String> for ToolName {
+    type Error = SpecError;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+impl From<ToolName> for String {
+    fn from(n: ToolName) -> String {
+        n.0
+    }
+}
+
+impl fmt::Display for ToolName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A worked example of a call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Example {
+    pub description: String,
+    /// The arguments object.
+    pub args: Value,
+}
+
+/// Everything the host and agents know about one tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ToolSpec {
+    pub name: ToolName,
+    /// One line, shown in tool lists.
+    pub summary: String,
+    pub description: String,
+    pub category: Category,
+    pub action_type: ActionType,
+    /// JSON Schema of the arguments object.
+    pub params_schema: Value,
+    /// JSON Schema of the result `data`.
+    pub result_schema: Value,
+    /// True when a call may change state outside the plugin.
+    pub side_effect: bool,
+    /// How the policy specifier is rendered from the arguments, e.g. `{path}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub specifier_template: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<Example>,
+    /// Ids of on-demand documents.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<String>,
+}
+
+impl ToolSpec {
+    /// Checks what serde cannot: one-line summary, an object params schema,
+    /// a specifier template naming only declared parameters, examples that
+    /// are objects, resource ids that are unique and well-formed.
+    pub fn check(&self) -> Result<(), SpecError> {
+        let problem = |problem: String| SpecError::InvalidSpec {
+            tool: self.name.to_string(),
+            problem,
+        };
+        if self.summary.trim().is_empty() || self.summary.contains('\n') {
+            return Err(problem("summary must be one non-empty line".into()));
+        }
+        if self.params_schema.get("type") != Some(&Value::String("object".into())) {
+            return Err(problem(
+                r#"params schema must have "type": "object""#.into(),
+            ));
+        }
+        if let Some(template) = &self.specifier_template {
+            for field in template_fields(template).map_err(problem)? {
+                let declared = self
+                    .params_schema
+                    .get("properties")
+                    .and_then(|p| p.get(field))
+                    .is_some();
+                if !declared {
+                    return Err(problem(format!(
+                        "specifier template `{template}` names `{field}`, which is not a parameter"
+                    )));
+                }
+            }
+        }
+        for (i, example) in self.examples.iter().enumerate() {
+            if !example.args.is_object() {
+                return Err(problem(format!(
+                    "example {} args must be a JSON object",
+                    i + 1
+                )));
+            }
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for id in &self.resources {
+            if id.is_empty()
+                || !id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            {
+                return Err(problem(format!(
+                    "resource id `{id}` must be [A-Za-z0-9._-]+"
+                )));
+            }
+            if !seen.insert(id) {
+                return Err(problem(format!("resource id `{id}` is listed twice")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Renders the specifier template with the call's arguments: `{field}`
+    /// is replaced by the argument (strings as-is, other values as JSON,
+    /// missing ones as empty). `None` when the tool has no template.
+    pub fn render_specifier(&self, args: &Value) -> Option<String> {
+        let template = self.specifier_template.as_ref()?;
+        let mut out = String::new();
+        let mut rest = template.as_str();
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            let after = &rest[open + 1..];
+            let Some(close) = after.find('}') else {
+                out.push_str(&rest[open..]);
+                return Some(out);
+            };
+            match args.get(&after[..close]) {
+                Some(Value::String(s)) => out.push_str(s),
+                Some(Value::Null) | None => {}
+                Some(other) => out.push_str(&other.to_string()),
+            }
+            rest = &after[close + 1..];
+        }
+        out.push_str(rest);
+        Some(out)
+    }
+}
+
+/// The `{field}` names of a specifier template.
+fn template_fields(template: &str) -> Result<Vec<&str>, String> {
+    let mut fields = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let close = after
+            .find('}')
+            .ok_or_else(|| format!("specifier template `{template}` has an unclosed `{{`"))?;
+        let field = &after[..close];
+        if field.is_empty() || !field.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!(
+                "specifier template `{template}` has an invalid field `{field}`"
+            ));
+        }
+        fields.push(field);
+        rest = &after[close + 1..];
+    }
+    Ok(fields)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,65 @@
+use std::path::{Path, PathBuf};
+
+use crate::__private::bindings::warden::tool::host;
+use crate::ToolError;
+
+/// Severity of a log line sent to the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    Trace,
+    Debug,
+    Info,
+    Warn,
+    Error,
+}
+
+/// The call a tool is serving: who asked, and the directory relative paths
+/// resolve against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Context {
+    pub agent: String,
+    pub session: String,
+    pub task: Option<String>,
+    pub request_id: String,
+    /// A granted directory, if any: relative paths resolve against it.
+    pub cwd: Option<String>,
+}
+
+impl Context {
+    /// Sends a log line to the host, which attributes it to this call.
+    pub fn log(&self, level: LogLevel, message: &str) {
+        let level = match level {
+            LogLevel::Trace => host::LogLevel::Trace,
+            LogLevel::Debug => host::LogLevel::Debug,
+            LogLevel::Info => host::LogLevel::Info,
+            LogLevel::Warn => host::LogLevel::Warn,
+            LogLevel::Error => host::LogLevel::Error,
+        };
+        host::log(level, message);
+    }
+
+    /// Reports progress: `done` out of `total` when known.
+    pub fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>) {
+        host::progress(done, total, message);
+    }
+
+    /// Turns a path argument into the path to open: relative paths resolve
+    /// against [`Context::cwd`]; a NUL byte or an empty path is an
+    /// invalid-argument error. Containment is not checked here: the grant
+    /// enforces it, whatever the path says.
+    pub fn resolve(&self, path: &str) -> Result<PathBuf, ToolError> {
+        if path.is_empty() {
+            return Err(ToolError::invalid_argument("path is empty"));
+        }
+        if path.contains('\0') {
+            return Err(ToolError::invalid_argument(format!(
+                "path {path:?} contains a NUL byte"
+            )));
+        }
+        let p = Path::new(path);
+        Ok(match (&self.cwd, p.is_absolute()) {
+            (Some(cwd), false) => Path::new(cwd).join(p),
+            _ => p.to_path_buf(),
+        })
+    }
+}

@@ -1,0 +1,1 @@
+//! Warden integration tests live in main.rs (one test binary).
