@@ -84,6 +84,7 @@ pub fn context(c: WitCallContext) -> Context {
         task: c.task,
         request_id: c.request_id,
         cwd: c.cwd,
+        granted_dirs: c.granted_dirs,
     }
 }
 

@@ -23,6 +23,8 @@ pub struct Context {
     pub request_id: String,
     /// A granted directory, if any: relative paths resolve against it.
     pub cwd: Option<String>,
+    /// Every directory this call was granted (guest paths).
+    pub granted_dirs: Vec<String>,
 }
 
 impl Context {
@@ -45,8 +47,10 @@ impl Context {
 
     /// Turns a path argument into the path to open: relative paths resolve
     /// against [`Context::cwd`]; a NUL byte or an empty path is an
-    /// invalid-argument error. Containment is not checked here: the grant
-    /// enforces it, whatever the path says.
+    /// invalid-argument error, and an absolute path outside every granted
+    /// directory an access-denied error that names the grants. WASI
+    /// enforces containment whatever this says; this only makes the
+    /// refusal clear.
     pub fn resolve(&self, path: &str) -> Result<PathBuf, ToolError> {
         if path.is_empty() {
             return Err(ToolError::invalid_argument("path is empty"));
@@ -57,6 +61,18 @@ impl Context {
             )));
         }
         let p = Path::new(path);
+        if p.is_absolute() && !self.granted_dirs.iter().any(|d| p.starts_with(d)) {
+            let granted = if self.granted_dirs.is_empty() {
+                "no directories".to_owned()
+            } else {
+                self.granted_dirs.join(", ")
+            };
+            return Err(ToolError::access_denied(format!(
+                "{path} is outside the directories this call was granted ({granted}); \
+                 ask the operator for a grant covering it"
+            ))
+            .with_code("outside_grant"));
+        }
         Ok(match (&self.cwd, p.is_absolute()) {
             (Some(cwd), false) => Path::new(cwd).join(p),
             _ => p.to_path_buf(),

@@ -1,1 +1,71 @@
-fn main() {}
+//! `warden`: the command-line interface.
+//!
+//! Owns: argument parsing, wiring the runtime and gate together for a
+//! command, printing results, and exit codes (0 ok, 1 a tool error or
+//! denial, 2 a usage or load error). The only crate that uses `anyhow`.
+
+mod commands;
+mod grant_arg;
+mod logging;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "warden",
+    version,
+    about = "A tool host for AI agents: WebAssembly tools, explicit grants, nothing ambient"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one tool call and print its result envelope as JSON.
+    Call(commands::call::CallArgs),
+    /// Work with plugin components.
+    #[command(subcommand)]
+    Plugin(PluginCommand),
+    /// Measure end-to-end figures (call latency percentiles, load times).
+    Bench(commands::bench::BenchArgs),
+}
+
+#[derive(Debug, Subcommand)]
+enum PluginCommand {
+    /// Show a plugin's tools, schemas, requested capabilities and digest
+    /// without running any of its code.
+    Inspect(commands::inspect::InspectArgs),
+}
+
+/// How a command ended.
+#[derive(Debug)]
+pub enum Outcome {
+    Ok,
+    /// The call ran and failed (tool error, limit, denial).
+    CallFailed,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    logging::init();
+    let result = match cli.command {
+        Command::Call(args) => commands::call::run(args),
+        Command::Plugin(PluginCommand::Inspect(args)) => commands::inspect::run(args),
+        Command::Bench(args) => commands::bench::run(args),
+    };
+    match result {
+        Ok(Outcome::Ok) => ExitCode::SUCCESS,
+        Ok(Outcome::CallFailed) => ExitCode::from(1),
+        Err(e) => {
+            #[expect(clippy::print_stderr, reason = "the CLI reports errors on stderr")]
+            {
+                eprintln!("error: {e:#}");
+            }
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,1 +1,30 @@
-//! placeholder
+//! Warden's WebAssembly runtime.
+//!
+//! Owns: the one wasmtime [`Engine`](wasmtime::Engine) of the process (async,
+//! epoch interruption, optional pooling allocator), the on-disk compile
+//! cache, one `InstancePre` per plugin, and the per-call path: a fresh
+//! `Store` built from the call's grants, limits enforced, the result or the
+//! failure turned into an [`Envelope`](warden_api::Envelope).
+//!
+//! Does not own: deciding whether a call may run, or validating its
+//! arguments (the gate does both before a call gets here).
+//!
+//! wasmtime appears in this crate only; the architecture test enforces it.
+
+mod bindings;
+mod cache;
+mod engine;
+mod error;
+mod host_api;
+mod invoke;
+mod limits;
+mod manifest;
+mod output;
+mod plugin;
+mod state;
+mod wasi;
+
+pub use engine::{Runtime, RuntimeConfig};
+pub use error::RuntimeError;
+pub use manifest::{Inspection, component_digest, inspect, read_manifest};
+pub use plugin::{LoadOrigin, Plugin};

@@ -1,0 +1,82 @@
+//! `--grant-fs HOST_DIR[:GUEST_DIR][:ro|rw]`.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use warden_api::{FsAccess, FsGrant};
+
+/// Parses a directory grant. The host directory must exist; the guest path
+/// defaults to the host directory's absolute path and must be absolute;
+/// access defaults to read-only.
+pub fn parse_fs(spec: &str) -> anyhow::Result<FsGrant> {
+    let (rest, access) = match spec.rsplit_once(':') {
+        Some((rest, "ro")) => (rest, FsAccess::Read),
+        Some((rest, "rw")) => (rest, FsAccess::ReadWrite),
+        _ => (spec, FsAccess::Read),
+    };
+    let (host, guest) = match rest.split_once(':') {
+        Some((host, guest)) => (host, Some(guest)),
+        None => (rest, None),
+    };
+    if host.is_empty() {
+        bail!("--grant-fs {spec:?}: the host directory is empty");
+    }
+    let host_path = PathBuf::from(host)
+        .canonicalize()
+        .with_context(|| format!("--grant-fs {spec:?}: host directory {host:?}"))?;
+    if !host_path.is_dir() {
+        bail!(
+            "--grant-fs {spec:?}: {} is not a directory",
+            host_path.display()
+        );
+    }
+    let guest_path = match guest {
+        Some(g) if g.starts_with('/') && !g.contains('\0') => g.trim_end_matches('/').to_owned(),
+        Some(g) => {
+            bail!("--grant-fs {spec:?}: the guest path {g:?} must be absolute (e.g. /workspace)")
+        }
+        None => host_path.to_string_lossy().into_owned(),
+    };
+    let guest_path = if guest_path.is_empty() {
+        "/".to_owned()
+    } else {
+        guest_path
+    };
+    Ok(FsGrant {
+        host_path,
+        guest_path,
+        access,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_to_read_only_at_the_same_path() {
+        let dir = std::env::temp_dir().canonicalize().unwrap();
+        let g = parse_fs(dir.to_str().unwrap()).unwrap();
+        assert_eq!(g.access, FsAccess::Read);
+        assert_eq!(g.guest_path, dir.to_string_lossy());
+    }
+
+    #[test]
+    fn guest_path_and_mode() {
+        let dir = std::env::temp_dir();
+        let g = parse_fs(&format!("{}:/work:rw", dir.display())).unwrap();
+        assert_eq!(
+            (g.guest_path.as_str(), g.access),
+            ("/work", FsAccess::ReadWrite)
+        );
+        let g = parse_fs(&format!("{}:ro", dir.display())).unwrap();
+        assert_eq!(g.access, FsAccess::Read);
+    }
+
+    #[test]
+    fn bad_grants_are_errors() {
+        assert!(parse_fs("/definitely/not/here").is_err());
+        assert!(parse_fs(&format!("{}:relative", std::env::temp_dir().display())).is_err());
+        assert!(parse_fs(":/x").is_err());
+    }
+}

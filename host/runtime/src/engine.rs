@@ -1,0 +1,161 @@
+//! The process-wide engine, linker, compile cache and epoch ticker.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+use wasmtime::component::{HasSelf, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use crate::RuntimeError;
+use crate::bindings;
+use crate::cache::CompileCache;
+use crate::plugin::Plugin;
+use crate::state::HostState;
+
+/// How the runtime is set up. See [`RuntimeConfig::new`] for the defaults.
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// Where compiled components are cached; `None` disables the cache.
+    pub cache_dir: Option<PathBuf>,
+    /// Pre-allocate instance slots (faster instantiation, fixed capacity).
+    pub pooling: bool,
+    /// Most calls running at once; further calls wait for a slot.
+    pub max_concurrent_calls: u32,
+    /// The largest linear memory any call may be granted, in bytes.
+    pub max_memory_bytes: u64,
+    /// How often deadlines and cancellation are checked.
+    pub epoch_tick: Duration,
+}
+
+impl RuntimeConfig {
+    /// Defaults: cache at `cache_dir`, pooling allocator on, 64 concurrent
+    /// calls, 256 MiB memory ceiling per call, deadlines checked every 5 ms.
+    pub fn new(cache_dir: Option<PathBuf>) -> RuntimeConfig {
+        RuntimeConfig {
+            cache_dir,
+            pooling: true,
+            max_concurrent_calls: 64,
+            max_memory_bytes: 256 << 20,
+            epoch_tick: Duration::from_millis(5),
+        }
+    }
+}
+
+pub(crate) struct Shared {
+    pub engine: Engine,
+    pub linker: Linker<HostState>,
+    pub cache: Option<CompileCache>,
+    pub slots: Semaphore,
+    pub config: RuntimeConfig,
+    ticking: Arc<AtomicBool>,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.ticking.store(false, Ordering::Relaxed);
+    }
+}
+
+/// The wasm runtime: cheap to clone, one per process.
+#[derive(Clone)]
+pub struct Runtime {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("config", &self.shared.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    pub fn new(config: RuntimeConfig) -> Result<Runtime, RuntimeError> {
+        let engine_err = |e: wasmtime::Error| RuntimeError::CreateEngine(e.to_string());
+        let mut wasm = Config::new();
+        wasm.epoch_interruption(true);
+        wasm.wasm_component_model(true);
+        if config.pooling {
+            let n = config.max_concurrent_calls.max(1);
+            let mut pool = PoolingAllocationConfig::new();
+            // A wasip2 component is a handful of core instances (the
+            // program plus adapter shims); size the pool for that.
+            pool.total_component_instances(n)
+                .total_core_instances(n.saturating_mul(8))
+                .total_memories(n.saturating_mul(2))
+                .total_tables(n.saturating_mul(8))
+                .total_stacks(n)
+                .max_memory_size(usize::try_from(config.max_memory_bytes).unwrap_or(usize::MAX))
+                .max_core_instances_per_component(16)
+                .max_memories_per_component(4)
+                .max_tables_per_component(16)
+                .max_unused_warm_slots(n);
+            wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        }
+        let engine = Engine::new(&wasm).map_err(engine_err)?;
+
+        let mut linker = Linker::<HostState>::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(engine_err)?;
+        bindings::Plugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
+            .map_err(engine_err)?;
+
+        let cache = config
+            .cache_dir
+            .as_deref()
+            .map(|dir| CompileCache::open(dir, &engine))
+            .transpose()?;
+
+        let ticking = Arc::new(AtomicBool::new(true));
+        spawn_ticker(engine.clone(), config.epoch_tick, ticking.clone())?;
+        Ok(Runtime {
+            shared: Arc::new(Shared {
+                engine,
+                linker,
+                cache,
+                slots: Semaphore::new(config.max_concurrent_calls.max(1) as usize),
+                config,
+                ticking,
+            }),
+        })
+    }
+
+    /// Loads a plugin file: reads its manifest, compiles it (or loads the
+    /// cached compilation), links it, and checks `tools()` against the
+    /// manifest in a sandbox with no grants.
+    pub async fn load(&self, path: &Path) -> Result<Plugin, RuntimeError> {
+        let bytes = std::fs::read(path).map_err(|source| RuntimeError::ReadPlugin {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Plugin::load(self.clone(), path, &bytes).await
+    }
+
+    /// Like [`Runtime::load`], for bytes already in memory; `path` names them
+    /// in errors.
+    pub async fn load_bytes(&self, path: &Path, bytes: &[u8]) -> Result<Plugin, RuntimeError> {
+        Plugin::load(self.clone(), path, bytes).await
+    }
+}
+
+/// Advances the engine's epoch every `tick` until the runtime is dropped:
+/// each running call checks its deadline and cancellation on every tick.
+fn spawn_ticker(
+    engine: Engine,
+    tick: Duration,
+    ticking: Arc<AtomicBool>,
+) -> Result<(), RuntimeError> {
+    std::thread::Builder::new()
+        .name("warden-epoch".into())
+        .spawn(move || {
+            while ticking.load(Ordering::Relaxed) {
+                std::thread::sleep(tick);
+                engine.increment_epoch();
+            }
+        })
+        .map(drop)
+        .map_err(|e| RuntimeError::CreateEngine(format!("starting the epoch thread: {e}")))
+}

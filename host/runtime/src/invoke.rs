@@ -1,0 +1,257 @@
+//! One call: a fresh `Store` from the call's grants, the guest invoked
+//! under its limits, and whatever happened turned into an envelope.
+//!
+//! Nothing survives between calls: each gets a new instance, so one call
+//! can neither see nor corrupt another's state, and a trapped instance is
+//! simply dropped.
+
+use std::time::{Duration, Instant};
+
+use tracing::Instrument;
+
+use warden_api::{BackendCall, CallLimits, Envelope, ErrorType, Grants};
+use wasmtime::{Store, UpdateDeadline};
+
+use crate::bindings::{self, ErrorKind};
+use crate::host_api::HostApi;
+use crate::limits::{CallLimiter, DeadlineExceeded};
+use crate::output::CappedOutput;
+use crate::plugin::PluginInner;
+use crate::state::HostState;
+use crate::wasi;
+
+/// Slack for the host-side timeout beyond the guest deadline: the epoch
+/// check fires first; this catches a guest blocked in a host call.
+const HOST_GRACE: Duration = Duration::from_millis(250);
+
+struct Prepared {
+    store: Store<HostState>,
+    stdout: CappedOutput,
+    stderr: CappedOutput,
+    dirs: Vec<String>,
+}
+
+fn prepare(
+    plugin: &PluginInner,
+    tool: &str,
+    request_id: &str,
+    grants: &Grants,
+    limits: &CallLimits,
+) -> Result<Prepared, String> {
+    let shared = &plugin.runtime.shared;
+    let stdout = CappedOutput::new(limits.log_bytes);
+    let stderr = CappedOutput::new(limits.log_bytes);
+    let call_wasi = wasi::build(
+        grants,
+        plugin.manifest.capabilities.filesystem,
+        &stdout,
+        &stderr,
+    )?;
+    let memory = limits.memory_bytes.min(shared.config.max_memory_bytes);
+    let state = HostState {
+        wasi: call_wasi.ctx,
+        table: wasmtime::component::ResourceTable::new(),
+        limiter: CallLimiter::new(memory, Instant::now() + limits.deadline),
+        host: HostApi::new(&plugin.manifest.plugin.name, tool, request_id),
+    };
+    let mut store = Store::new(&shared.engine, state);
+    store.limiter(|s| &mut s.limiter);
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(|ctx| {
+        if Instant::now() >= ctx.data().limiter.deadline {
+            Err(DeadlineExceeded.into())
+        } else {
+            Ok(UpdateDeadline::Yield(1))
+        }
+    });
+    Ok(Prepared {
+        store,
+        stdout,
+        stderr,
+        dirs: call_wasi.dirs,
+    })
+}
+
+/// `tools()` in a store with no grants, for the load-time cross-check.
+pub(crate) async fn list_tools(
+    plugin: &PluginInner,
+    limits: CallLimits,
+) -> Result<Vec<bindings::ToolSpec>, String> {
+    let mut p = prepare(plugin, "tools()", "load", &Grants::default(), &limits)?;
+    let run = async {
+        let instance = plugin.pre.instantiate_async(&mut p.store).await?;
+        instance.call_tools(&mut p.store).await
+    };
+    let result = tokio::time::timeout(limits.deadline + HOST_GRACE, run).await;
+    drain_logs(plugin, "tools()", &p);
+    match result {
+        Err(_) => Err("tools() did not return before the deadline".into()),
+        Ok(Err(e)) => Err(format!(
+            "tools() failed: {}",
+            crash_message(&e, &p.stderr.contents().0)
+        )),
+        Ok(Ok(tools)) => Ok(tools),
+    }
+}
+
+pub(crate) async fn invoke(plugin: &PluginInner, call: BackendCall<'_>) -> Envelope {
+    let shared = &plugin.runtime.shared;
+    let Ok(_slot) = shared.slots.acquire().await else {
+        return Envelope::error(
+            ErrorType::HostError,
+            "runtime_closed",
+            "the runtime is shutting down",
+        );
+    };
+    let tool = call.tool.name.as_str();
+    let ctx = call.context;
+    let span = tracing::info_span!(
+        "call", tool, plugin = %plugin.manifest.plugin.name,
+        agent = %ctx.agent, session = %ctx.session, task = ctx.task.as_deref(), request_id = %ctx.request_id
+    );
+    run_call(plugin, call).instrument(span).await
+}
+
+async fn run_call(plugin: &PluginInner, call: BackendCall<'_>) -> Envelope {
+    let tool = call.tool.name.as_str();
+    let ctx = call.context;
+    let started = Instant::now();
+    let mut p = match prepare(plugin, tool, &ctx.request_id, call.grants, &call.limits) {
+        Ok(p) => p,
+        Err(e) => return Envelope::error(ErrorType::HostError, "grant_unavailable", e),
+    };
+    let wit_ctx = bindings::CallContext {
+        agent: ctx.agent.clone(),
+        session: ctx.session.clone(),
+        task: ctx.task.clone(),
+        request_id: ctx.request_id.clone(),
+        cwd: p.dirs.first().cloned(),
+        granted_dirs: p.dirs.clone(),
+    };
+    let args = call.args.to_string();
+    let run = async {
+        let instance = plugin.pre.instantiate_async(&mut p.store).await?;
+        instance
+            .call_invoke(&mut p.store, &wit_ctx, tool, &args)
+            .await
+    };
+    let outcome = tokio::time::timeout(call.limits.deadline + HOST_GRACE, run).await;
+    drain_logs(plugin, tool, &p);
+    let limits = &call.limits;
+    let envelope = match outcome {
+        Err(_) => deadline(limits),
+        Ok(Err(e)) if p.store.data().limiter.memory_hit => {
+            tracing::debug!(error = %format!("{e:#}"), "memory limit trap");
+            Envelope::error(
+                ErrorType::LimitExceeded,
+                "memory_limit",
+                format!(
+                    "the call exceeded its memory limit of {} MiB; raise the limit or make the input smaller",
+                    limits.memory_bytes >> 20
+                ),
+            )
+        }
+        Ok(Err(e)) if e.is::<DeadlineExceeded>() => deadline(limits),
+        Ok(Err(e)) => {
+            let (stderr, _) = p.stderr.contents();
+            let code = if panic_message(&stderr).is_some() {
+                "guest_panic"
+            } else {
+                "guest_trap"
+            };
+            Envelope::error(ErrorType::ToolCrashed, code, crash_message(&e, &stderr))
+        }
+        Ok(Ok(Err(err))) => tool_error(err),
+        Ok(Ok(Ok(json))) => output(json, limits),
+    };
+    tracing::debug!(
+        elapsed_us = started.elapsed().as_micros() as u64,
+        ok = envelope.is_ok(),
+        "call finished"
+    );
+    envelope
+}
+
+fn deadline(limits: &CallLimits) -> Envelope {
+    Envelope::error(
+        ErrorType::LimitExceeded,
+        "deadline_exceeded",
+        format!(
+            "the call did not finish within its deadline of {} ms",
+            limits.deadline.as_millis()
+        ),
+    )
+}
+
+fn output(json: String, limits: &CallLimits) -> Envelope {
+    if json.len() as u64 > limits.output_bytes {
+        return Envelope::error(
+            ErrorType::LimitExceeded,
+            "output_limit",
+            format!(
+                "the result is {} bytes, over the output limit of {} bytes; ask for less (e.g. a line range or a tighter filter)",
+                json.len(),
+                limits.output_bytes
+            ),
+        );
+    }
+    match serde_json::from_str(&json) {
+        Ok(data) => Envelope::ok(data),
+        Err(e) => Envelope::error(
+            ErrorType::ToolCrashed,
+            "invalid_result",
+            format!("the tool returned invalid JSON: {e}"),
+        ),
+    }
+}
+
+fn tool_error(err: bindings::ToolError) -> Envelope {
+    let default_code = match err.kind {
+        ErrorKind::InvalidArgument => "invalid_argument",
+        ErrorKind::NotFound => "not_found",
+        ErrorKind::AccessDenied => "access_denied",
+        ErrorKind::Conflict => "conflict",
+        ErrorKind::Unsupported => "not_supported",
+        ErrorKind::Failed => "failed",
+    };
+    let code = err
+        .code
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| default_code.to_owned());
+    Envelope::error(ErrorType::ToolError, code, err.message)
+}
+
+/// A panic's message from the guest's stderr, if the guest panicked.
+fn panic_message(stderr: &str) -> Option<String> {
+    let at = stderr.find("panicked at ")?;
+    let text: Vec<&str> = stderr[at..]
+        .lines()
+        .take_while(|l| !l.starts_with("note: "))
+        .collect();
+    Some(text.join(" ").trim().to_owned())
+}
+
+fn crash_message(e: &wasmtime::Error, stderr: &str) -> String {
+    if let Some(panic) = panic_message(stderr) {
+        return format!("the tool {panic}");
+    }
+    let trap = e
+        .downcast_ref::<wasmtime::Trap>()
+        .map(ToString::to_string)
+        .unwrap_or_else(|| e.to_string().lines().next().unwrap_or_default().to_owned());
+    format!("the tool crashed: {trap}")
+}
+
+fn drain_logs(plugin: &PluginInner, tool: &str, p: &Prepared) {
+    let name = &plugin.manifest.plugin.name;
+    for (stream, out) in [("stdout", &p.stdout), ("stderr", &p.stderr)] {
+        let (text, dropped) = out.contents();
+        if !text.is_empty() || dropped > 0 {
+            tracing::info!(target: "warden::guest", plugin = %name, tool, stream, dropped_bytes = dropped, "{}", text.trim_end());
+        }
+    }
+    let dropped = p.store.data().host.dropped_lines();
+    if dropped > 0 {
+        tracing::warn!(plugin = %name, tool, dropped_lines = dropped, "plugin exceeded its log allowance");
+    }
+}

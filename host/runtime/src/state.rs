@@ -1,0 +1,23 @@
+//! The data of one call's `Store`: composed from one piece per capability.
+
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::host_api::HostApi;
+use crate::limits::CallLimiter;
+
+pub(crate) struct HostState {
+    pub wasi: WasiCtx,
+    pub table: ResourceTable,
+    pub limiter: CallLimiter,
+    pub host: HostApi,
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! The probe: one tool, `probe.run`, that performs the action it is asked
+//! for and reports the outcome instead of failing, so grant tests read as a
+//! table of grant set x action -> outcome. Actions that test limits (spin,
+//! alloc, panic, emit) do exactly what they say and nothing clever.
+
+use std::sync::atomic::AtomicU64;
+
+/// Counts calls seen by this instance: every call must see 1.
+static CALLS: AtomicU64 = AtomicU64::new(0);
+
+#[warden_sdk::plugin(name = "probe", filesystem = "read-write")]
+mod probe {
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+
+    use warden_sdk::prelude::*;
+
+    use super::CALLS;
+
+    /// What to do.
+    #[derive(Debug, Deserialize)]
+    #[serde(tag = "action", rename_all = "kebab-case")]
+    pub enum Action {
+        /// Read a file.
+        Read { path: String },
+        /// Write a file.
+        Write { path: String, content: String },
+        /// List a directory.
+        List { path: String },
+        /// Read an environment variable.
+        Env { key: String },
+        /// Allocate and touch this many bytes.
+        Alloc { bytes: u64 },
+        /// Busy-loop for this many milliseconds.
+        Spin { ms: u64 },
+        /// Panic with a message.
+        Panic { message: String },
+        /// Return a string of this many bytes.
+        Emit { bytes: u64 },
+        /// Print this many bytes to stdout.
+        Print { bytes: u64 },
+        /// Log a line through the host interface.
+        Log { message: String },
+        /// Count calls seen by this instance and remember a value in a static.
+        Count { remember: String },
+        /// Do nothing.
+        Noop,
+    }
+
+    #[derive(Debug, Serialize)]
+    pub struct Outcome {
+        /// Whether the action succeeded.
+        pub ok: bool,
+        /// The result, or the error the guest saw.
+        pub detail: String,
+    }
+
+    fn report<T: ToString, E: std::fmt::Display>(r: Result<T, E>) -> Outcome {
+        match r {
+            Ok(v) => Outcome { ok: true, detail: v.to_string() },
+            Err(e) => Outcome { ok: false, detail: e.to_string() },
+        }
+    }
+
+    static REMEMBERED: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
+    /// Perform one action and report what happened.
+    #[tool(name = "probe.run", category = "code-execution", action = "test:run", side_effect = true)]
+    fn run(ctx: &Context, action: Action) -> Result<Outcome, ToolError> {
+        Ok(match action {
+            Action::Read { path } => report(ctx.resolve(&path).and_then(|p| {
+                std::fs::read_to_string(p).map_err(|e| ToolError::io(&path, &e))
+            })),
+            Action::Write { path, content } => report(ctx.resolve(&path).and_then(|p| {
+                std::fs::write(p, content).map(|()| "written").map_err(|e| ToolError::io(&path, &e))
+            })),
+            Action::List { path } => report(ctx.resolve(&path).and_then(|p| {
+                let mut names = std::fs::read_dir(p)
+                    .map_err(|e| ToolError::io(&path, &e))?
+                    .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| ToolError::io(&path, &e))?;
+                names.sort();
+                Ok::<_, ToolError>(names.join(","))
+            })),
+            Action::Env { key } => report(std::env::var(&key)),
+            Action::Alloc { bytes } => {
+                let v = vec![1u8; bytes as usize];
+                Outcome { ok: true, detail: v.iter().map(|b| *b as u64).sum::<u64>().to_string() }
+            }
+            Action::Spin { ms } => {
+                let start = Instant::now();
+                let mut n = 0u64;
+                while start.elapsed() < Duration::from_millis(ms) {
+                    n = n.wrapping_add(1);
+                }
+                Outcome { ok: true, detail: n.to_string() }
+            }
+            Action::Panic { message } => panic!("{message}"),
+            Action::Emit { bytes } => Outcome { ok: true, detail: "x".repeat(bytes as usize) },
+            Action::Print { bytes } => {
+                let line = "y".repeat(bytes as usize);
+                report(std::io::stdout().write_all(line.as_bytes()).map(|()| "printed"))
+            }
+            Action::Log { message } => {
+                ctx.log(LogLevel::Info, &message);
+                ctx.progress(1.0, Some(1.0), Some("logged"));
+                Outcome { ok: true, detail: "logged".into() }
+            }
+            Action::Count { remember } => {
+                let calls = CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                let mut slot = REMEMBERED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let before = std::mem::replace(&mut *slot, remember);
+                Outcome { ok: true, detail: format!("calls={calls} before={before:?}") }
+            }
+            Action::Noop => Outcome { ok: true, detail: String::new() },
+        })
+    }
+}
