@@ -1,1 +1,21 @@
+//! Warden's integration tests: one binary, real wasm components built by
+//! `warden-test-artifacts`, real files in temporary directories.
 
+mod architecture;
+mod batch;
+mod common;
+mod fs;
+mod load;
+mod probe;
+
+/// Every guest component has a test module named after it; adding a guest
+/// without tests fails to compile here.
+mod guests {
+    macro_rules! has_tests {
+        ($name:ident) => {
+            #[allow(unused_imports)]
+            use crate::$name as _;
+        };
+    }
+    warden_test_artifacts::for_each_guest!(has_tests);
+}

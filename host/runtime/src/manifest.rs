@@ -5,7 +5,6 @@
 //! one such section must exist: two would let a crafted component show
 //! `inspect` one manifest and the loader another.
 
-use sha2::{Digest, Sha256};
 use warden_api::{MANIFEST_SECTION, Manifest};
 use wasmparser::{Encoding, Parser, Payload};
 
@@ -20,7 +19,7 @@ pub struct Inspection {
 
 /// `sha256:<hex>` of the component bytes: the compile-cache key.
 pub fn component_digest(bytes: &[u8]) -> String {
-    format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
+    warden_signing::sha256_digest(bytes)
 }
 
 /// Why a manifest could not be read.

@@ -252,13 +252,17 @@ mod fs {
         let kind = walk::kind(&meta);
         let done = match kind {
             EntryKind::Dir if args.recursive => std::fs::remove_dir_all(&path),
-            EntryKind::Dir => std::fs::remove_dir(&path).map_err(|e| {
-                if e.kind() == std::io::ErrorKind::DirectoryNotEmpty {
-                    std::io::Error::new(e.kind(), "directory not empty; pass \"recursive\": true to delete it and its contents")
-                } else {
-                    e
+            EntryKind::Dir => {
+                let mut entries = std::fs::read_dir(&path).map_err(|e| ToolError::io(&args.path, &e))?;
+                if entries.next().is_some() {
+                    return Err(ToolError::conflict(format!(
+                        "{}: directory not empty; pass \"recursive\": true to delete it and its contents",
+                        args.path
+                    ))
+                    .with_code("directory_not_empty"));
                 }
-            }),
+                std::fs::remove_dir(&path)
+            }
             _ => std::fs::remove_file(&path),
         };
         done.map_err(|e| ToolError::io(&args.path, &e))?;

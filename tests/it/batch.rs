@@ -1,0 +1,149 @@
+//! The gate: validation before dispatch, unknown tools, and batches where
+//! one failing call never takes its siblings down.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use warden_api::{CallLimits, CallRequest, ToolHost};
+use warden_gate::{Gate, GateError};
+
+use crate::common::{self, data, error};
+
+fn request(tool: &str, args: Value, id: usize) -> CallRequest {
+    let mut context = common::context();
+    context.request_id = format!("r{id}");
+    CallRequest {
+        tool: tool.into(),
+        args,
+        context,
+    }
+}
+
+async fn gate() -> Gate {
+    let probe = common::probe().await;
+    let fs = common::fs_plugin().await;
+    Gate::builder()
+        .limits(CallLimits {
+            deadline: Duration::from_millis(500),
+            ..common::limits()
+        })
+        .backend("probe", Arc::new(probe))
+        .unwrap()
+        .backend("fs", Arc::new(fs))
+        .unwrap()
+        .build()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn arguments_are_validated_with_the_field_path() {
+    let gate = gate().await;
+    let e = gate
+        .call(request("fs.read", json!({"path": "a", "limit": "ten"}), 1))
+        .await;
+    let (ty, code, msg) = error(&e);
+    assert_eq!(
+        (ty.as_str(), code.as_str()),
+        ("ArgumentValidationError", "invalid_argument")
+    );
+    assert!(msg.contains("/limit"), "{msg}");
+    let e = gate.call(request("fs.read", json!({"pth": "a"}), 2)).await;
+    let (_, _, msg) = error(&e);
+    assert!(msg.contains("path") && msg.contains("pth"), "{msg}");
+    let e = gate.call(request("fs.read", json!("a"), 3)).await;
+    assert_eq!(error(&e).0, "ArgumentValidationError");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unknown_tools_are_error_results() {
+    let gate = gate().await;
+    let e = gate.call(request("fs.teleport", json!({}), 1)).await;
+    let (ty, _, msg) = error(&e);
+    assert_eq!(ty, "UnknownTool");
+    assert!(msg.contains("fs.teleport"), "{msg}");
+    // Names are normalised.
+    let e = gate
+        .call(request(" PROBE.Run ", json!({"action": "noop"}), 2))
+        .await;
+    assert_eq!(data(&e)["ok"], true);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_are_listed_sorted() {
+    let gate = gate().await;
+    let names: Vec<String> = gate
+        .list_tools("any")
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "fs.delete",
+            "fs.edit",
+            "fs.list",
+            "fs.read",
+            "fs.write",
+            "probe.run"
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_call_never_aborts_its_siblings() {
+    let gate = gate().await;
+    let requests = vec![
+        request(
+            "probe.run",
+            json!({"action": "panic", "message": "first"}),
+            0,
+        ),
+        request("probe.run", json!({"action": "noop"}), 1),
+        request("probe.run", json!({"action": "spin", "ms": 60_000}), 2),
+        request("probe.run", json!({"action": "bogus"}), 3),
+        request("nope.tool", json!({}), 4),
+        request(
+            "probe.run",
+            json!({"action": "alloc", "bytes": 500_000_000u64}),
+            5,
+        ),
+        request("probe.run", json!({"action": "emit", "bytes": 3}), 6),
+    ];
+    let results = gate.call_batch(requests, Some(3)).await;
+    let kinds: Vec<String> = results
+        .iter()
+        .map(|e| match e {
+            warden_api::Envelope::Ok { .. } => "ok".to_owned(),
+            other => error(other).1,
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "guest_panic",
+            "ok",
+            "deadline_exceeded",
+            "invalid_argument",
+            "not_found",
+            "memory_limit",
+            "ok"
+        ]
+    );
+    assert_eq!(data(&results[6])["detail"], "xxx");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_plugins_exporting_one_name_is_a_clear_error() {
+    let probe = common::probe().await;
+    let err = Gate::builder()
+        .backend("probe (first copy)", Arc::new(probe.clone()))
+        .unwrap()
+        .backend("probe (second copy)", Arc::new(probe))
+        .unwrap_err();
+    assert!(matches!(err, GateError::DuplicateTool { .. }));
+    let msg = err.to_string();
+    assert!(
+        msg.contains("first copy") && msg.contains("second copy") && msg.contains("probe.run"),
+        "{msg}"
+    );
+}

@@ -1,0 +1,357 @@
+//! The probe component driven through the runtime: a table of grant set x
+//! action -> outcome, the per-call limits, and isolation between calls.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use warden_api::{FsAccess, Grants};
+
+use crate::common::{self, data, error};
+
+/// What the guest should report for an action under one grant set.
+#[derive(Debug, Clone, Copy)]
+enum Expect {
+    /// `ok: true` and the detail contains this text.
+    Ok(&'static str),
+    /// `ok: false` (a WASI error the guest saw) and the detail contains this.
+    Fails(&'static str),
+}
+use Expect::{Fails, Ok};
+
+struct Scratch {
+    _dir: tempfile::TempDir,
+    ws: std::path::PathBuf,
+    outside: std::path::PathBuf,
+}
+
+fn scratch() -> Scratch {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(ws.join("a.txt"), "inside").unwrap();
+    std::fs::write(outside.join("secret.txt"), "TOPSECRET").unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.txt"), ws.join("secret_link")).unwrap();
+    std::os::unix::fs::symlink("../outside", ws.join("escape")).unwrap();
+    Scratch {
+        _dir: dir,
+        ws,
+        outside,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn grant_matrix() {
+    let s = scratch();
+    let probe = common::probe().await;
+    let secret_abs = s.outside.join("secret.txt").display().to_string();
+    let no_grant = "no directories";
+    // (action, [no grant, read-only, read-write])
+    let table: Vec<(Value, [Expect; 3])> = vec![
+        (
+            json!({"action": "read", "path": "a.txt"}),
+            [Fails("a.txt"), Ok("inside"), Ok("inside")],
+        ),
+        (
+            json!({"action": "read", "path": "/workspace/a.txt"}),
+            [Fails(no_grant), Ok("inside"), Ok("inside")],
+        ),
+        (
+            json!({"action": "list", "path": "."}),
+            [Fails("."), Ok("a.txt,escape,secret_link,sub"), Ok("a.txt")],
+        ),
+        (
+            json!({"action": "write", "path": "new.txt", "content": "x"}),
+            [Fails("new.txt"), Fails("not permitted"), Ok("written")],
+        ),
+        (
+            json!({"action": "write", "path": "/workspace/sub/../c.txt", "content": "x"}),
+            [Fails(no_grant), Fails("not permitted"), Ok("written")],
+        ),
+        (
+            json!({"action": "read", "path": secret_abs}),
+            [Fails("outside"), Fails("outside"), Fails("outside")],
+        ),
+        (
+            json!({"action": "read", "path": "../outside/secret.txt"}),
+            [Fails(""), Fails("not permitted"), Fails("not permitted")],
+        ),
+        (
+            json!({"action": "read", "path": "/workspace/../outside/secret.txt"}),
+            [Fails(""), Fails(""), Fails("")],
+        ),
+        (
+            json!({"action": "read", "path": "secret_link"}),
+            [Fails(""), Fails(""), Fails("")],
+        ),
+        (
+            json!({"action": "read", "path": "escape/secret.txt"}),
+            [Fails(""), Fails(""), Fails("")],
+        ),
+        (
+            json!({"action": "write", "path": "escape/planted.txt", "content": "x"}),
+            [Fails(""), Fails(""), Fails("")],
+        ),
+        (
+            json!({"action": "read", "path": "a\u{0}b"}),
+            [Fails("NUL"), Fails("NUL"), Fails("NUL")],
+        ),
+        (
+            json!({"action": "env", "key": "HOME"}),
+            [Fails("not found"), Fails("not found"), Fails("not found")],
+        ),
+        (
+            json!({"action": "env", "key": "PATH"}),
+            [Fails("not found"), Fails("not found"), Fails("not found")],
+        ),
+    ];
+    let grant_sets = [
+        Grants::default(),
+        common::grant(&s.ws, FsAccess::Read),
+        common::grant(&s.ws, FsAccess::ReadWrite),
+    ];
+    let mut failures = Vec::new();
+    for (action, expected) in &table {
+        for (grants, expect) in grant_sets.iter().zip(expected) {
+            let envelope = common::call(
+                &probe,
+                "probe.run",
+                action.clone(),
+                grants,
+                common::limits(),
+            )
+            .await;
+            let out = data(&envelope);
+            let ok = out["ok"].as_bool().unwrap();
+            let detail = out["detail"].as_str().unwrap();
+            let (want_ok, needle) = match expect {
+                Ok(n) => (true, *n),
+                Fails(n) => (false, *n),
+            };
+            if ok != want_ok || !detail.contains(needle) || detail.contains("TOPSECRET") {
+                failures.push(format!(
+                    "{action} with {} grant(s) {:?}: expected {expect:?}, got ok={ok} detail={detail:?}",
+                    grants.fs.len(),
+                    grants.fs.first().map(|g| g.access)
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "grant matrix mismatches:\n{}",
+        failures.join("\n")
+    );
+    assert!(
+        !s.outside.join("planted.txt").exists(),
+        "a write escaped the grant"
+    );
+    assert_eq!(std::fs::read_to_string(s.ws.join("new.txt")).unwrap(), "x");
+    assert_eq!(std::fs::read_to_string(s.ws.join("c.txt")).unwrap(), "x");
+}
+
+/// The plugin asked for read-write, the operator granted read-only: the
+/// call gets read-only. (The intersection in the other direction is
+/// covered by the fs plugin, which asks for read-write too, so here the
+/// operator's grant is the weaker side.)
+#[tokio::test(flavor = "multi_thread")]
+async fn effective_grant_is_the_weaker_side() {
+    let s = scratch();
+    let probe = common::probe().await;
+    assert_eq!(
+        probe.manifest().capabilities.filesystem,
+        FsAccess::ReadWrite
+    );
+    let ro = common::grant(&s.ws, FsAccess::Read);
+    let e = common::call(
+        &probe,
+        "probe.run",
+        json!({"action": "write", "path": "x", "content": "y"}),
+        &ro,
+        common::limits(),
+    )
+    .await;
+    assert_eq!(data(&e)["ok"], false);
+    assert!(!s.ws.join("x").exists());
+}
+
+async fn noop_works(probe: &warden_runtime::Plugin) {
+    let e = common::call(
+        probe,
+        "probe.run",
+        json!({"action": "noop"}),
+        &Grants::default(),
+        common::limits(),
+    )
+    .await;
+    assert_eq!(
+        data(&e)["ok"],
+        true,
+        "the next call after a failure must work"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn endless_loop_stops_at_the_deadline() {
+    let probe = common::probe().await;
+    let limits = warden_api::CallLimits {
+        deadline: Duration::from_millis(300),
+        ..common::limits()
+    };
+    let e = common::call(
+        &probe,
+        "probe.run",
+        json!({"action": "spin", "ms": 60_000}),
+        &Grants::default(),
+        limits,
+    )
+    .await;
+    let (ty, code, msg) = error(&e);
+    assert_eq!(
+        (ty.as_str(), code.as_str()),
+        ("LimitExceeded", "deadline_exceeded"),
+        "{msg}"
+    );
+    assert!(msg.contains("300 ms"), "{msg}");
+    noop_works(&probe).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn memory_bomb_stops_at_the_limit() {
+    let probe = common::probe().await;
+    let limits = warden_api::CallLimits {
+        memory_bytes: 32 << 20,
+        ..common::limits()
+    };
+    let e = common::call(
+        &probe,
+        "probe.run",
+        json!({"action": "alloc", "bytes": 200_000_000u64}),
+        &Grants::default(),
+        limits,
+    )
+    .await;
+    let (ty, code, msg) = error(&e);
+    assert_eq!(
+        (ty.as_str(), code.as_str()),
+        ("LimitExceeded", "memory_limit"),
+        "{msg}"
+    );
+    assert!(msg.contains("32 MiB"), "{msg}");
+    // Under the limit is fine.
+    let e = common::call(
+        &probe,
+        "probe.run",
+        json!({"action": "alloc", "bytes": 4_000_000}),
+        &Grants::default(),
+        limits,
+    )
+    .await;
+    assert_eq!(data(&e)["detail"], "4000000");
+    noop_works(&probe).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn panic_is_an_error_result() {
+    let probe = common::probe().await;
+    let e = common::call(
+        &probe,
+        "probe.run",
+        json!({"action": "panic", "message": "boom at the probe"}),
+        &Grants::default(),
+        common::limits(),
+    )
+    .await;
+    let (ty, code, msg) = error(&e);
+    assert_eq!((ty.as_str(), code.as_str()), ("ToolCrashed", "guest_panic"));
+    assert!(msg.contains("boom at the probe"), "{msg}");
+    noop_works(&probe).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn oversized_output_is_refused() {
+    let probe = common::probe().await;
+    let limits = warden_api::CallLimits {
+        output_bytes: 1000,
+        ..common::limits()
+    };
+    let e = common::call(
+        &probe,
+        "probe.run",
+        json!({"action": "emit", "bytes": 5000}),
+        &Grants::default(),
+        limits,
+    )
+    .await;
+    let (ty, code, msg) = error(&e);
+    assert_eq!(
+        (ty.as_str(), code.as_str()),
+        ("LimitExceeded", "output_limit")
+    );
+    assert!(msg.contains("1000 bytes"), "{msg}");
+    let e = common::call(
+        &probe,
+        "probe.run",
+        json!({"action": "emit", "bytes": 10}),
+        &Grants::default(),
+        limits,
+    )
+    .await;
+    assert_eq!(data(&e)["detail"], "xxxxxxxxxx");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chatty_stdout_is_capped_not_fatal() {
+    let probe = common::probe().await;
+    let e = common::call(
+        &probe,
+        "probe.run",
+        json!({"action": "print", "bytes": 200_000}),
+        &Grants::default(),
+        common::limits(),
+    )
+    .await;
+    assert_eq!(data(&e)["detail"], "printed");
+    let e = common::call(
+        &probe,
+        "probe.run",
+        json!({"action": "log", "message": "hello host"}),
+        &Grants::default(),
+        common::limits(),
+    )
+    .await;
+    assert_eq!(data(&e)["detail"], "logged");
+}
+
+/// 50 calls at once on one plugin: each sees a fresh instance (its static
+/// counter at 1, nothing remembered from another call).
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_calls_are_isolated() {
+    let probe = common::probe().await;
+    let calls = (0..50).map(|i| {
+        let probe = probe.clone();
+        tokio::spawn(async move {
+            let args = json!({"action": "count", "remember": format!("call-{i}")});
+            common::call(
+                &probe,
+                "probe.run",
+                args,
+                &Grants::default(),
+                common::limits(),
+            )
+            .await
+        })
+    });
+    let mut seen = 0;
+    for call in calls {
+        let e = call.await.unwrap();
+        assert_eq!(
+            data(&e)["detail"],
+            "calls=1 before=\"\"",
+            "state leaked between calls"
+        );
+        seen += 1;
+    }
+    assert_eq!(seen, 50);
+}
