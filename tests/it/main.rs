@@ -1,6 +1,13 @@
 //! Warden's integration tests: one binary, real wasm components built by
 //! `warden-test-artifacts`, real files in temporary directories.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test helpers fail the test loudly"
+)]
+
 mod architecture;
 mod batch;
 mod common;

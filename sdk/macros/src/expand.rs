@@ -250,3 +250,6 @@ fn generate(manifest: &Manifest, tools: &[Tool]) -> TokenStream {
         ::warden_sdk::__private::bindings::__export!(#plugin_ty with_types_in ::warden_sdk::__private::bindings);
     }
 }
+
+#[cfg(test)]
+mod tests;
