@@ -1,1 +1,128 @@
-fn main() {}
+//! Runtime benchmarks (divan): compile vs cached load, a trivial call
+//! through a fresh Store (with and without the pooling allocator), and
+//! `fs.read` of a 4 KiB file end to end through the runtime.
+//!
+//! cargo bench -p warden-runtime
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "benchmarks fail loudly")]
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use serde_json::json;
+use warden_api::{BackendCall, CallContext, CallLimits, FsAccess, FsGrant, Grants};
+use warden_runtime::{Plugin, Runtime, RuntimeConfig};
+
+fn main() {
+    divan::main();
+}
+
+fn tokio() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap())
+}
+
+fn context() -> CallContext {
+    CallContext {
+        agent: "bench".into(),
+        session: "bench".into(),
+        task: None,
+        request_id: "bench".into(),
+    }
+}
+
+fn load(config: RuntimeConfig, path: &str) -> Plugin {
+    tokio().block_on(async { Runtime::new(config).unwrap().load(Path::new(path)).await.unwrap() })
+}
+
+/// Loading the fs plugin with nothing cached: compile + link + tools() check.
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn load_fs_compile(b: divan::Bencher) {
+    b.bench(|| load(RuntimeConfig::new(None), warden_test_artifacts::FS));
+}
+
+/// Loading the fs plugin from a warm compile cache.
+#[divan::bench(sample_count = 50, sample_size = 1)]
+fn load_fs_cached(b: divan::Bencher) {
+    let cache = tempfile::tempdir().unwrap();
+    let config = RuntimeConfig::new(Some(cache.path().to_path_buf()));
+    load(config.clone(), warden_test_artifacts::FS);
+    let runtime = Runtime::new(config).unwrap();
+    b.bench(|| tokio().block_on(runtime.load(Path::new(warden_test_artifacts::FS))).unwrap());
+}
+
+/// A fresh Store, instantiate from the InstancePre, and a no-op invoke.
+#[divan::bench(args = [true, false])]
+fn trivial_call(b: divan::Bencher, pooling: bool) {
+    let mut config = RuntimeConfig::new(None);
+    config.pooling = pooling;
+    let probe = load(config, warden_test_artifacts::PROBE);
+    let spec = probe.manifest().tools[0].clone();
+    let args = json!({"action": "noop"});
+    let ctx = context();
+    let grants = Grants::default();
+    b.bench(|| {
+        tokio().block_on(probe.invoke(BackendCall {
+            tool: &spec,
+            args: &args,
+            context: &ctx,
+            grants: &grants,
+            limits: CallLimits::DEFAULT,
+        }))
+    });
+}
+
+/// `fs.read` of a 4 KiB file in a read-only grant.
+#[divan::bench]
+fn fs_read_4k(b: divan::Bencher) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "abcdefghijklmno\n".repeat(256)).unwrap();
+    let fs = load(RuntimeConfig::new(None), warden_test_artifacts::FS);
+    let spec = fs.manifest().tools.iter().find(|t| t.name.as_str() == "fs.read").unwrap().clone();
+    let args = json!({"path": "f.txt"});
+    let ctx = context();
+    let grants = Grants {
+        fs: vec![FsGrant {
+            host_path: dir.path().to_path_buf(),
+            guest_path: "/workspace".into(),
+            access: FsAccess::Read,
+        }],
+    };
+    b.bench(|| {
+        let e = tokio().block_on(fs.invoke(BackendCall {
+            tool: &spec,
+            args: &args,
+            context: &ctx,
+            grants: &grants,
+            limits: CallLimits::DEFAULT,
+        }));
+        assert!(e.is_ok());
+    });
+}
+
+/// `fs.read` of a 1-byte file: the fixed cost of an fs call.
+#[divan::bench]
+fn fs_read_1b(b: divan::Bencher) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "a").unwrap();
+    let fs = load(RuntimeConfig::new(None), warden_test_artifacts::FS);
+    let spec = fs.manifest().tools.iter().find(|t| t.name.as_str() == "fs.read").unwrap().clone();
+    let args = json!({"path": "f.txt"});
+    let ctx = context();
+    let grants = Grants {
+        fs: vec![FsGrant {
+            host_path: dir.path().to_path_buf(),
+            guest_path: "/workspace".into(),
+            access: FsAccess::Read,
+        }],
+    };
+    b.bench(|| {
+        tokio().block_on(fs.invoke(BackendCall {
+            tool: &spec,
+            args: &args,
+            context: &ctx,
+            grants: &grants,
+            limits: CallLimits::DEFAULT,
+        }))
+    });
+}

@@ -28,11 +28,17 @@ pub struct RuntimeConfig {
     pub max_memory_bytes: u64,
     /// How often deadlines and cancellation are checked.
     pub epoch_tick: Duration,
+    /// Run guest file operations on the calling thread instead of tokio's
+    /// blocking pool. Local file operations take microseconds, far less
+    /// than a hop to the pool and back; turn this off when granted
+    /// directories live on slow (network) filesystems.
+    pub fs_on_call_thread: bool,
 }
 
 impl RuntimeConfig {
     /// Defaults: cache at `cache_dir`, pooling allocator on, 64 concurrent
-    /// calls, 256 MiB memory ceiling per call, deadlines checked every 5 ms.
+    /// calls, 256 MiB memory ceiling per call, deadlines checked every 5 ms,
+    /// file operations on the calling thread.
     pub fn new(cache_dir: Option<PathBuf>) -> RuntimeConfig {
         RuntimeConfig {
             cache_dir,
@@ -40,6 +46,7 @@ impl RuntimeConfig {
             max_concurrent_calls: 64,
             max_memory_bytes: 256 << 20,
             epoch_tick: Duration::from_millis(5),
+            fs_on_call_thread: true,
         }
     }
 }

@@ -44,6 +44,7 @@ fn prepare(
     let call_wasi = wasi::build(
         grants,
         plugin.manifest.capabilities.filesystem,
+        shared.config.fs_on_call_thread,
         &stdout,
         &stderr,
     )?;

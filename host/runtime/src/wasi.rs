@@ -24,6 +24,7 @@ pub(crate) struct CallWasi {
 pub(crate) fn build(
     grants: &Grants,
     requested: FsAccess,
+    fs_on_call_thread: bool,
     stdout: &CappedOutput,
     stderr: &CappedOutput,
 ) -> Result<CallWasi, String> {
@@ -32,7 +33,8 @@ pub(crate) fn build(
         .stderr(stderr.clone())
         .allow_tcp(false)
         .allow_udp(false)
-        .allow_ip_name_lookup(false);
+        .allow_ip_name_lookup(false)
+        .allow_blocking_current_thread(fs_on_call_thread);
     let mut dirs = Vec::new();
     for grant in &grants.fs {
         let perms = match grant.access.meet(requested) {

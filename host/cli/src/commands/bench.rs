@@ -1,12 +1,210 @@
-//! `warden bench`: end-to-end figures on this machine.
+//! `warden bench`: end-to-end figures on this machine, through the same
+//! gate and runtime `warden call` uses. Reports percentiles, not a pass or
+//! fail: targets live in DESIGN.md and the figures go in notes.
 
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
 use clap::Args;
+use serde_json::{Value, json};
+use warden_api::{CallContext, CallRequest, FsAccess, FsGrant, Grants, ToolHost};
+use warden_gate::Gate;
+use warden_runtime::{Runtime, RuntimeConfig};
 
+use super::setup::{self, HostArgs};
 use crate::Outcome;
 
 #[derive(Debug, Args)]
-pub struct BenchArgs {}
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    /// Sequential calls to time.
+    #[arg(long, default_value_t = 2000)]
+    pub iterations: usize,
+    /// Concurrent callers for the throughput run.
+    #[arg(long, default_value_t = 32)]
+    pub concurrency: usize,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
 
-pub fn run(_args: BenchArgs) -> anyhow::Result<Outcome> {
-    anyhow::bail!("not written yet")
+/// Percentiles of a set of durations, in microseconds.
+fn summary(mut samples: Vec<Duration>) -> Value {
+    samples.sort();
+    let pct = |p: f64| {
+        let i = ((samples.len() as f64 - 1.0) * p).round() as usize;
+        samples.get(i).map_or(0.0, |d| d.as_secs_f64() * 1e6)
+    };
+    let mean = samples.iter().map(Duration::as_secs_f64).sum::<f64>() / samples.len().max(1) as f64 * 1e6;
+    json!({"n": samples.len(), "p50_us": pct(0.5), "p99_us": pct(0.99), "mean_us": mean})
+}
+
+fn request(args: &Value, i: usize) -> CallRequest {
+    CallRequest {
+        tool: "fs.read".into(),
+        args: args.clone(),
+        context: CallContext {
+            agent: "bench".into(),
+            session: "bench".into(),
+            task: None,
+            request_id: i.to_string(),
+        },
+    }
+}
+
+pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
+    let rt = setup::tokio()?;
+    let report = rt.block_on(bench(&args))?;
+    let text = if args.json {
+        serde_json::to_string_pretty(&report)?
+    } else {
+        render(&report)
+    };
+    #[expect(clippy::print_stdout, reason = "the report is this command's output")]
+    {
+        println!("{text}");
+    }
+    Ok(Outcome::Ok)
+}
+
+async fn bench(args: &BenchArgs) -> anyhow::Result<Value> {
+    let mut loads = Vec::new();
+    for path in &args.host.plugins {
+        loads.push(load_figures(path).await?);
+    }
+
+    let runtime = args.host.runtime()?;
+    let plugins = args.host.load(&runtime).await?;
+    let dir = tempfile_dir()?;
+    std::fs::write(dir.join("4k.txt"), "abcdefghijklmno\n".repeat(256)).context("writing the bench file")?;
+    let grants = Grants {
+        fs: vec![FsGrant {
+            host_path: dir.clone(),
+            guest_path: "/workspace".into(),
+            access: FsAccess::Read,
+        }],
+    };
+    let gate = args.host.gate(&plugins, grants)?;
+    if gate.spec("fs.read").is_none() {
+        bail!("the call benchmark reads a 4 KiB file with fs.read: pass the fs plugin with --plugin");
+    }
+    let call_args = json!({"path": "4k.txt"});
+
+    // Warm up, then time sequential calls.
+    for i in 0..50 {
+        check(gate.call(request(&call_args, i)).await)?;
+    }
+    let mut samples = Vec::with_capacity(args.iterations);
+    for i in 0..args.iterations {
+        let started = Instant::now();
+        let envelope = gate.call(request(&call_args, i)).await;
+        samples.push(started.elapsed());
+        check(envelope)?;
+    }
+
+    let throughput = throughput(&gate, &call_args, args.concurrency, args.iterations).await?;
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(json!({
+        "loads": loads,
+        "fs_read_4k": summary(samples),
+        "throughput": throughput,
+    }))
+}
+
+fn check(envelope: warden_api::Envelope) -> anyhow::Result<()> {
+    if !envelope.is_ok() {
+        bail!("a benchmark call failed: {}", envelope.to_json());
+    }
+    Ok(())
+}
+
+/// Compile time (empty cache) and cached load time of one plugin.
+async fn load_figures(path: &Path) -> anyhow::Result<Value> {
+    let cache = tempfile_dir()?;
+    let config = RuntimeConfig::new(Some(cache.clone()));
+    let started = Instant::now();
+    Runtime::new(config.clone())?.load(path).await?;
+    let compile = started.elapsed();
+    let runtime = Runtime::new(config)?;
+    let mut cached = Vec::new();
+    for _ in 0..20 {
+        let started = Instant::now();
+        runtime.load(path).await?;
+        cached.push(started.elapsed());
+    }
+    let _ = std::fs::remove_dir_all(&cache);
+    Ok(json!({
+        "plugin": path.display().to_string(),
+        "compile_ms": compile.as_secs_f64() * 1e3,
+        "cached_load": summary(cached),
+    }))
+}
+
+/// `concurrency` callers sharing `total` calls: calls per second.
+async fn throughput(gate: &Gate, args: &Value, concurrency: usize, total: usize) -> anyhow::Result<Value> {
+    let gate = Arc::new(gate.clone());
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let started = Instant::now();
+    let workers: Vec<_> = (0..concurrency.max(1))
+        .map(|_| {
+            let (gate, next, args) = (gate.clone(), next.clone(), args.clone());
+            tokio::spawn(async move {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= total {
+                        return anyhow::Ok(());
+                    }
+                    check(gate.call(request(&args, i)).await)?;
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.await??;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    Ok(json!({"concurrency": concurrency, "calls": total, "calls_per_sec": total as f64 / elapsed}))
+}
+
+fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join(format!("warden-bench-{}-{}", std::process::id(), rand_suffix()));
+    std::fs::create_dir_all(&dir).context("creating a scratch directory")?;
+    Ok(dir)
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+}
+
+fn render(r: &Value) -> String {
+    let mut out = String::new();
+    for l in r["loads"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "load {}: compile {:.1} ms, cached p50 {:.2} ms (p99 {:.2} ms)\n",
+            l["plugin"].as_str().unwrap_or_default(),
+            l["compile_ms"].as_f64().unwrap_or_default(),
+            l["cached_load"]["p50_us"].as_f64().unwrap_or_default() / 1e3,
+            l["cached_load"]["p99_us"].as_f64().unwrap_or_default() / 1e3,
+        ));
+    }
+    let f = &r["fs_read_4k"];
+    out.push_str(&format!(
+        "fs.read 4 KiB through the gate: p50 {:.1} us, p99 {:.1} us, mean {:.1} us (n={})\n",
+        f["p50_us"].as_f64().unwrap_or_default(),
+        f["p99_us"].as_f64().unwrap_or_default(),
+        f["mean_us"].as_f64().unwrap_or_default(),
+        f["n"]
+    ));
+    let t = &r["throughput"];
+    out.push_str(&format!(
+        "throughput with {} concurrent callers: {:.0} calls/s",
+        t["concurrency"],
+        t["calls_per_sec"].as_f64().unwrap_or_default()
+    ));
+    out
 }
