@@ -48,7 +48,8 @@ impl Context {
     /// Turns a path argument into the path to open: relative paths resolve
     /// against [`Context::cwd`]; a NUL byte or an empty path is an
     /// invalid-argument error, and an absolute path outside every granted
-    /// directory an access-denied error that names the grants. WASI
+    /// directory (or any path when nothing was granted) an access-denied
+    /// error that names the grants. WASI
     /// enforces containment whatever this says; this only makes the
     /// refusal clear.
     pub fn resolve(&self, path: &str) -> Result<PathBuf, ToolError> {
@@ -61,7 +62,11 @@ impl Context {
             )));
         }
         let p = Path::new(path);
-        if p.is_absolute() && !self.granted_dirs.iter().any(|d| p.starts_with(d)) {
+        let outside = match &self.cwd {
+            None => true,
+            Some(_) => p.is_absolute() && !self.granted_dirs.iter().any(|d| p.starts_with(d)),
+        };
+        if outside {
             let granted = if self.granted_dirs.is_empty() {
                 "no directories".to_owned()
             } else {

@@ -1,4 +1,4 @@
-//! Builds every guest component (tests/components and plugins) for
+//! Builds every guest component (tests/components, plugins, examples) for
 //! wasm32-wasip2, once per test build, into a target dir under OUT_DIR (the
 //! outer target dir is locked by the build that runs this script), and
 //! generates one path constant per component plus `for_each_guest!`, which
@@ -27,7 +27,7 @@ fn main() -> Result<()> {
     }
 
     let mut guests = Vec::new();
-    for workspace in ["tests/components", "plugins"] {
+    for workspace in ["tests/components", "plugins", "examples"] {
         build(&root.join(workspace), &target)?;
         guests.extend(members(&root.join(workspace))?);
     }

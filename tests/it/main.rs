@@ -12,6 +12,7 @@ mod architecture;
 mod batch;
 mod common;
 mod fs;
+mod hello;
 mod load;
 mod probe;
 

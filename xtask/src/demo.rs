@@ -19,7 +19,10 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
     let ws = scratch.join("workspace");
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(ws.join("notes"))?;
-    std::fs::write(ws.join("README.md"), "# Demo workspace\n\nWarden only sees what it is granted.\n")?;
+    std::fs::write(
+        ws.join("README.md"),
+        "# Demo workspace\n\nWarden only sees what it is granted.\n",
+    )?;
     std::fs::write(ws.join("notes/todo.md"), "- try warden\n- read the docs\n")?;
     let state = scratch.join("state");
     let state = state.to_str().context("state path is not UTF-8")?;
@@ -27,17 +30,67 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
     let ro = format!("{ws_str}:/workspace:ro");
     let rw = format!("{ws_str}:/workspace:rw");
 
-    step(&warden, "What the fs plugin declares (read without running it)", &["plugin", "inspect", fs], state)?;
+    step(
+        &warden,
+        "What the fs plugin declares (read without running it)",
+        &["plugin", "inspect", fs],
+        state,
+    )?;
     let calls: &[(&str, &str, &str, Option<&str>)] = &[
-        ("List the workspace, read-only grant", "fs.list", r#"{"path": ".", "recursive": true}"#, Some(&ro)),
-        ("Read a file, read-only grant", "fs.read", r#"{"path": "README.md"}"#, Some(&ro)),
-        ("Write under a read-only grant: refused by WASI", "fs.write", r#"{"path": "new.md", "content": "hi"}"#, Some(&ro)),
-        ("Write under a read-write grant", "fs.write", r#"{"path": "new.md", "content": "hello\n"}"#, Some(&rw)),
-        ("Edit: exact text, must match once", "fs.edit", r#"{"path": "notes/todo.md", "old": "- try warden", "new": "- tried warden"}"#, Some(&rw)),
-        ("Read outside the grant by absolute path", "fs.read", r#"{"path": "/etc/passwd"}"#, Some(&ro)),
-        ("Read outside the grant through ..", "fs.read", r#"{"path": "../../../etc/passwd"}"#, Some(&ro)),
-        ("Read with no grant at all", "fs.read", r#"{"path": "/workspace/README.md"}"#, None),
-        ("Arguments that do not match the schema", "fs.read", r#"{"path": "README.md", "limit": "all"}"#, Some(&ro)),
+        (
+            "List the workspace, read-only grant",
+            "fs.list",
+            r#"{"path": ".", "recursive": true}"#,
+            Some(&ro),
+        ),
+        (
+            "Read a file, read-only grant",
+            "fs.read",
+            r#"{"path": "README.md"}"#,
+            Some(&ro),
+        ),
+        (
+            "Write under a read-only grant: refused by WASI",
+            "fs.write",
+            r#"{"path": "new.md", "content": "hi"}"#,
+            Some(&ro),
+        ),
+        (
+            "Write under a read-write grant",
+            "fs.write",
+            r#"{"path": "new.md", "content": "hello\n"}"#,
+            Some(&rw),
+        ),
+        (
+            "Edit: exact text, must match once",
+            "fs.edit",
+            r#"{"path": "notes/todo.md", "old": "- try warden", "new": "- tried warden"}"#,
+            Some(&rw),
+        ),
+        (
+            "Read outside the grant by absolute path",
+            "fs.read",
+            r#"{"path": "/etc/passwd"}"#,
+            Some(&ro),
+        ),
+        (
+            "Read outside the grant through ..",
+            "fs.read",
+            r#"{"path": "../../../etc/passwd"}"#,
+            Some(&ro),
+        ),
+        (
+            "Read with no grant at all",
+            "fs.read",
+            r#"{"path": "/workspace/README.md"}"#,
+            None,
+        ),
+        (
+            "Arguments that do not match the schema",
+            "fs.read",
+            r#"{"path": "README.md", "limit": "all"}"#,
+            Some(&ro),
+        ),
     ];
     for (title, tool, args, grant) in calls {
         let mut argv = vec!["call", tool, "--plugin", fs, "--args", args];
@@ -52,7 +105,13 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
 
 fn step(warden: &Path, title: &str, args: &[&str], state: &str) -> anyhow::Result<()> {
     println!("\n== {title}");
-    println!("$ warden {}", args.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" "));
+    println!(
+        "$ warden {}",
+        args.iter()
+            .map(|a| shell_quote(a))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     let out = Command::new(warden)
         .args(args)
         .env("WARDEN_STATE_DIR", state)
@@ -65,7 +124,9 @@ fn step(warden: &Path, title: &str, args: &[&str], state: &str) -> anyhow::Resul
 }
 
 fn shell_quote(s: &str) -> String {
-    if s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=".contains(c)) {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_./:=".contains(c))
+    {
         s.to_owned()
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))

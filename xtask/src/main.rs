@@ -54,7 +54,10 @@ pub fn ensure_wasm_target(root: &Path) -> anyhow::Result<()> {
         .current_dir(root)
         .output()
         .context("running rustup: install rustup from your package manager or rustup.rs")?;
-    if !String::from_utf8_lossy(&installed.stdout).lines().any(|l| l.trim() == "wasm32-wasip2") {
+    if !String::from_utf8_lossy(&installed.stdout)
+        .lines()
+        .any(|l| l.trim() == "wasm32-wasip2")
+    {
         run(root, "rustup", &["target", "add", "wasm32-wasip2"])?;
     }
     Ok(())
@@ -66,7 +69,14 @@ pub fn plugins(root: &Path) -> anyhow::Result<PathBuf> {
     run(
         root,
         "cargo",
-        &["build", "--manifest-path", "plugins/Cargo.toml", "--target", "wasm32-wasip2", "--release"],
+        &[
+            "build",
+            "--manifest-path",
+            "plugins/Cargo.toml",
+            "--target",
+            "wasm32-wasip2",
+            "--release",
+        ],
     )?;
     Ok(root.join("plugins/target/wasm32-wasip2/release"))
 }
@@ -82,7 +92,11 @@ fn has_nextest(root: &Path) -> bool {
 fn test(root: &Path) -> anyhow::Result<()> {
     ensure_wasm_target(root)?;
     if has_nextest(root) {
-        run(root, "cargo", &["nextest", "run", "--workspace", "--no-fail-fast"])?;
+        run(
+            root,
+            "cargo",
+            &["nextest", "run", "--workspace", "--no-fail-fast"],
+        )?;
         // nextest does not run doctests.
         run(root, "cargo", &["test", "--workspace", "--doc"])
     } else {
@@ -91,18 +105,49 @@ fn test(root: &Path) -> anyhow::Result<()> {
     }
 }
 
+/// The nested workspaces of guest crates.
+const GUEST_WORKSPACES: [&str; 3] = [
+    "plugins/Cargo.toml",
+    "tests/components/Cargo.toml",
+    "examples/Cargo.toml",
+];
+
 fn lint(root: &Path) -> anyhow::Result<()> {
     ensure_wasm_target(root)?;
     run(root, "cargo", &["fmt", "--all", "--check"])?;
-    for manifest in ["plugins/Cargo.toml", "tests/components/Cargo.toml"] {
-        run(root, "cargo", &["fmt", "--manifest-path", manifest, "--all", "--check"])?;
-    }
-    run(root, "cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
-    for manifest in ["plugins/Cargo.toml", "tests/components/Cargo.toml"] {
+    for manifest in GUEST_WORKSPACES {
         run(
             root,
             "cargo",
-            &["clippy", "--manifest-path", manifest, "--target", "wasm32-wasip2", "--", "-D", "warnings"],
+            &["fmt", "--manifest-path", manifest, "--all", "--check"],
+        )?;
+    }
+    run(
+        root,
+        "cargo",
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )?;
+    for manifest in GUEST_WORKSPACES {
+        run(
+            root,
+            "cargo",
+            &[
+                "clippy",
+                "--manifest-path",
+                manifest,
+                "--target",
+                "wasm32-wasip2",
+                "--",
+                "-D",
+                "warnings",
+            ],
         )?;
     }
     Ok(())

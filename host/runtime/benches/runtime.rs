@@ -4,7 +4,11 @@
 //!
 //! cargo bench -p warden-runtime
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "benchmarks fail loudly")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "benchmarks fail loudly"
+)]
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -19,7 +23,12 @@ fn main() {
 
 fn tokio() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap())
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    })
 }
 
 fn context() -> CallContext {
@@ -32,7 +41,13 @@ fn context() -> CallContext {
 }
 
 fn load(config: RuntimeConfig, path: &str) -> Plugin {
-    tokio().block_on(async { Runtime::new(config).unwrap().load(Path::new(path)).await.unwrap() })
+    tokio().block_on(async {
+        Runtime::new(config)
+            .unwrap()
+            .load(Path::new(path))
+            .await
+            .unwrap()
+    })
 }
 
 /// Loading the fs plugin with nothing cached: compile + link + tools() check.
@@ -48,7 +63,11 @@ fn load_fs_cached(b: divan::Bencher) {
     let config = RuntimeConfig::new(Some(cache.path().to_path_buf()));
     load(config.clone(), warden_test_artifacts::FS);
     let runtime = Runtime::new(config).unwrap();
-    b.bench(|| tokio().block_on(runtime.load(Path::new(warden_test_artifacts::FS))).unwrap());
+    b.bench(|| {
+        tokio()
+            .block_on(runtime.load(Path::new(warden_test_artifacts::FS)))
+            .unwrap()
+    });
 }
 
 /// A fresh Store, instantiate from the InstancePre, and a no-op invoke.
@@ -78,7 +97,13 @@ fn fs_read_4k(b: divan::Bencher) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("f.txt"), "abcdefghijklmno\n".repeat(256)).unwrap();
     let fs = load(RuntimeConfig::new(None), warden_test_artifacts::FS);
-    let spec = fs.manifest().tools.iter().find(|t| t.name.as_str() == "fs.read").unwrap().clone();
+    let spec = fs
+        .manifest()
+        .tools
+        .iter()
+        .find(|t| t.name.as_str() == "fs.read")
+        .unwrap()
+        .clone();
     let args = json!({"path": "f.txt"});
     let ctx = context();
     let grants = Grants {
@@ -106,7 +131,13 @@ fn fs_read_1b(b: divan::Bencher) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("f.txt"), "a").unwrap();
     let fs = load(RuntimeConfig::new(None), warden_test_artifacts::FS);
-    let spec = fs.manifest().tools.iter().find(|t| t.name.as_str() == "fs.read").unwrap().clone();
+    let spec = fs
+        .manifest()
+        .tools
+        .iter()
+        .find(|t| t.name.as_str() == "fs.read")
+        .unwrap()
+        .clone();
     let args = json!({"path": "f.txt"});
     let ctx = context();
     let grants = Grants {

@@ -6,7 +6,9 @@ use warden_sdk::ToolError;
 /// and the line (from 1) where the match started.
 pub fn replace_once(text: &str, old: &str, new: &str) -> Result<(String, u64), ToolError> {
     if old.is_empty() {
-        return Err(ToolError::invalid_argument("`old` is empty; give the exact text to replace"));
+        return Err(ToolError::invalid_argument(
+            "`old` is empty; give the exact text to replace",
+        ));
     }
     let starts: Vec<usize> = text.match_indices(old).map(|(i, _)| i).collect();
     let line_of = |at: usize| text[..at].matches('\n').count() as u64 + 1;

@@ -49,13 +49,17 @@ mod fs {
         action = "code:read",
         side_effect = false,
         specifier = "{path}",
-        example(description = "Read the first 40 lines of the README", args = r#"{"path": "README.md", "limit": 40}"#)
+        example(
+            description = "Read the first 40 lines of the README",
+            args = r#"{"path": "README.md", "limit": 40}"#
+        )
     )]
     fn read(ctx: &Context, args: ReadArgs) -> Result<ReadResult, ToolError> {
         let path = ctx.resolve(&args.path)?;
         let bytes = std::fs::read(&path).map_err(|e| ToolError::io(&args.path, &e))?;
         let text = String::from_utf8(bytes).map_err(|_| {
-            ToolError::invalid_argument(format!("{}: not UTF-8 text", args.path)).with_code("not_text")
+            ToolError::invalid_argument(format!("{}: not UTF-8 text", args.path))
+                .with_code("not_text")
         })?;
         let all: Vec<&str> = text.split_inclusive('\n').collect();
         let total = all.len() as u64;
@@ -64,7 +68,10 @@ mod fs {
             Some(limit) => offset.saturating_add(limit).min(total),
             None => total,
         };
-        let (start, stop) = (usize::try_from(offset).unwrap_or(usize::MAX), usize::try_from(end).unwrap_or(usize::MAX));
+        let (start, stop) = (
+            usize::try_from(offset).unwrap_or(usize::MAX),
+            usize::try_from(end).unwrap_or(usize::MAX),
+        );
         Ok(ReadResult {
             path: args.path,
             content: all.get(start..stop).unwrap_or_default().concat(),
@@ -102,7 +109,10 @@ mod fs {
         action = "code:write",
         side_effect = true,
         specifier = "{path}",
-        example(description = "Write a note", args = r#"{"path": "notes/todo.md", "content": "- ship it\n", "create_dirs": true}"#)
+        example(
+            description = "Write a note",
+            args = r#"{"path": "notes/todo.md", "content": "- ship it\n", "create_dirs": true}"#
+        )
     )]
     fn write(ctx: &Context, args: WriteArgs) -> Result<WriteResult, ToolError> {
         let path = ctx.resolve(&args.path)?;
@@ -155,10 +165,16 @@ mod fs {
     fn edit(ctx: &Context, args: EditArgs) -> Result<EditResult, ToolError> {
         let path = ctx.resolve(&args.path)?;
         let text = std::fs::read_to_string(&path).map_err(|e| ToolError::io(&args.path, &e))?;
-        let (updated, line) = edit::replace_once(&text, &args.old, &args.new)
-            .map_err(|e| ToolError { message: format!("{}: {}", args.path, e.message), ..e })?;
+        let (updated, line) =
+            edit::replace_once(&text, &args.old, &args.new).map_err(|e| ToolError {
+                message: format!("{}: {}", args.path, e.message),
+                ..e
+            })?;
         std::fs::write(&path, updated).map_err(|e| ToolError::io(&args.path, &e))?;
-        Ok(EditResult { path: args.path, line })
+        Ok(EditResult {
+            path: args.path,
+            line,
+        })
     }
 
     /// Arguments of `fs.list`.
@@ -209,12 +225,16 @@ mod fs {
         action = "code:read",
         side_effect = false,
         specifier = "{path}",
-        example(description = "All Rust files under src", args = r#"{"path": "src", "recursive": true, "glob": "**/*.rs"}"#)
+        example(
+            description = "All Rust files under src",
+            args = r#"{"path": "src", "recursive": true, "glob": "**/*.rs"}"#
+        )
     )]
     fn list(ctx: &Context, args: ListArgs) -> Result<ListResult, ToolError> {
         let root = ctx.resolve(&args.path)?;
         let max = args.max_entries.unwrap_or(1000) as usize;
-        let (entries, truncated) = walk::list(&root, &args.path, args.recursive, args.glob.as_deref(), max)?;
+        let (entries, truncated) =
+            walk::list(&root, &args.path, args.recursive, args.glob.as_deref(), max)?;
         Ok(ListResult {
             path: args.path,
             entries,
@@ -253,7 +273,8 @@ mod fs {
         let done = match kind {
             EntryKind::Dir if args.recursive => std::fs::remove_dir_all(&path),
             EntryKind::Dir => {
-                let mut entries = std::fs::read_dir(&path).map_err(|e| ToolError::io(&args.path, &e))?;
+                let mut entries =
+                    std::fs::read_dir(&path).map_err(|e| ToolError::io(&args.path, &e))?;
                 if entries.next().is_some() {
                     return Err(ToolError::conflict(format!(
                         "{}: directory not empty; pass \"recursive\": true to delete it and its contents",
@@ -266,6 +287,9 @@ mod fs {
             _ => std::fs::remove_file(&path),
         };
         done.map_err(|e| ToolError::io(&args.path, &e))?;
-        Ok(DeleteResult { path: args.path, kind })
+        Ok(DeleteResult {
+            path: args.path,
+            kind,
+        })
     }
 }

@@ -41,13 +41,25 @@ pub fn list(
     let mut pending = vec![String::new()];
     let mut truncated = false;
     while let Some(rel) = pending.pop() {
-        let dir = if rel.is_empty() { root.to_path_buf() } else { root.join(&rel) };
-        let shown_dir = if rel.is_empty() { shown.to_owned() } else { format!("{shown}/{rel}") };
+        let dir = if rel.is_empty() {
+            root.to_path_buf()
+        } else {
+            root.join(&rel)
+        };
+        let shown_dir = if rel.is_empty() {
+            shown.to_owned()
+        } else {
+            format!("{shown}/{rel}")
+        };
         let read = std::fs::read_dir(&dir).map_err(|e| ToolError::io(&shown_dir, &e))?;
         for item in read {
             let item = item.map_err(|e| ToolError::io(&shown_dir, &e))?;
             let name = item.file_name().to_string_lossy().into_owned();
-            let path = if rel.is_empty() { name } else { format!("{rel}/{name}") };
+            let path = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
             let meta = item.metadata().map_err(|e| ToolError::io(&path, &e))?;
             let kind = kind(&meta);
             if recursive && matches!(kind, EntryKind::Dir) {

@@ -38,7 +38,8 @@ fn summary(mut samples: Vec<Duration>) -> Value {
         let i = ((samples.len() as f64 - 1.0) * p).round() as usize;
         samples.get(i).map_or(0.0, |d| d.as_secs_f64() * 1e6)
     };
-    let mean = samples.iter().map(Duration::as_secs_f64).sum::<f64>() / samples.len().max(1) as f64 * 1e6;
+    let mean =
+        samples.iter().map(Duration::as_secs_f64).sum::<f64>() / samples.len().max(1) as f64 * 1e6;
     json!({"n": samples.len(), "p50_us": pct(0.5), "p99_us": pct(0.99), "mean_us": mean})
 }
 
@@ -79,7 +80,8 @@ async fn bench(args: &BenchArgs) -> anyhow::Result<Value> {
     let runtime = args.host.runtime()?;
     let plugins = args.host.load(&runtime).await?;
     let dir = tempfile_dir()?;
-    std::fs::write(dir.join("4k.txt"), "abcdefghijklmno\n".repeat(256)).context("writing the bench file")?;
+    std::fs::write(dir.join("4k.txt"), "abcdefghijklmno\n".repeat(256))
+        .context("writing the bench file")?;
     let grants = Grants {
         fs: vec![FsGrant {
             host_path: dir.clone(),
@@ -89,7 +91,9 @@ async fn bench(args: &BenchArgs) -> anyhow::Result<Value> {
     };
     let gate = args.host.gate(&plugins, grants)?;
     if gate.spec("fs.read").is_none() {
-        bail!("the call benchmark reads a 4 KiB file with fs.read: pass the fs plugin with --plugin");
+        bail!(
+            "the call benchmark reads a 4 KiB file with fs.read: pass the fs plugin with --plugin"
+        );
     }
     let call_args = json!({"path": "4k.txt"});
 
@@ -144,7 +148,12 @@ async fn load_figures(path: &Path) -> anyhow::Result<Value> {
 }
 
 /// `concurrency` callers sharing `total` calls: calls per second.
-async fn throughput(gate: &Gate, args: &Value, concurrency: usize, total: usize) -> anyhow::Result<Value> {
+async fn throughput(
+    gate: &Gate,
+    args: &Value,
+    concurrency: usize,
+    total: usize,
+) -> anyhow::Result<Value> {
     let gate = Arc::new(gate.clone());
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let started = Instant::now();
@@ -170,7 +179,11 @@ async fn throughput(gate: &Gate, args: &Value, concurrency: usize, total: usize)
 }
 
 fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
-    let dir = std::env::temp_dir().join(format!("warden-bench-{}-{}", std::process::id(), rand_suffix()));
+    let dir = std::env::temp_dir().join(format!(
+        "warden-bench-{}-{}",
+        std::process::id(),
+        rand_suffix()
+    ));
     std::fs::create_dir_all(&dir).context("creating a scratch directory")?;
     Ok(dir)
 }

@@ -57,22 +57,36 @@ mod probe {
 
     fn report<T: ToString, E: std::fmt::Display>(r: Result<T, E>) -> Outcome {
         match r {
-            Ok(v) => Outcome { ok: true, detail: v.to_string() },
-            Err(e) => Outcome { ok: false, detail: e.to_string() },
+            Ok(v) => Outcome {
+                ok: true,
+                detail: v.to_string(),
+            },
+            Err(e) => Outcome {
+                ok: false,
+                detail: e.to_string(),
+            },
         }
     }
 
     static REMEMBERED: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
 
     /// Perform one action and report what happened.
-    #[tool(name = "probe.run", category = "code-execution", action = "test:run", side_effect = true)]
+    #[tool(
+        name = "probe.run",
+        category = "code-execution",
+        action = "test:run",
+        side_effect = true
+    )]
     fn run(ctx: &Context, action: Action) -> Result<Outcome, ToolError> {
         Ok(match action {
-            Action::Read { path } => report(ctx.resolve(&path).and_then(|p| {
-                std::fs::read_to_string(p).map_err(|e| ToolError::io(&path, &e))
-            })),
+            Action::Read { path } => report(
+                ctx.resolve(&path)
+                    .and_then(|p| std::fs::read_to_string(p).map_err(|e| ToolError::io(&path, &e))),
+            ),
             Action::Write { path, content } => report(ctx.resolve(&path).and_then(|p| {
-                std::fs::write(p, content).map(|()| "written").map_err(|e| ToolError::io(&path, &e))
+                std::fs::write(p, content)
+                    .map(|()| "written")
+                    .map_err(|e| ToolError::io(&path, &e))
             })),
             Action::List { path } => report(ctx.resolve(&path).and_then(|p| {
                 let mut names = std::fs::read_dir(p)
@@ -86,7 +100,10 @@ mod probe {
             Action::Env { key } => report(std::env::var(&key)),
             Action::Alloc { bytes } => {
                 let v = vec![1u8; bytes as usize];
-                Outcome { ok: true, detail: v.iter().map(|b| *b as u64).sum::<u64>().to_string() }
+                Outcome {
+                    ok: true,
+                    detail: v.iter().map(|b| *b as u64).sum::<u64>().to_string(),
+                }
             }
             Action::Spin { ms } => {
                 let start = Instant::now();
@@ -94,26 +111,47 @@ mod probe {
                 while start.elapsed() < Duration::from_millis(ms) {
                     n = n.wrapping_add(1);
                 }
-                Outcome { ok: true, detail: n.to_string() }
+                Outcome {
+                    ok: true,
+                    detail: n.to_string(),
+                }
             }
             Action::Panic { message } => panic!("{message}"),
-            Action::Emit { bytes } => Outcome { ok: true, detail: "x".repeat(bytes as usize) },
+            Action::Emit { bytes } => Outcome {
+                ok: true,
+                detail: "x".repeat(bytes as usize),
+            },
             Action::Print { bytes } => {
                 let line = "y".repeat(bytes as usize);
-                report(std::io::stdout().write_all(line.as_bytes()).map(|()| "printed"))
+                report(
+                    std::io::stdout()
+                        .write_all(line.as_bytes())
+                        .map(|()| "printed"),
+                )
             }
             Action::Log { message } => {
                 ctx.log(LogLevel::Info, &message);
                 ctx.progress(1.0, Some(1.0), Some("logged"));
-                Outcome { ok: true, detail: "logged".into() }
+                Outcome {
+                    ok: true,
+                    detail: "logged".into(),
+                }
             }
             Action::Count { remember } => {
                 let calls = CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-                let mut slot = REMEMBERED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let mut slot = REMEMBERED
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
                 let before = std::mem::replace(&mut *slot, remember);
-                Outcome { ok: true, detail: format!("calls={calls} before={before:?}") }
+                Outcome {
+                    ok: true,
+                    detail: format!("calls={calls} before={before:?}"),
+                }
             }
-            Action::Noop => Outcome { ok: true, detail: String::new() },
+            Action::Noop => Outcome {
+                ok: true,
+                detail: String::new(),
+            },
         })
     }
 }
