@@ -5,8 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use warden_api::{CallLimits, CallRequest, ToolHost};
+use warden_api::{CallLimits, CallRequest, Grants, ToolHost};
 use warden_gate::{Gate, GateError};
+use warden_policy::{AgentPolicy, Mode, RuleSet};
 
 use crate::common::{self, data, error};
 
@@ -28,9 +29,14 @@ async fn gate() -> Gate {
             deadline: Duration::from_millis(500),
             ..common::limits()
         })
-        .backend("probe", Arc::new(probe))
+        .agent(AgentPolicy::rules_only(
+            "test-agent",
+            Mode::Autonomous,
+            RuleSet::default(),
+        ))
+        .backend("probe", Arc::new(probe), Grants::default())
         .unwrap()
-        .backend("fs", Arc::new(fs))
+        .backend("fs", Arc::new(fs), Grants::default())
         .unwrap()
         .build()
 }
@@ -72,7 +78,7 @@ async fn unknown_tools_are_error_results() {
 async fn tools_are_listed_sorted() {
     let gate = gate().await;
     let names: Vec<String> = gate
-        .list_tools("any")
+        .list_tools("test-agent")
         .iter()
         .map(|t| t.name.to_string())
         .collect();
@@ -136,9 +142,13 @@ async fn a_failing_call_never_aborts_its_siblings() {
 async fn two_plugins_exporting_one_name_is_a_clear_error() {
     let probe = common::probe().await;
     let err = Gate::builder()
-        .backend("probe (first copy)", Arc::new(probe.clone()))
+        .backend(
+            "probe (first copy)",
+            Arc::new(probe.clone()),
+            Grants::default(),
+        )
         .unwrap()
-        .backend("probe (second copy)", Arc::new(probe))
+        .backend("probe (second copy)", Arc::new(probe), Grants::default())
         .unwrap_err();
     assert!(matches!(err, GateError::DuplicateTool { .. }));
     let msg = err.to_string();

@@ -12,8 +12,10 @@ mod architecture;
 mod batch;
 mod common;
 mod fs;
+mod gate_policy;
 mod hello;
 mod load;
+mod policy_cases;
 mod probe;
 
 /// Every guest component has a test module named after it; adding a guest

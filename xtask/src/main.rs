@@ -5,6 +5,8 @@
 //!   cargo xtask test    the whole test suite
 //!   cargo xtask lint    rustfmt and clippy (-D warnings), host and guests
 //!   cargo xtask plugins build the bundled plugins (release, wasm32-wasip2)
+//!   cargo xtask fuzz [SECONDS]
+//!                       run each fuzz target (cargo-fuzz) for SECONDS (default 30)
 
 mod demo;
 
@@ -21,7 +23,8 @@ fn main() -> anyhow::Result<()> {
         "test" => test(&root),
         "lint" => lint(&root),
         "plugins" => plugins(&root).map(drop),
-        _ => bail!("usage: cargo xtask demo|test|lint|plugins"),
+        "fuzz" => fuzz(&root, std::env::args().nth(2).as_deref().unwrap_or("30")),
+        _ => bail!("usage: cargo xtask demo|test|lint|plugins|fuzz [SECONDS]"),
     }
 }
 
@@ -103,6 +106,38 @@ fn test(root: &Path) -> anyhow::Result<()> {
         eprintln!("cargo-nextest not found; using cargo test");
         run(root, "cargo", &["test", "--workspace", "--no-fail-fast"])
     }
+}
+
+/// Runs every fuzz target for `seconds` each, installing cargo-fuzz if it
+/// is missing. Sanitizer flags are nightly-only; RUSTC_BOOTSTRAP lets the
+/// pinned stable toolchain accept them, so no second toolchain is needed.
+fn fuzz(root: &Path, seconds: &str) -> anyhow::Result<()> {
+    let seconds: u32 = seconds
+        .parse()
+        .context("fuzz SECONDS must be a whole number")?;
+    let has_fuzz = Command::new("cargo")
+        .args(["fuzz", "--version"])
+        .current_dir(root)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_fuzz {
+        run(root, "cargo", &["install", "cargo-fuzz", "--locked"])?;
+    }
+    let fuzz_dir = root.join("fuzz");
+    for target in ["shell", "rules"] {
+        let time = format!("-max_total_time={seconds}");
+        eprintln!("+ cargo fuzz run {target} -- {time}");
+        let status = Command::new("cargo")
+            .args(["fuzz", "run", target, "--", &time, "-max_len=512"])
+            .current_dir(&fuzz_dir)
+            .env("RUSTC_BOOTSTRAP", "1")
+            .status()
+            .context("running cargo fuzz")?;
+        if !status.success() {
+            bail!("fuzz target `{target}` found a failure (see fuzz/artifacts/{target})");
+        }
+    }
+    Ok(())
 }
 
 /// The nested workspaces of guest crates.

@@ -66,6 +66,10 @@ pub trait Backend: Send + Sync {
     /// The tools this backend serves.
     fn tools(&self) -> Vec<ToolSpec>;
 
+    /// True when calls run isolated from the host (a wasm instance, a
+    /// container); policies may require it for code execution.
+    fn isolated(&self) -> bool;
+
     /// Runs one call. Never fails: every problem is an error envelope.
     fn invoke<'a>(&'a self, call: BackendCall<'a>) -> BoxFuture<'a, Envelope>;
 }

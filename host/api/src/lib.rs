@@ -28,4 +28,4 @@ pub use limits::CallLimits;
 pub use manifest::{
     MANIFEST_SECTION, MANIFEST_VERSION, Manifest, PluginId, RequestedCapabilities, WIT_PACKAGE,
 };
-pub use spec::{Example, ToolName, ToolSpec};
+pub use spec::{Example, ToolName, ToolSpec, render_template};

@@ -161,26 +161,33 @@ impl ToolSpec {
     /// is replaced by the argument (strings as-is, other values as JSON,
     /// missing ones as empty). `None` when the tool has no template.
     pub fn render_specifier(&self, args: &Value) -> Option<String> {
-        let template = self.specifier_template.as_ref()?;
-        let mut out = String::new();
-        let mut rest = template.as_str();
-        while let Some(open) = rest.find('{') {
-            out.push_str(&rest[..open]);
-            let after = &rest[open + 1..];
-            let Some(close) = after.find('}') else {
-                out.push_str(&rest[open..]);
-                return Some(out);
-            };
-            match args.get(&after[..close]) {
-                Some(Value::String(s)) => out.push_str(s),
-                Some(Value::Null) | None => {}
-                Some(other) => out.push_str(&other.to_string()),
-            }
-            rest = &after[close + 1..];
-        }
-        out.push_str(rest);
-        Some(out)
+        self.specifier_template
+            .as_deref()
+            .map(|t| render_template(t, args))
     }
+}
+
+/// Fills a specifier template's `{field}` placeholders from a call's
+/// arguments: strings as-is, other values as JSON, missing ones as empty.
+pub fn render_template(template: &str, args: &Value) -> String {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            out.push_str(&rest[open..]);
+            return out;
+        };
+        match args.get(&after[..close]) {
+            Some(Value::String(s)) => out.push_str(s),
+            Some(Value::Null) | None => {}
+            Some(other) => out.push_str(&other.to_string()),
+        }
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The `{field}` names of a specifier template.

@@ -4,7 +4,9 @@
 //! command, printing results, and exit codes (0 ok, 1 a tool error or
 //! denial, 2 a usage or load error). The only crate that uses `anyhow`.
 
+mod approver;
 mod commands;
+mod config;
 mod grant_arg;
 mod logging;
 
@@ -30,8 +32,40 @@ enum Command {
     /// Work with plugin components.
     #[command(subcommand)]
     Plugin(PluginCommand),
+    /// Test rules: what the policy decides for a call.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+    /// The tools an agent may use.
+    #[command(subcommand)]
+    Tools(ToolsCommand),
+    /// The configuration file.
+    #[command(subcommand)]
+    Config(ConfigCommand),
     /// Measure end-to-end figures (call latency percentiles, load times).
     Bench(commands::bench::BenchArgs),
+}
+
+#[derive(Debug, Subcommand)]
+enum PolicyCommand {
+    /// Print the decision for a call as JSON: {"decision","reason","rule","layer"}.
+    Check(commands::policy::CheckArgs),
+}
+
+#[derive(Debug, Subcommand)]
+enum ToolsCommand {
+    /// List the tools an agent may use, sorted by name.
+    List(commands::tools::ListArgs),
+}
+
+#[derive(Debug, Subcommand)]
+enum ConfigCommand {
+    /// Print the JSON Schema of warden.toml.
+    Schema,
+    /// Parse and compile a warden.toml, reporting the first problem with its key path.
+    Check {
+        /// The file.
+        file: std::path::PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -55,6 +89,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Call(args) => commands::call::run(args),
         Command::Plugin(PluginCommand::Inspect(args)) => commands::inspect::run(args),
+        Command::Policy(PolicyCommand::Check(args)) => commands::policy::check(args),
+        Command::Tools(ToolsCommand::List(args)) => commands::tools::list(args),
+        Command::Config(ConfigCommand::Schema) => commands::config::schema(),
+        Command::Config(ConfigCommand::Check { file }) => commands::config::check(&file),
         Command::Bench(args) => commands::bench::run(args),
     };
     match result {

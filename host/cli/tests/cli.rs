@@ -61,7 +61,8 @@ fn call_prints_the_envelope_and_exits_by_outcome() {
     assert_eq!(v["status"], "ok");
     assert_eq!(v["data"]["content"], "hi there\n");
 
-    // Writing under a read-only grant: a tool error, exit 1.
+    // Writing under a read-only grant, with the policy allowing it: WASI
+    // refuses; a tool error, exit 1.
     let out = warden(
         &[
             "call",
@@ -72,6 +73,8 @@ fn call_prints_the_envelope_and_exits_by_outcome() {
             r#"{"path":"x","content":"y"}"#,
             "--grant-fs",
             &grant,
+            "--allow",
+            "fs.write",
         ],
         state.path(),
     );
@@ -184,4 +187,190 @@ fn inspect_shows_tools_without_running_code() {
         "{text}"
     );
     assert!(text.contains("requests filesystem: read-write"), "{text}");
+}
+
+#[test]
+fn the_policy_decides_before_the_plugin_runs() {
+    let state = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let grant = format!("{}:/workspace:rw", ws.path().display());
+    let write = |extra: &[&str]| {
+        let mut argv = vec![
+            "call",
+            "fs.write",
+            "--plugin",
+            warden_test_artifacts::FS,
+            "--args",
+            r#"{"path":"n.md","content":"hi"}"#,
+            "--grant-fs",
+            &grant,
+        ];
+        argv.extend_from_slice(extra);
+        warden(&argv, state.path())
+    };
+    // Default mode, nobody at a terminal to ask: denied, with the rule that would allow it.
+    let out = write(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = stdout_json(&out);
+    assert_eq!(v["error_type"], "PermissionDenied");
+    assert_eq!(v["domain_code"], "approval_denied");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("fs.write(//workspace/n.md)"),
+        "{v}"
+    );
+    assert!(!ws.path().join("n.md").exists());
+    // Plan mode denies outright.
+    let out = write(&["--mode", "plan"]);
+    assert_eq!(stdout_json(&out)["domain_code"], "denied_by_mode");
+    // An allow rule lets it through.
+    let out = write(&["--allow", "fs.write(/n.md)"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("n.md")).unwrap(),
+        "hi"
+    );
+}
+
+#[test]
+fn policy_check_prints_the_decision() {
+    let state = tempfile::tempdir().unwrap();
+    let check = |args: &[&str]| {
+        let mut argv = vec!["policy", "check", "--json"];
+        argv.extend_from_slice(args);
+        let out = warden(&argv, state.path());
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout_json(&out)
+    };
+    let v = check(&[
+        "--tool",
+        "terminal.exec",
+        "--specifier",
+        "ls && rm -rf /tmp/x",
+        "--side-effect",
+        "--allow",
+        "terminal.exec(ls *)",
+        "--deny",
+        "terminal.exec(rm *)",
+    ]);
+    assert_eq!(
+        v,
+        serde_json::json!({"decision": "deny", "reason": v["reason"], "rule": "terminal.exec(rm *)", "layer": "rule"})
+    );
+    let v = check(&[
+        "--tool",
+        "fs.write",
+        "--args",
+        r#"{"path":"src/a.rs"}"#,
+        "--side-effect",
+        "--workspace",
+        "/w",
+        "--allow",
+        "fs.write(/src/**)",
+    ]);
+    assert_eq!(
+        (v["decision"].as_str(), v["layer"].as_str()),
+        (Some("allow"), Some("rule"))
+    );
+    let v = check(&[
+        "--tool",
+        "fs.write",
+        "--specifier",
+        "a",
+        "--side-effect",
+        "--mode",
+        "plan",
+    ]);
+    assert_eq!(v["decision"], "deny");
+    // No level gating without a config: a deployment tool is decided by rules and mode alone.
+    let v = check(&[
+        "--tool",
+        "deploy.prod",
+        "--side-effect",
+        "--mode",
+        "autonomous",
+    ]);
+    assert_eq!(v["decision"], "allow");
+}
+
+#[test]
+fn config_errors_name_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("warden.toml");
+    std::fs::write(&bad, "[agents.a]\nlevel = \"standard\"\nmode = \"yolo\"\n").unwrap();
+    let out = warden(&["config", "check", bad.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("agents.a.mode") && err.contains("yolo"),
+        "{err}"
+    );
+
+    std::fs::write(&bad, "[agents.a]\nlevel = \"standard\"\nconstraints = { requires-approval = [\"code:explode\"] }\n").unwrap();
+    let out = warden(&["config", "check", bad.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("agents.a.constraints.requires-approval") && err.contains("code:explode"),
+        "{err}"
+    );
+
+    std::fs::write(
+        &bad,
+        "[agents.a]\nlevel = \"standard\"\ncolour = \"blue\"\n",
+    )
+    .unwrap();
+    let out = warden(&["config", "check", bad.to_str().unwrap()], dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("agents.a") && err.contains("colour"), "{err}");
+}
+
+#[test]
+fn tools_list_shows_what_the_agent_may_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("warden.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[plugins]]\npath = {:?}\n\n[agents.cli]\nlevel = \"standard\"\ndenied = [\"fs.delete\"]\n",
+            warden_test_artifacts::FS
+        ),
+    )
+    .unwrap();
+    let out = warden(
+        &[
+            "tools",
+            "list",
+            "--config",
+            config.to_str().unwrap(),
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = stdout_json(&out);
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["fs.edit", "fs.list", "fs.read", "fs.write"]);
 }

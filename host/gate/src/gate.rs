@@ -1,4 +1,5 @@
-//! The gate: lookup, validate, dispatch, for single calls and batches.
+//! The gate: identity, lookup, decide, ask, validate, dispatch — for
+//! single calls and batches.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -9,21 +10,27 @@ use warden_api::{
     Backend, BackendCall, BoxFuture, CallLimits, CallRequest, Envelope, ErrorType, Grants,
     ToolHost, ToolName, ToolSpec,
 };
+use warden_policy::{AgentPolicy, Call, Decision, Layer, Verdict};
 
-use crate::{ArgsValidator, GateError};
+use crate::agents::{Agents, PolicyEnv, unknown_agent};
+use crate::approval::{ApprovalAnswer, ApprovalRequest, Approver, NoApprover};
+use crate::{ArgsValidator, GateError, resolve};
 
 struct Entry {
     spec: ToolSpec,
     validator: ArgsValidator,
     backend: Arc<dyn Backend>,
+    grants: Grants,
     /// Who registered it, for conflict messages.
     source: String,
 }
 
-/// Registers backends, then builds a [`Gate`].
+/// Registers backends and policies, then builds a [`Gate`].
 pub struct GateBuilder {
     tools: BTreeMap<ToolName, Entry>,
-    grants: Grants,
+    agents: Vec<AgentPolicy>,
+    env: PolicyEnv,
+    approver: Arc<dyn Approver>,
     limits: CallLimits,
 }
 
@@ -36,22 +43,31 @@ impl std::fmt::Debug for GateBuilder {
 }
 
 impl GateBuilder {
-    /// Defaults: no tools, no grants (calls get no directories), and
-    /// [`CallLimits::DEFAULT`].
+    /// Defaults: no tools, no agents (every call is denied until agents are
+    /// added), nobody to approve asks ([`NoApprover`]), workspace
+    /// `/workspace`, and [`CallLimits::DEFAULT`].
     pub fn new() -> GateBuilder {
         GateBuilder {
             tools: BTreeMap::new(),
-            grants: Grants::default(),
+            agents: Vec::new(),
+            env: PolicyEnv {
+                workspace: "/workspace".into(),
+                project: "/workspace".into(),
+                home: "/home/agent".into(),
+            },
+            approver: Arc::new(NoApprover),
             limits: CallLimits::DEFAULT,
         }
     }
 
-    /// Registers every tool of `backend`. Nothing is registered if any tool
-    /// clashes with one already present or has an unusable schema.
+    /// Registers every tool of `backend`, whose calls hold `grants`.
+    /// Nothing is registered if any tool clashes with one already present
+    /// or has an unusable schema.
     pub fn backend(
         mut self,
         source: &str,
         backend: Arc<dyn Backend>,
+        grants: Grants,
     ) -> Result<GateBuilder, GateError> {
         let mut new = Vec::new();
         for spec in backend.tools() {
@@ -67,6 +83,7 @@ impl GateBuilder {
                 spec,
                 validator,
                 backend: backend.clone(),
+                grants: grants.clone(),
                 source: source.to_owned(),
             });
         }
@@ -76,9 +93,21 @@ impl GateBuilder {
         Ok(self)
     }
 
-    /// The capabilities every call holds.
-    pub fn grants(mut self, grants: Grants) -> GateBuilder {
-        self.grants = grants;
+    /// Adds an agent's policy (replacing one with the same id).
+    pub fn agent(mut self, policy: AgentPolicy) -> GateBuilder {
+        self.agents.retain(|a| a.id != policy.id);
+        self.agents.push(policy);
+        self
+    }
+
+    /// Where agents' paths resolve.
+    pub fn env(mut self, env: PolicyEnv) -> GateBuilder {
+        self.env = env;
+        self
+    }
+
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> GateBuilder {
+        self.approver = approver;
         self
     }
 
@@ -91,7 +120,8 @@ impl GateBuilder {
         Gate {
             inner: Arc::new(Inner {
                 tools: self.tools,
-                grants: self.grants,
+                agents: Agents::new(self.agents, self.env),
+                approver: self.approver,
                 limits: self.limits,
             }),
         }
@@ -112,7 +142,8 @@ pub struct Gate {
 
 struct Inner {
     tools: BTreeMap<ToolName, Entry>,
-    grants: Grants,
+    agents: Agents,
+    approver: Arc<dyn Approver>,
     limits: CallLimits,
 }
 
@@ -134,6 +165,46 @@ impl Gate {
         let name: ToolName = name.parse().ok()?;
         self.inner.tools.get(&name).map(|e| &e.spec)
     }
+
+    /// What the policy decides for a call, without running it.
+    pub fn decide(&self, request: &CallRequest) -> Decision {
+        match request
+            .tool
+            .parse::<ToolName>()
+            .ok()
+            .and_then(|n| self.inner.tools.get(&n))
+        {
+            Some(entry) => self.inner.decide(entry, request).0,
+            None => Decision::deny(
+                Layer::Category,
+                format!("no tool named `{}` is available", request.tool),
+            ),
+        }
+    }
+}
+
+fn facts(entry: &Entry) -> warden_policy::ToolFacts<'_> {
+    warden_policy::ToolFacts {
+        name: entry.spec.name.as_str(),
+        category: entry.spec.category.as_str(),
+        action_type: entry.spec.action_type.as_str(),
+        side_effect: entry.spec.side_effect,
+        isolated: entry.backend.isolated(),
+    }
+}
+
+/// The envelope an agent sees for a denial: what was denied, by which
+/// layer and rule, and what would allow it (the reason says).
+fn denied(decision: &Decision) -> Envelope {
+    let code = match decision.layer {
+        Layer::Input => "invalid_path",
+        Layer::Category => "denied_by_category",
+        Layer::Constraint => "denied_by_constraint",
+        Layer::Rule => "denied_by_rule",
+        Layer::CircuitBreaker => "circuit_breaker",
+        Layer::ReadOnly | Layer::Mode => "denied_by_mode",
+    };
+    Envelope::error(ErrorType::PermissionDenied, code, decision.reason.clone())
 }
 
 impl Inner {
@@ -143,6 +214,34 @@ impl Inner {
             "gate", agent = %c.agent, session = %c.session, task = c.task.as_deref(),
             request_id = %c.request_id, tool = %request.tool
         )
+    }
+
+    /// The decision and the `tool(specifier)` the policy saw.
+    fn decide(&self, entry: &Entry, request: &CallRequest) -> (Decision, String) {
+        let specifier = entry.spec.render_specifier(&request.args);
+        let env = self.agents.env.env();
+        let resolved = match (&specifier, facts(entry).specifier_kind()) {
+            (Some(s), warden_policy::SpecifierKind::Path) => {
+                warden_policy::path::normalize(s, env.cwd)
+                    .ok()
+                    .and_then(|p| resolve::resolve(&p, &entry.grants))
+            }
+            _ => None,
+        };
+        let call = Call {
+            tool: facts(entry),
+            specifier: specifier.as_deref(),
+            resolved_path: resolved.as_deref(),
+        };
+        let shown = match &specifier {
+            Some(s) => format!("{}({s})", entry.spec.name),
+            None => entry.spec.name.to_string(),
+        };
+        let decision = self
+            .agents
+            .with(&request.context.agent, |p| p.decide(&call, &env))
+            .unwrap_or_else(|| unknown_agent(&request.context.agent));
+        (decision, shown)
     }
 
     async fn run(&self, request: CallRequest) -> Envelope {
@@ -161,8 +260,22 @@ impl Inner {
                 ),
             );
         };
+        let (decision, shown) = self.decide(entry, &request);
+        tracing::info!(
+            decision = ?decision.decision, layer = ?decision.layer, rule = decision.rule.as_deref(),
+            reason = %decision.reason, "decided"
+        );
+        match decision.decision {
+            Verdict::Deny => return denied(&decision),
+            Verdict::Ask => {
+                if let Some(refusal) = self.ask(entry, &request, &decision, &shown).await {
+                    return refusal;
+                }
+            }
+            Verdict::Allow => {}
+        }
         if let Err(problems) = entry.validator.check(&request.args) {
-            tracing::info!(tool = %entry.spec.name, %problems, "arguments rejected");
+            tracing::info!(%problems, "arguments rejected");
             return Envelope::error(
                 ErrorType::ArgumentValidationError,
                 "invalid_argument",
@@ -176,19 +289,84 @@ impl Inner {
             tool: &entry.spec,
             args: &request.args,
             context: &request.context,
-            grants: &self.grants,
+            grants: &entry.grants,
             limits: self.limits,
         };
         let envelope = entry.backend.invoke(call).await;
-        tracing::info!(tool = %entry.spec.name, ok = envelope.is_ok(), "call done");
+        tracing::info!(ok = envelope.is_ok(), "call done");
         envelope
+    }
+
+    /// Asks a person; `None` when they allowed the call.
+    async fn ask(
+        &self,
+        entry: &Entry,
+        request: &CallRequest,
+        decision: &Decision,
+        shown: &str,
+    ) -> Option<Envelope> {
+        let suggested_rule = match entry.spec.render_specifier(&request.args) {
+            Some(s) if facts(entry).specifier_kind() == warden_policy::SpecifierKind::Path => {
+                let env = self.agents.env.env();
+                let abs = warden_policy::path::normalize(&s, env.cwd).unwrap_or(s);
+                format!("{}(/{})", entry.spec.name, abs.trim_start_matches('/'))
+                    .replacen("(/", "(//", 1)
+            }
+            Some(s) => format!("{}({s})", entry.spec.name),
+            None => entry.spec.name.to_string(),
+        };
+        let question = ApprovalRequest {
+            id: String::new(),
+            agent: request.context.agent.clone(),
+            request_id: request.context.request_id.clone(),
+            tool: entry.spec.name.to_string(),
+            call: shown.to_owned(),
+            reason: decision.reason.clone(),
+            suggested_rule,
+        };
+        match self.approver.ask(question).await {
+            ApprovalAnswer::AllowOnce => {
+                tracing::info!("approved once");
+                None
+            }
+            ApprovalAnswer::AlwaysAllow { rule } => {
+                match self.agents.add_allow_rule(&request.context.agent, &rule) {
+                    Ok(()) => {
+                        tracing::info!(%rule, "approved; rule added");
+                        None
+                    }
+                    Err(e) => Some(Envelope::error(
+                        ErrorType::PermissionDenied,
+                        "approval_invalid_rule",
+                        format!(
+                            "the approval's rule `{rule}` is not valid ({e}); the call was not run"
+                        ),
+                    )),
+                }
+            }
+            ApprovalAnswer::Deny { reason } => Some(Envelope::error(
+                ErrorType::PermissionDenied,
+                "approval_denied",
+                format!("{} — {reason}", decision.reason),
+            )),
+        }
     }
 }
 
 impl ToolHost for Gate {
-    fn list_tools(&self, _agent: &str) -> Vec<ToolSpec> {
-        // BTreeMap order: sorted by name, deterministic.
-        self.inner.tools.values().map(|e| e.spec.clone()).collect()
+    /// The tools the agent may see, sorted by name; none for an unknown agent.
+    fn list_tools(&self, agent: &str) -> Vec<ToolSpec> {
+        self.inner
+            .agents
+            .with(agent, |p| {
+                self.inner
+                    .tools
+                    .values()
+                    .filter(|e| p.visible(&facts(e)))
+                    .map(|e| e.spec.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     fn call(&self, request: CallRequest) -> BoxFuture<'_, Envelope> {

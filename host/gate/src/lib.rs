@@ -1,17 +1,23 @@
 //! The one path every call takes.
 //!
-//! Owns: the table of tools and the backend serving each, argument
-//! validation against each tool's params schema (validators compiled once,
-//! at registration), batching with bounded concurrency, and the call span
-//! that carries agent, session, task and request ids.
+//! Owns: the table of tools and the backend and grants serving each, the
+//! agents and their compiled policies, the call path — identity, lookup,
+//! decide, ask a person, validate arguments (validators compiled once, at
+//! registration), dispatch — batching with bounded concurrency, and the
+//! call span that carries agent, session, task and request ids.
 //!
-//! Does not own: running tools (backends do) or transport (the MCP crate).
-//! Policy decisions (allow / ask / deny) are the next step on this path.
+//! Does not own: running tools (backends do), the decision logic
+//! (`warden-policy`), or transport (the MCP crate).
 
+mod agents;
+mod approval;
 mod error;
 mod gate;
+mod resolve;
 mod validate;
 
+pub use agents::PolicyEnv;
+pub use approval::{ApprovalAnswer, ApprovalRequest, Approver, NoApprover, PendingApprovals};
 pub use error::GateError;
 pub use gate::{Gate, GateBuilder};
 pub use validate::ArgsValidator;

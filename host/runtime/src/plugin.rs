@@ -205,6 +205,10 @@ impl Backend for Plugin {
         self.inner.manifest.tools.clone()
     }
 
+    fn isolated(&self) -> bool {
+        true
+    }
+
     fn invoke<'a>(&'a self, call: BackendCall<'a>) -> BoxFuture<'a, Envelope> {
         Box::pin(Plugin::invoke(self, call))
     }

@@ -11,6 +11,7 @@ use clap::Args;
 use serde_json::{Value, json};
 use warden_api::{CallContext, CallRequest, FsAccess, FsGrant, Grants, ToolHost};
 use warden_gate::Gate;
+use warden_policy::{AgentPolicy, Mode, RuleSet};
 use warden_runtime::{Runtime, RuntimeConfig};
 
 use super::setup::{self, HostArgs};
@@ -73,12 +74,18 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
 
 async fn bench(args: &BenchArgs) -> anyhow::Result<Value> {
     let mut loads = Vec::new();
-    for path in &args.host.plugins {
+    let config = args.host.config()?;
+    let paths: Vec<_> = config
+        .plugins
+        .iter()
+        .map(|p| p.path.clone())
+        .chain(args.host.plugins.iter().cloned())
+        .collect();
+    for path in &paths {
         loads.push(load_figures(path).await?);
     }
 
-    let runtime = args.host.runtime()?;
-    let plugins = args.host.load(&runtime).await?;
+    let host = args.host.load().await?;
     let dir = tempfile_dir()?;
     std::fs::write(dir.join("4k.txt"), "abcdefghijklmno\n".repeat(256))
         .context("writing the bench file")?;
@@ -89,7 +96,23 @@ async fn bench(args: &BenchArgs) -> anyhow::Result<Value> {
             access: FsAccess::Read,
         }],
     };
-    let gate = args.host.gate(&plugins, grants)?;
+    // The benchmark measures the call path, so its agent allows everything.
+    let mut builder = Gate::builder()
+        .limits(host.limits)
+        .env(warden_gate::PolicyEnv {
+            workspace: "/workspace".into(),
+            project: "/workspace".into(),
+            home: "/home/bench".into(),
+        })
+        .agent(AgentPolicy::rules_only(
+            "bench",
+            Mode::Autonomous,
+            RuleSet::default(),
+        ));
+    for (plugin, _) in &host.plugins {
+        builder = builder.backend(plugin.name(), Arc::new(plugin.clone()), grants.clone())?;
+    }
+    let gate = builder.build();
     if gate.spec("fs.read").is_none() {
         bail!(
             "the call benchmark reads a 4 KiB file with fs.read: pass the fs plugin with --plugin"

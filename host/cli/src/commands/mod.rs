@@ -2,5 +2,8 @@
 
 pub mod bench;
 pub mod call;
+pub mod config;
 pub mod inspect;
+pub mod policy;
 pub mod setup;
+pub mod tools;

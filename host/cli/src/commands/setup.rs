@@ -1,4 +1,5 @@
-//! Wiring shared by commands: runtime options, loading plugins, the gate.
+//! Wiring shared by commands: configuration, runtime options, loading
+//! plugins, agents and the gate.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -7,76 +8,246 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 use warden_api::{CallLimits, Grants};
-use warden_gate::Gate;
+use warden_gate::{Approver, Gate, PolicyEnv};
+use warden_policy::{AgentPolicy, Level, Mode, Policy, RuleSet};
 use warden_runtime::{Plugin, Runtime, RuntimeConfig};
+
+use crate::config::Config;
+use crate::grant_arg;
+
+/// The agent commands act as when none is named.
+pub const DEFAULT_AGENT: &str = "cli";
 
 /// Options every command that runs plugins takes.
 #[derive(Debug, Clone, Args)]
 pub struct HostArgs {
-    /// A plugin component to load (repeatable).
-    #[arg(long = "plugin", value_name = "FILE", required = true)]
+    /// A warden.toml: plugins, grants, agents, rules.
+    #[arg(long, value_name = "FILE", env = "WARDEN_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// A plugin component to load (repeatable; adds to the config's).
+    #[arg(long = "plugin", value_name = "FILE")]
     pub plugins: Vec<PathBuf>,
+    /// Grant a directory to the --plugin components: HOST_DIR[:GUEST_DIR][:ro|rw]
+    /// (repeatable; read-only by default; the guest sees HOST_DIR at its own
+    /// path unless GUEST_DIR is given).
+    #[arg(long = "grant-fs", value_name = "SPEC")]
+    pub grant_fs: Vec<String>,
     /// Where Warden keeps state; compiled components are cached in its `cache/`.
-    #[arg(
-        long,
-        value_name = "DIR",
-        default_value = ".warden",
-        env = "WARDEN_STATE_DIR"
-    )]
-    pub state_dir: PathBuf,
+    #[arg(long, value_name = "DIR", env = "WARDEN_STATE_DIR")]
+    pub state_dir: Option<PathBuf>,
     /// Compile every plugin from scratch and cache nothing.
     #[arg(long)]
     pub no_cache: bool,
     /// Wall-clock deadline of a call, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = CallLimits::DEFAULT.deadline.as_millis() as u64)]
-    pub timeout_ms: u64,
+    #[arg(long, value_name = "MS")]
+    pub timeout_ms: Option<u64>,
     /// Memory limit of a call, in MiB.
-    #[arg(long, value_name = "MIB", default_value_t = CallLimits::DEFAULT.memory_bytes >> 20)]
-    pub memory_mb: u64,
+    #[arg(long, value_name = "MIB")]
+    pub memory_mb: Option<u64>,
     /// Largest result a call may return, in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = CallLimits::DEFAULT.output_bytes)]
-    pub max_output_bytes: u64,
+    #[arg(long, value_name = "BYTES")]
+    pub max_output_bytes: Option<u64>,
+}
+
+/// Options that shape the agent a command acts as.
+#[derive(Debug, Clone, Args)]
+pub struct AgentArgs {
+    /// The agent to act as. Without a config, `cli` is a standard-level
+    /// agent in default mode.
+    #[arg(long, default_value = DEFAULT_AGENT)]
+    pub agent: String,
+    /// Override the agent's mode: default, plan, accept-edits, autonomous.
+    #[arg(long, value_parser = parse_mode)]
+    pub mode: Option<Mode>,
+    /// Add an allow rule, e.g. 'fs.write(/src/**)' (repeatable).
+    #[arg(long = "allow", value_name = "RULE")]
+    pub allow: Vec<String>,
+    /// Add an ask rule (repeatable).
+    #[arg(long = "ask", value_name = "RULE")]
+    pub ask: Vec<String>,
+    /// Add a deny rule (repeatable).
+    #[arg(long = "deny", value_name = "RULE")]
+    pub deny: Vec<String>,
+}
+
+pub fn parse_mode(s: &str) -> Result<Mode, String> {
+    serde_json::from_value(serde_json::Value::String(s.to_owned())).map_err(|_| {
+        format!("unknown mode `{s}`: expected default, plan, accept-edits or autonomous")
+    })
+}
+
+/// A loaded configuration plus the command line's additions.
+pub struct Host {
+    pub config: Config,
+    /// Each plugin with the grants its calls hold.
+    pub plugins: Vec<(Plugin, Grants)>,
+    pub limits: CallLimits,
 }
 
 impl HostArgs {
-    pub fn limits(&self) -> CallLimits {
-        CallLimits {
-            deadline: Duration::from_millis(self.timeout_ms),
-            memory_bytes: self.memory_mb << 20,
-            output_bytes: self.max_output_bytes,
-            ..CallLimits::DEFAULT
+    pub fn config(&self) -> anyhow::Result<Config> {
+        match &self.config {
+            Some(path) => Config::load(path),
+            None => Ok(Config::default()),
         }
     }
 
-    pub fn runtime(&self) -> anyhow::Result<Runtime> {
-        let cache = (!self.no_cache).then(|| self.state_dir.join("cache"));
-        let mut config = RuntimeConfig::new(cache);
-        config.max_memory_bytes = config.max_memory_bytes.max(self.memory_mb << 20);
-        Ok(Runtime::new(config)?)
+    pub fn limits(&self, config: &Config) -> CallLimits {
+        let d = CallLimits::DEFAULT;
+        let l = &config.limits;
+        CallLimits {
+            deadline: Duration::from_millis(
+                self.timeout_ms
+                    .or(l.timeout_ms)
+                    .unwrap_or(d.deadline.as_millis() as u64),
+            ),
+            memory_bytes: self
+                .memory_mb
+                .or(l.memory_mb)
+                .map_or(d.memory_bytes, |m| m << 20),
+            output_bytes: self
+                .max_output_bytes
+                .or(l.max_output_bytes)
+                .unwrap_or(d.output_bytes),
+            ..d
+        }
     }
 
-    /// Loads every plugin (any failure names the file and stops).
-    pub async fn load(&self, runtime: &Runtime) -> anyhow::Result<Vec<Plugin>> {
+    /// Loads the config, the runtime and every plugin (any failure names
+    /// the file and stops).
+    pub async fn load(&self) -> anyhow::Result<Host> {
+        let config = self.config()?;
+        let limits = self.limits(&config);
+        let state = self
+            .state_dir
+            .clone()
+            .or_else(|| config.state_dir.clone())
+            .unwrap_or_else(|| PathBuf::from(".warden"));
+        let mut rc = RuntimeConfig::new((!self.no_cache).then(|| state.join("cache")));
+        rc.max_memory_bytes = rc.max_memory_bytes.max(limits.memory_bytes);
+        let runtime = Runtime::new(rc)?;
+        let cli_grants = Grants {
+            fs: self
+                .grant_fs
+                .iter()
+                .map(|g| grant_arg::parse_fs(g))
+                .collect::<anyhow::Result<_>>()?,
+        };
+        let mut wanted: Vec<(PathBuf, Grants)> = Vec::new();
+        for p in &config.plugins {
+            let fs = p
+                .grant_fs
+                .iter()
+                .map(|g| grant_arg::parse_fs(g))
+                .collect::<anyhow::Result<_>>()?;
+            wanted.push((p.path.clone(), Grants { fs }));
+        }
+        wanted.extend(self.plugins.iter().map(|p| (p.clone(), cli_grants.clone())));
+        if wanted.is_empty() {
+            anyhow::bail!("no plugins: pass --plugin FILE or list [[plugins]] in a config");
+        }
         let mut plugins = Vec::new();
-        for path in &self.plugins {
+        for (path, grants) in wanted {
             let plugin = runtime
-                .load(path)
+                .load(&path)
                 .await
                 .with_context(|| format!("loading {}", path.display()))?;
-            plugins.push(plugin);
+            plugins.push((plugin, grants));
         }
-        Ok(plugins)
+        Ok(Host {
+            config,
+            plugins,
+            limits,
+        })
+    }
+}
+
+impl Host {
+    /// Where agents' paths resolve: the config's, else the first grant's
+    /// guest path, else `/workspace`.
+    pub fn env(&self) -> PolicyEnv {
+        let first_grant = self
+            .plugins
+            .iter()
+            .flat_map(|(_, g)| g.fs.first())
+            .next()
+            .map(|g| g.guest_path.clone());
+        env(&self.config, first_grant)
     }
 
-    /// A gate over the plugins, with these grants and limits.
-    pub fn gate(&self, plugins: &[Plugin], grants: Grants) -> anyhow::Result<Gate> {
-        let mut builder = Gate::builder().grants(grants).limits(self.limits());
-        for plugin in plugins {
+    /// A gate over the plugins, with the config's agents plus the command
+    /// line's agent adjustments.
+    pub fn gate(&self, agent: &AgentArgs, approver: Arc<dyn Approver>) -> anyhow::Result<Gate> {
+        let mut builder = Gate::builder()
+            .limits(self.limits)
+            .env(self.env())
+            .approver(approver);
+        for (plugin, grants) in &self.plugins {
             let source = format!("{} ({})", plugin.name(), plugin.path().display());
-            builder = builder.backend(&source, Arc::new(plugin.clone()))?;
+            builder = builder.backend(&source, Arc::new(plugin.clone()), grants.clone())?;
+        }
+        for policy in agents(&self.config, agent)? {
+            builder = builder.agent(policy);
         }
         Ok(builder.build())
     }
+}
+
+pub fn env(config: &Config, first_grant: Option<String>) -> PolicyEnv {
+    let workspace = config
+        .workspace
+        .clone()
+        .or(first_grant)
+        .unwrap_or_else(|| "/workspace".into());
+    PolicyEnv {
+        project: config.project.clone().unwrap_or_else(|| workspace.clone()),
+        home: config
+            .home
+            .clone()
+            .or_else(|| std::env::var("HOME").ok())
+            .unwrap_or_else(|| "/root".into()),
+        workspace,
+    }
+}
+
+/// Every configured agent, plus the default `cli` agent when the config
+/// does not define it; the command line's mode and rules apply to the
+/// agent acting.
+pub fn agents(config: &Config, args: &AgentArgs) -> anyhow::Result<Vec<AgentPolicy>> {
+    let mut pc = config.policy();
+    if !pc.agents.contains_key(DEFAULT_AGENT) {
+        pc.agents.insert(
+            DEFAULT_AGENT.into(),
+            warden_policy::config::AgentConfig {
+                level: Level::Standard.name().into(),
+                mode: Mode::Default,
+                allowed: Vec::new(),
+                denied: Vec::new(),
+                network_allowlist: Vec::new(),
+                constraints: Default::default(),
+                rules: Default::default(),
+            },
+        );
+    }
+    let policy = Policy::from_config(&pc, &warden_api::BUILTIN_ACTION_TYPES)
+        .context("the policy in the config")?;
+    let extra =
+        RuleSet::parse(&args.allow, &args.ask, &args.deny).context("a rule on the command line")?;
+    let mut out = Vec::new();
+    for p in policy.agents() {
+        let mut p = p.clone();
+        if p.id == args.agent {
+            p.add_rules(&extra);
+            if let Some(mode) = args.mode {
+                p.set_mode(mode);
+            }
+        }
+        out.push(p);
+    }
+    if !out.iter().any(|p| p.id == args.agent) {
+        anyhow::bail!("agent `{}` is not configured", args.agent);
+    }
+    Ok(out)
 }
 
 pub fn tokio() -> anyhow::Result<tokio::runtime::Runtime> {

@@ -1,0 +1,40 @@
+//! Any rule text and any call: parsing and deciding must return, never
+//! panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use warden_policy::{AgentPolicy, Call, Env, Mode, RuleSet, ToolFacts};
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let mut parts = text.split('\u{1}');
+    let rule = parts.next().unwrap_or_default().to_owned();
+    let spec = parts.next().unwrap_or("x");
+    let category = match data.first().copied().unwrap_or(0) % 3 {
+        0 => "terminal",
+        1 => "file-system",
+        _ => "web",
+    };
+    let Ok(rules) = RuleSet::parse(&[rule.clone()], &[rule.clone()], &[rule]) else {
+        return;
+    };
+    let agent = AgentPolicy::rules_only("fuzz", Mode::Default, rules);
+    let call = Call {
+        tool: ToolFacts {
+            name: "t.x",
+            category,
+            action_type: "code:write",
+            side_effect: true,
+            isolated: true,
+        },
+        specifier: Some(spec),
+        resolved_path: parts.next(),
+    };
+    let env = Env {
+        workspace: "/work",
+        project: "/work",
+        cwd: "/work",
+        home: "/home/u",
+    };
+    let _ = agent.decide(&call, &env);
+});

@@ -1,0 +1,99 @@
+//! `warden.toml`: plugins and their grants, the workspace, limits, and the
+//! policy (agents, rules, levels, action types). Parsed strictly: an
+//! unknown key, mode or scope fails with its key path; categories, action
+//! types, levels and rules are checked when the policy is compiled.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use warden_policy::config::{AgentConfig, LevelConfig, PolicyConfig, RulesConfig};
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Config {
+    /// Where Warden keeps state (compile cache, ...). Default `.warden`.
+    pub state_dir: Option<PathBuf>,
+    /// The directory agents work in, as their paths name it (a guest path
+    /// such as `/workspace`). Default: the first plugin grant's guest path.
+    pub workspace: Option<String>,
+    /// The project directory, if wider than the workspace.
+    pub project: Option<String>,
+    /// What `~` means in agents' paths and commands.
+    pub home: Option<String>,
+    /// Plugins to load.
+    #[serde(default)]
+    pub plugins: Vec<PluginConfig>,
+    /// Per-call limits.
+    #[serde(default)]
+    pub limits: LimitsConfig,
+    /// Custom action types (`category:action`), registered explicitly.
+    #[serde(default)]
+    pub action_types: Vec<String>,
+    /// Rules for every agent.
+    #[serde(default)]
+    pub rules: RulesConfig,
+    /// Custom access levels.
+    #[serde(default)]
+    pub levels: BTreeMap<String, LevelConfig>,
+    /// Agents by id.
+    #[serde(default)]
+    pub agents: BTreeMap<String, AgentConfig>,
+}
+
+/// One plugin and the directories its calls may reach.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PluginConfig {
+    /// The component file (relative paths resolve against the config file).
+    pub path: PathBuf,
+    /// Directory grants, as `HOST_DIR[:GUEST_DIR][:ro|rw]` (read-only by default).
+    #[serde(default)]
+    pub grant_fs: Vec<String>,
+}
+
+/// Per-call limits; each defaults to the built-in value.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LimitsConfig {
+    pub timeout_ms: Option<u64>,
+    pub memory_mb: Option<u64>,
+    pub max_output_bytes: Option<u64>,
+}
+
+impl Config {
+    /// Reads and parses a config file; errors name the file and key path.
+    pub fn load(path: &Path) -> anyhow::Result<Config> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let de = toml::Deserializer::parse(&text)
+            .with_context(|| format!("{}: not valid TOML", path.display()))?;
+        let mut config: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = e.path().to_string();
+            anyhow::anyhow!("{}: at `{key}`: {}", path.display(), e.inner())
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        for plugin in &mut config.plugins {
+            if plugin.path.is_relative() {
+                plugin.path = base.join(&plugin.path);
+            }
+        }
+        Ok(config)
+    }
+
+    pub fn policy(&self) -> PolicyConfig {
+        PolicyConfig {
+            action_types: self.action_types.clone(),
+            rules: self.rules.clone(),
+            levels: self.levels.clone(),
+            agents: self.agents.clone(),
+        }
+    }
+}
+
+/// The JSON Schema of `warden.toml`, generated from these types.
+pub fn schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(Config)).unwrap_or_default()
+}

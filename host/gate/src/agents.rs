@@ -1,0 +1,74 @@
+//! The agents the gate knows: each one's compiled policy, the place its
+//! paths resolve against, and the rules people added by answering
+//! "always allow".
+
+use std::collections::BTreeMap;
+use std::sync::RwLock;
+
+use warden_policy::{AgentPolicy, Decision, Env, RuleSet};
+
+/// Where agents work, in the namespace their paths use (guest paths).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyEnv {
+    pub workspace: String,
+    /// The project directory; the workspace unless configured.
+    pub project: String,
+    pub home: String,
+}
+
+impl PolicyEnv {
+    pub fn env(&self) -> Env<'_> {
+        Env {
+            workspace: &self.workspace,
+            project: &self.project,
+            cwd: &self.workspace,
+            home: &self.home,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Agents {
+    policies: RwLock<BTreeMap<String, AgentPolicy>>,
+    pub env: PolicyEnv,
+}
+
+impl Agents {
+    pub fn new(policies: impl IntoIterator<Item = AgentPolicy>, env: PolicyEnv) -> Agents {
+        Agents {
+            policies: RwLock::new(policies.into_iter().map(|p| (p.id.clone(), p)).collect()),
+            env,
+        }
+    }
+
+    /// Runs `f` on an agent's policy; `None` for an unknown agent.
+    pub fn with<T>(&self, agent: &str, f: impl FnOnce(&AgentPolicy) -> T) -> Option<T> {
+        let map = self
+            .policies
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.get(agent).map(f)
+    }
+
+    /// Adds an allow rule a person approved with "always allow".
+    pub fn add_allow_rule(&self, agent: &str, rule: &str) -> Result<(), String> {
+        let rules = RuleSet::parse(&[rule.to_owned()], &[], &[]).map_err(|e| e.to_string())?;
+        let mut map = self
+            .policies
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let policy = map
+            .get_mut(agent)
+            .ok_or_else(|| format!("unknown agent `{agent}`"))?;
+        policy.add_rules(&rules);
+        Ok(())
+    }
+}
+
+/// The decision for an agent the gate does not know.
+pub(crate) fn unknown_agent(agent: &str) -> Decision {
+    Decision::deny(
+        warden_policy::Layer::Category,
+        format!("agent `{agent}` is not configured; add it under [agents] in warden.toml"),
+    )
+}

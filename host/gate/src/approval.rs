@@ -1,0 +1,141 @@
+//! Asking a person. An `ask` decision becomes an [`ApprovalRequest`]; an
+//! [`Approver`] answers it. Implementations: [`NoApprover`] (nobody to ask:
+//! every ask is denied with a message that says so), [`PendingApprovals`]
+//! (held in memory until answered or expired; the durable store and the
+//! MCP server implement the same trait later).
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::sync::oneshot;
+use warden_api::BoxFuture;
+
+/// What a person is asked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ApprovalRequest {
+    /// Filled in by the approver that holds the request.
+    pub id: String,
+    pub agent: String,
+    pub request_id: String,
+    pub tool: String,
+    /// `tool(specifier)`, as the policy saw the call.
+    pub call: String,
+    /// Why the policy asks.
+    pub reason: String,
+    /// A rule that would allow exactly this call; the person may broaden it.
+    pub suggested_rule: String,
+}
+
+/// A person's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApprovalAnswer {
+    AllowOnce,
+    /// Allow, and add this allow rule for the agent.
+    AlwaysAllow {
+        rule: String,
+    },
+    Deny {
+        reason: String,
+    },
+}
+
+/// Something that can get a person's answer.
+pub trait Approver: Send + Sync {
+    fn ask(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalAnswer>;
+}
+
+/// Nobody to ask: every ask is denied, saying so.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoApprover;
+
+impl Approver for NoApprover {
+    fn ask(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalAnswer> {
+        Box::pin(async move {
+            ApprovalAnswer::Deny {
+                reason: format!(
+                    "`{}` needs a person's approval and no one can be asked here; add an allow rule such as `{}` \
+                     or run with an approver",
+                    request.call, request.suggested_rule
+                ),
+            }
+        })
+    }
+}
+
+struct Waiting {
+    request: ApprovalRequest,
+    reply: oneshot::Sender<ApprovalAnswer>,
+}
+
+/// Approvals held in memory until a person answers or they expire (as a
+/// denial).
+pub struct PendingApprovals {
+    next: AtomicU64,
+    waiting: Mutex<BTreeMap<String, Waiting>>,
+    expiry: Duration,
+}
+
+impl std::fmt::Debug for PendingApprovals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingApprovals")
+            .field("expiry", &self.expiry)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PendingApprovals {
+    pub fn new(expiry: Duration) -> PendingApprovals {
+        PendingApprovals {
+            next: AtomicU64::new(1),
+            waiting: Mutex::new(BTreeMap::new()),
+            expiry,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Waiting>> {
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Requests waiting for an answer, oldest first.
+    pub fn pending(&self) -> Vec<ApprovalRequest> {
+        self.lock().values().map(|w| w.request.clone()).collect()
+    }
+
+    /// Answers a pending request. False if no such request is waiting.
+    pub fn answer(&self, id: &str, answer: ApprovalAnswer) -> bool {
+        match self.lock().remove(id) {
+            Some(w) => w.reply.send(answer).is_ok(),
+            None => false,
+        }
+    }
+}
+
+impl Approver for PendingApprovals {
+    fn ask(&self, mut request: ApprovalRequest) -> BoxFuture<'_, ApprovalAnswer> {
+        Box::pin(async move {
+            let id = format!("ap-{}", self.next.fetch_add(1, Ordering::Relaxed));
+            request.id = id.clone();
+            let (reply, answer) = oneshot::channel();
+            self.lock().insert(id.clone(), Waiting { request, reply });
+            let answer = tokio::time::timeout(self.expiry, answer).await;
+            self.lock().remove(&id);
+            match answer {
+                Ok(Ok(answer)) => answer,
+                Ok(Err(_)) => ApprovalAnswer::Deny {
+                    reason: format!("approval {id} was dropped without an answer"),
+                },
+                Err(_) => ApprovalAnswer::Deny {
+                    reason: format!(
+                        "approval {id} expired after {} s without an answer",
+                        self.expiry.as_secs()
+                    ),
+                },
+            }
+        })
+    }
+}

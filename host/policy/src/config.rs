@@ -1,0 +1,83 @@
+//! The policy part of `warden.toml`, as parsed. Unknown keys, modes, file
+//! scopes and the like are rejected by serde; categories, action types,
+//! levels and rules are checked when a [`crate::Policy`] is built from it,
+//! with the key path of anything wrong.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Mode;
+use crate::constraints::{
+    CodeExecution, ConstraintOverrides, FileScope, GitAccess, NetworkMode, TerminalAccess,
+};
+
+/// Rule lists: `tool` or `tool(specifier)`, `*` globs allowed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RulesConfig {
+    #[serde(default)]
+    pub allow: Vec<String>,
+    #[serde(default)]
+    pub ask: Vec<String>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+}
+
+/// A custom access level: its categories and constraints, all explicit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LevelConfig {
+    /// The categories this level grants (e.g. `file-system`).
+    pub categories: Vec<String>,
+    pub file_scope: FileScope,
+    pub network: NetworkMode,
+    pub terminal: TerminalAccess,
+    pub git: GitAccess,
+    pub code_execution: CodeExecution,
+    #[serde(default)]
+    pub requires_approval: Vec<String>,
+}
+
+/// One agent: its level, mode, lists and overrides.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct AgentConfig {
+    /// `sandboxed`, `restricted`, `standard`, `elevated`, or a custom level.
+    pub level: String,
+    #[serde(default)]
+    pub mode: Mode,
+    /// Tools (names or `*` globs) this agent may use whatever its level.
+    #[serde(default)]
+    pub allowed: Vec<String>,
+    /// Tools this agent may never use; wins over everything.
+    #[serde(default)]
+    pub denied: Vec<String>,
+    /// Hosts (`*` globs) web tools may reach when network is allowlist-only.
+    #[serde(default)]
+    pub network_allowlist: Vec<String>,
+    /// Replaces individual sub-constraints of the level.
+    #[serde(default)]
+    pub constraints: ConstraintOverrides,
+    /// Rules for this agent, checked after the global rules.
+    #[serde(default)]
+    pub rules: RulesConfig,
+}
+
+/// The policy sections of `warden.toml`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PolicyConfig {
+    /// Custom action types (`category:action`), registered explicitly.
+    #[serde(default)]
+    pub action_types: Vec<String>,
+    /// Rules for every agent.
+    #[serde(default)]
+    pub rules: RulesConfig,
+    /// Custom levels by name.
+    #[serde(default)]
+    pub levels: BTreeMap<String, LevelConfig>,
+    /// Agents by id.
+    #[serde(default)]
+    pub agents: BTreeMap<String, AgentConfig>,
+}

@@ -1,0 +1,104 @@
+//! The sub-constraints of an access level, applied to each call.
+
+use serde::{Deserialize, Serialize};
+
+/// Where file tools may reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileScope {
+    /// Only inside the agent's workspace.
+    WorkspaceOnly,
+    /// Only inside the project directory (the workspace unless configured).
+    ProjectDirectory,
+    /// Anywhere the call's grants reach.
+    Full,
+}
+
+/// Whether web and external-data tools may reach the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum NetworkMode {
+    None,
+    /// Only hosts in the agent's `network-allowlist`.
+    AllowlistOnly,
+    Open,
+}
+
+/// What terminal tools may run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TerminalAccess {
+    None,
+    /// Read-only commands, and commands an allow rule names.
+    RestrictedCommands,
+    Full,
+}
+
+/// What version-control tools may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum GitAccess {
+    /// Read, branch and commit locally; never push.
+    LocalOnly,
+    /// As local-only, and a push needs a person's approval.
+    ReadAndBranch,
+    Full,
+}
+
+/// How code-execution tools must run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CodeExecution {
+    /// Only in an isolated backend (a wasm instance or a container).
+    Containerized,
+}
+
+/// The constraints applied to every call of an agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SubConstraints {
+    pub file_scope: FileScope,
+    pub network: NetworkMode,
+    pub terminal: TerminalAccess,
+    pub git: GitAccess,
+    pub code_execution: CodeExecution,
+    /// Action types (or category shortcuts such as `deploy`) that always
+    /// need a person's approval.
+    pub requires_approval: Vec<String>,
+}
+
+/// Per-agent overrides: each field, when set, replaces the level's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ConstraintOverrides {
+    pub file_scope: Option<FileScope>,
+    pub network: Option<NetworkMode>,
+    pub terminal: Option<TerminalAccess>,
+    pub git: Option<GitAccess>,
+    pub code_execution: Option<CodeExecution>,
+    pub requires_approval: Option<Vec<String>>,
+}
+
+impl SubConstraints {
+    pub fn apply(mut self, o: &ConstraintOverrides) -> SubConstraints {
+        if let Some(v) = o.file_scope {
+            self.file_scope = v;
+        }
+        if let Some(v) = o.network {
+            self.network = v;
+        }
+        if let Some(v) = o.terminal {
+            self.terminal = v;
+        }
+        if let Some(v) = o.git {
+            self.git = v;
+        }
+        if let Some(v) = o.code_execution {
+            self.code_execution = v;
+        }
+        if let Some(v) = &o.requires_approval {
+            self.requires_approval = v.clone();
+        }
+        self
+    }
+}

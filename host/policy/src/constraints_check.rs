@@ -1,0 +1,145 @@
+//! Sub-constraints applied to one call: file scope, network, terminal,
+//! git and code execution. Each returns a decision only when it stops or
+//! escalates the call.
+
+use crate::constraints::{CodeExecution, FileScope, GitAccess, NetworkMode, TerminalAccess};
+use crate::decision::{Decision, Layer};
+use crate::engine::AgentPolicy;
+use crate::facts::{Call, Env};
+use crate::glob;
+use crate::path::is_within;
+use crate::specifier::Prepared;
+
+pub(crate) fn check(
+    agent: &AgentPolicy,
+    call: &Call<'_>,
+    prepared: &Prepared,
+    env: &Env<'_>,
+) -> Option<Decision> {
+    let c = agent.constraints.as_ref()?;
+    let name = call.tool.name.trim().to_ascii_lowercase();
+    let id = &agent.id;
+    if let Prepared::Path { paths, .. } = prepared {
+        let (scope, dir) = match c.file_scope {
+            FileScope::WorkspaceOnly => ("workspace-only", env.workspace),
+            FileScope::ProjectDirectory => ("project-directory", env.project),
+            FileScope::Full => ("full", "/"),
+        };
+        if let Some(outside) = paths.iter().find(|p| !is_within(p, dir)) {
+            return Some(Decision::deny(
+                Layer::Constraint,
+                format!("agent `{id}` has file scope {scope}: `{outside}` is outside `{dir}`"),
+            ));
+        }
+    }
+    match call.tool.category {
+        "web" | "external-data" | "browser" => network(agent, c.network, prepared, &name),
+        "terminal" if c.terminal == TerminalAccess::None => Some(Decision::deny(
+            Layer::Constraint,
+            format!(
+                "agent `{id}` has no terminal access; raise its terminal access to use `{name}`"
+            ),
+        )),
+        "version-control" if call.tool.action_type == "vcs:push" => match c.git {
+            GitAccess::LocalOnly => Some(Decision::deny(
+                Layer::Constraint,
+                format!("agent `{id}` has local-only git access: `{name}` pushes"),
+            )),
+            GitAccess::ReadAndBranch => Some(Decision::ask(
+                Layer::Constraint,
+                format!(
+                    "agent `{id}` has read-and-branch git access: a push needs a person's approval"
+                ),
+            )),
+            GitAccess::Full => None,
+        },
+        "code-execution" => match c.code_execution {
+            CodeExecution::Containerized if !call.tool.isolated => Some(Decision::deny(
+                Layer::Constraint,
+                format!(
+                    "agent `{id}` may run code only in an isolated backend and `{name}` is not isolated"
+                ),
+            )),
+            CodeExecution::Containerized => None,
+        },
+        _ => None,
+    }
+}
+
+fn network(
+    agent: &AgentPolicy,
+    mode: NetworkMode,
+    prepared: &Prepared,
+    name: &str,
+) -> Option<Decision> {
+    let id = &agent.id;
+    match mode {
+        NetworkMode::Open => None,
+        NetworkMode::None => Some(Decision::deny(
+            Layer::Constraint,
+            format!("agent `{id}` has no network access; `{name}` needs it"),
+        )),
+        NetworkMode::AllowlistOnly => {
+            let host = match prepared {
+                Prepared::Plain(text) => host_of(text),
+                _ => None,
+            };
+            match host {
+                Some(h)
+                    if agent
+                        .network_allowlist
+                        .iter()
+                        .any(|a| glob::matches(&a.to_ascii_lowercase(), &h)) =>
+                {
+                    None
+                }
+                Some(h) => Some(Decision::deny(
+                    Layer::Constraint,
+                    format!(
+                        "agent `{id}` may reach only allowlisted hosts and `{h}` is not on its network-allowlist"
+                    ),
+                )),
+                None => Some(Decision::deny(
+                    Layer::Constraint,
+                    format!(
+                        "agent `{id}` may reach only allowlisted hosts and `{name}` names no host"
+                    ),
+                )),
+            }
+        }
+    }
+}
+
+/// The host of a URL-ish specifier (`scheme://[user@]host[:port]/...` or
+/// `host[:port]/...`), lower-cased.
+fn host_of(text: &str) -> Option<String> {
+    let rest = text.split_once("://").map_or(text, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next()?
+    } else {
+        host_port.split(':').next()?
+    };
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::host_of;
+
+    #[test]
+    fn hosts() {
+        assert_eq!(
+            host_of("https://API.example.com:443/x").as_deref(),
+            Some("api.example.com")
+        );
+        assert_eq!(
+            host_of("https://user@evil.com@good.com/").as_deref(),
+            Some("good.com")
+        );
+        assert_eq!(host_of("example.org/path").as_deref(), Some("example.org"));
+        assert_eq!(host_of("http://[::1]:80/").as_deref(), Some("::1"));
+        assert_eq!(host_of("").as_deref(), None);
+    }
+}

@@ -1,0 +1,69 @@
+//! What the engine answers, and why.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// The layer of the engine that decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layer {
+    /// The call itself is malformed (a NUL byte in a path).
+    Input,
+    /// Denied list, allowed list, or the level's categories.
+    Category,
+    /// A sub-constraint of the agent's level (file scope, network, ...).
+    Constraint,
+    /// An allow, ask or deny rule.
+    Rule,
+    /// A destructive command or path that always needs a person.
+    CircuitBreaker,
+    /// A read-only tool or read-only shell command.
+    ReadOnly,
+    /// The agent's mode.
+    Mode,
+}
+
+/// `{ decision, reason, rule, layer }`: what to do with a call, a reason
+/// that never contradicts it, and the rule that decided, if one did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decision {
+    pub decision: Verdict,
+    pub reason: String,
+    pub rule: Option<String>,
+    pub layer: Layer,
+}
+
+impl Decision {
+    pub fn new(decision: Verdict, layer: Layer, reason: impl Into<String>) -> Decision {
+        Decision {
+            decision,
+            reason: reason.into(),
+            rule: None,
+            layer,
+        }
+    }
+
+    pub fn allow(layer: Layer, reason: impl Into<String>) -> Decision {
+        Decision::new(Verdict::Allow, layer, reason)
+    }
+
+    pub fn ask(layer: Layer, reason: impl Into<String>) -> Decision {
+        Decision::new(Verdict::Ask, layer, reason)
+    }
+
+    pub fn deny(layer: Layer, reason: impl Into<String>) -> Decision {
+        Decision::new(Verdict::Deny, layer, reason)
+    }
+
+    pub fn with_rule(mut self, rule: &str) -> Decision {
+        self.rule = Some(rule.to_owned());
+        self
+    }
+}

@@ -1,0 +1,389 @@
+//! The decision: category gate, sub-constraints, rules, circuit breakers,
+//! read-only defaults and the mode, in that order. See `Policy::decide`
+//! for the order and why it is that order.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::action::{ActionSelector, ActionTypes};
+use crate::config::{AgentConfig, PolicyConfig};
+use crate::constraints::SubConstraints;
+use crate::decision::{Decision, Layer};
+use crate::facts::{Call, Env};
+use crate::level::{Level, known_categories};
+use crate::path::PathEnv;
+use crate::rule::{Rule, RuleSet, SpecifierKind};
+use crate::specifier::Prepared;
+use crate::{Mode, PolicyError, ToolFacts, constraints_check, glob};
+
+/// One agent's compiled policy.
+#[derive(Debug, Clone)]
+pub struct AgentPolicy {
+    pub id: String,
+    /// `None`: no level gating (only the given rules and mode apply).
+    pub level: Option<Level>,
+    /// The categories a custom level grants.
+    custom_categories: Option<BTreeSet<String>>,
+    pub mode: Mode,
+    allowed: Vec<String>,
+    denied: Vec<String>,
+    /// `None`: no sub-constraints apply.
+    pub constraints: Option<SubConstraints>,
+    pub(crate) approvals: Vec<ActionSelector>,
+    pub(crate) network_allowlist: Vec<String>,
+    rules: RuleSet,
+}
+
+/// Every agent's policy, compiled from configuration.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    agents: BTreeMap<String, AgentPolicy>,
+    action_types: ActionTypes,
+}
+
+fn at(path: &str, e: PolicyError) -> PolicyError {
+    PolicyError::InvalidRule {
+        rule: path.to_owned(),
+        problem: e.to_string(),
+    }
+}
+
+impl Policy {
+    /// Compiles a configuration. `builtin_action_types` is the taxonomy of
+    /// `warden-api`. Errors carry the key path of what is wrong.
+    pub fn from_config(
+        config: &PolicyConfig,
+        builtin_action_types: &[&str],
+    ) -> Result<Policy, PolicyError> {
+        let action_types = ActionTypes::new(builtin_action_types, &config.action_types)?;
+        let global = RuleSet::parse(&config.rules.allow, &config.rules.ask, &config.rules.deny)
+            .map_err(|e| at("rules", e))?;
+        for (name, level) in &config.levels {
+            for c in &level.categories {
+                if !known_categories().any(|k| k == c) {
+                    return Err(at(
+                        &format!("levels.{name}.categories"),
+                        PolicyError::UnknownCategory(c.clone()),
+                    ));
+                }
+            }
+            for a in &level.requires_approval {
+                action_types
+                    .selector(a)
+                    .map_err(|e| at(&format!("levels.{name}.requires-approval"), e))?;
+            }
+        }
+        let mut agents = BTreeMap::new();
+        for (id, agent) in &config.agents {
+            let compiled = AgentPolicy::compile(id, agent, config, &global, &action_types)?;
+            agents.insert(id.clone(), compiled);
+        }
+        Ok(Policy {
+            agents,
+            action_types,
+        })
+    }
+
+    pub fn agent(&self, id: &str) -> Option<&AgentPolicy> {
+        self.agents.get(id)
+    }
+
+    pub fn agents(&self) -> impl Iterator<Item = &AgentPolicy> {
+        self.agents.values()
+    }
+
+    pub fn action_types(&self) -> &ActionTypes {
+        &self.action_types
+    }
+}
+
+impl AgentPolicy {
+    fn compile(
+        id: &str,
+        agent: &AgentConfig,
+        config: &PolicyConfig,
+        global: &RuleSet,
+        action_types: &ActionTypes,
+    ) -> Result<AgentPolicy, PolicyError> {
+        let level = Level::parse(&agent.level);
+        let (custom_categories, base) = match &level {
+            Level::Custom(name) => {
+                let def = config.levels.get(name).ok_or_else(|| {
+                    at(
+                        &format!("agents.{id}.level"),
+                        PolicyError::UnknownLevel(name.clone()),
+                    )
+                })?;
+                let constraints = SubConstraints {
+                    file_scope: def.file_scope,
+                    network: def.network,
+                    terminal: def.terminal,
+                    git: def.git,
+                    code_execution: def.code_execution,
+                    requires_approval: def.requires_approval.clone(),
+                };
+                (Some(def.categories.iter().cloned().collect()), constraints)
+            }
+            builtin => (None, builtin.default_constraints()),
+        };
+        let constraints = base.apply(&agent.constraints);
+        let approvals = constraints
+            .requires_approval
+            .iter()
+            .map(|a| action_types.selector(a))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| at(&format!("agents.{id}.constraints.requires-approval"), e))?;
+        let mut rules = global.clone();
+        let own = RuleSet::parse(&agent.rules.allow, &agent.rules.ask, &agent.rules.deny)
+            .map_err(|e| at(&format!("agents.{id}.rules"), e))?;
+        rules.extend(&own);
+        let tools = |list: &[String]| list.iter().map(|t| t.trim().to_ascii_lowercase()).collect();
+        Ok(AgentPolicy {
+            id: id.to_owned(),
+            level: Some(level),
+            custom_categories,
+            mode: agent.mode,
+            allowed: tools(&agent.allowed),
+            denied: tools(&agent.denied),
+            constraints: Some(constraints),
+            approvals,
+            network_allowlist: agent.network_allowlist.clone(),
+            rules,
+        })
+    }
+
+    /// A policy with no level, lists or constraints: only `rules` and
+    /// `mode` apply. What `warden policy check` uses without a config.
+    pub fn rules_only(id: &str, mode: Mode, rules: RuleSet) -> AgentPolicy {
+        AgentPolicy {
+            id: id.to_owned(),
+            level: None,
+            custom_categories: None,
+            mode,
+            allowed: Vec::new(),
+            denied: Vec::new(),
+            constraints: None,
+            approvals: Vec::new(),
+            network_allowlist: Vec::new(),
+            rules,
+        }
+    }
+
+    /// Adds rules after this agent's own (e.g. from `--allow` flags or an
+    /// "always allow" answer).
+    pub fn add_rules(&mut self, rules: &RuleSet) {
+        self.rules.extend(rules);
+    }
+
+    pub fn set_mode(&mut self, mode: Mode) {
+        self.mode = mode;
+    }
+
+    /// The category gate: denied list > allowed list > the level's
+    /// categories > deny. Decides whether the agent may see the tool at all.
+    pub fn category_gate(&self, tool: &ToolFacts<'_>) -> Result<(), Decision> {
+        let name = tool.name.trim().to_ascii_lowercase();
+        let agent = &self.id;
+        if let Some(entry) = self.denied.iter().find(|d| glob::matches(d, &name)) {
+            return Err(Decision::deny(
+                Layer::Category,
+                format!("agent `{agent}` may not use `{name}`: it is on the agent's denied list (`{entry}`)"),
+            )
+            .with_rule(entry));
+        }
+        if self.allowed.iter().any(|a| glob::matches(a, &name)) {
+            return Ok(());
+        }
+        let Some(level) = &self.level else {
+            return Ok(());
+        };
+        let granted = match &self.custom_categories {
+            Some(set) => set.contains(tool.category),
+            None => level.grants_category(tool.category),
+        };
+        if granted {
+            return Ok(());
+        }
+        Err(Decision::deny(
+            Layer::Category,
+            format!(
+                "agent `{agent}` at level `{}` may not use {} tools such as `{name}`; add `{name}` to the agent's \
+                 allowed list or give the agent a level that grants `{}`",
+                level.name(),
+                tool.category,
+                tool.category
+            ),
+        ))
+    }
+
+    /// Whether the agent may see (list) the tool.
+    pub fn visible(&self, tool: &ToolFacts<'_>) -> bool {
+        self.category_gate(tool).is_ok()
+    }
+
+    /// Decides one call. The order, and why:
+    /// 1. category gate — a tool the agent may not see is denied outright;
+    /// 2. malformed input (a NUL byte in a path) — denied;
+    /// 3. sub-constraints — the level's hard limits (scope, network, ...);
+    /// 4. deny rules — an explicit deny beats everything after it;
+    /// 5. plan mode — no side effects (read-only commands are none),
+    ///    whatever allow rules say;
+    /// 6. circuit breakers — always ask, in every mode, over any allow;
+    /// 7. ask rules, then approval requirements — a person decides;
+    /// 8. allow rules;
+    /// 9. read-only tools and read-only shell commands — allowed;
+    /// 10. the mode's default for what is left.
+    pub fn decide(&self, call: &Call<'_>, env: &Env<'_>) -> Decision {
+        if let Err(d) = self.category_gate(&call.tool) {
+            return d;
+        }
+        let name = call.tool.name.trim().to_ascii_lowercase();
+        let prepared = match Prepared::new(call, env) {
+            Ok(p) => p,
+            Err(reason) => return Decision::deny(Layer::Input, reason),
+        };
+        if let Some(d) = constraints_check::check(self, call, &prepared, env) {
+            return d;
+        }
+        let rules = self.rules.deny.iter().filter(|r| r.tool_matches(&name));
+        for rule in rules {
+            if prepared.fires(rule, env) {
+                return Decision::deny(
+                    Layer::Rule,
+                    format!(
+                        "`{}` is denied by rule `{}`",
+                        prepared.display(&name),
+                        rule.text()
+                    ),
+                )
+                .with_rule(rule.text());
+            }
+        }
+        // A read-only shell command has no side effects whatever its tool
+        // declares, so plan mode lets it run.
+        if self.mode == Mode::Plan && call.tool.side_effect && !prepared.is_read_only_command(env) {
+            return Decision::deny(
+                Layer::Mode,
+                format!(
+                    "plan mode allows no side effects and `{name}` has them; switch to another mode to make changes"
+                ),
+            );
+        }
+        if let Some(reason) = prepared.circuit_breaker(&call.tool, env) {
+            return Decision::ask(
+                Layer::CircuitBreaker,
+                format!(
+                    "circuit breaker: {reason}; this always needs a person's approval, in every mode"
+                ),
+            );
+        }
+        for rule in self.rules.ask.iter().filter(|r| r.tool_matches(&name)) {
+            if prepared.fires(rule, env) {
+                return Decision::ask(
+                    Layer::Rule,
+                    format!(
+                        "`{}` needs approval by rule `{}`",
+                        prepared.display(&name),
+                        rule.text()
+                    ),
+                )
+                .with_rule(rule.text());
+            }
+        }
+        if let Some(sel) = self
+            .approvals
+            .iter()
+            .find(|s| s.matches(call.tool.action_type))
+        {
+            let shown = match sel {
+                ActionSelector::Exact(t) | ActionSelector::Category(t) => t,
+            };
+            return Decision::ask(
+                Layer::Constraint,
+                format!(
+                    "agent `{}` needs approval for `{shown}` actions and `{name}` is `{}`",
+                    self.id, call.tool.action_type
+                ),
+            );
+        }
+        let allow: Vec<&Rule> = self
+            .rules
+            .allow
+            .iter()
+            .filter(|r| r.tool_matches(&name))
+            .collect();
+        if let Some(rule) = prepared.covered_by(&allow, env) {
+            return Decision::allow(
+                Layer::Rule,
+                format!("`{}` is allowed by rule `{rule}`", prepared.display(&name)),
+            )
+            .with_rule(&rule);
+        }
+        if !call.tool.side_effect {
+            return Decision::allow(Layer::ReadOnly, format!("`{name}` has no side effects"));
+        }
+        if prepared.is_read_only_command(env) {
+            return Decision::allow(
+                Layer::ReadOnly,
+                format!(
+                    "`{}` is a read-only command inside the workspace",
+                    prepared.display(&name)
+                ),
+            );
+        }
+        if call.tool.specifier_kind() == SpecifierKind::Shell
+            && self.constraints.as_ref().is_some_and(|c| {
+                c.terminal == crate::constraints::TerminalAccess::RestrictedCommands
+            })
+        {
+            return Decision::deny(
+                Layer::Constraint,
+                format!(
+                    "agent `{}` may run only read-only commands and commands an allow rule names; `{}` is neither \
+                     (add an allow rule such as `{name}({})` or raise the agent's terminal access)",
+                    self.id,
+                    prepared.display(&name),
+                    prepared.suggestion()
+                ),
+            );
+        }
+        self.mode_default(call, &prepared, &name, env)
+    }
+
+    fn mode_default(
+        &self,
+        call: &Call<'_>,
+        prepared: &Prepared,
+        name: &str,
+        env: &Env<'_>,
+    ) -> Decision {
+        let shown = prepared.display(name);
+        match self.mode {
+            Mode::Autonomous => {
+                Decision::allow(Layer::Mode, format!("autonomous mode allows `{shown}`"))
+            }
+            Mode::AcceptEdits if prepared.is_workspace_edit(&call.tool, env) => Decision::allow(
+                Layer::Mode,
+                format!("accept-edits mode allows editing `{shown}` inside the workspace"),
+            ),
+            Mode::Plan => Decision::deny(
+                Layer::Mode,
+                format!("plan mode allows no side effects (`{shown}`)"),
+            ),
+            Mode::Default | Mode::AcceptEdits => Decision::ask(
+                Layer::Mode,
+                format!(
+                    "`{shown}` has side effects and no allow rule covers it; approve it, or add an allow rule such as `{name}({})`",
+                    prepared.suggestion()
+                ),
+            ),
+        }
+    }
+}
+
+pub(crate) fn path_env<'a>(env: &Env<'a>) -> PathEnv<'a> {
+    PathEnv {
+        workspace: env.workspace,
+        cwd: env.cwd,
+        home: env.home,
+    }
+}

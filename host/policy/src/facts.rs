@@ -1,0 +1,50 @@
+//! What the engine is told about a call. The caller fills these in from
+//! the tool's spec and the call's arguments; the engine trusts nothing
+//! else.
+
+use crate::rule::SpecifierKind;
+
+/// The parts of a tool's spec that decisions depend on.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolFacts<'a> {
+    /// The tool name (normalised by the engine: trimmed, lower-cased).
+    pub name: &'a str,
+    /// Its category, e.g. `file-system`.
+    pub category: &'a str,
+    /// Its action type, e.g. `code:write`.
+    pub action_type: &'a str,
+    pub side_effect: bool,
+    /// True when the backend runs it isolated (a wasm instance, a container).
+    pub isolated: bool,
+}
+
+impl ToolFacts<'_> {
+    /// How this tool's specifier is read: terminal tools take shell command
+    /// lines, file-system tools paths, anything else plain text.
+    pub fn specifier_kind(&self) -> SpecifierKind {
+        match self.category {
+            "terminal" => SpecifierKind::Shell,
+            "file-system" => SpecifierKind::Path,
+            _ => SpecifierKind::Plain,
+        }
+    }
+}
+
+/// One call: the tool, its rendered specifier, and for path specifiers the
+/// same path with symlinks resolved (when the caller could resolve it).
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    pub tool: ToolFacts<'a>,
+    pub specifier: Option<&'a str>,
+    pub resolved_path: Option<&'a str>,
+}
+
+/// Where the agent works, in the namespace its paths use. All absolute.
+#[derive(Debug, Clone, Copy)]
+pub struct Env<'a> {
+    pub workspace: &'a str,
+    /// The project directory; the workspace unless configured otherwise.
+    pub project: &'a str,
+    pub cwd: &'a str,
+    pub home: &'a str,
+}

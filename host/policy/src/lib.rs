@@ -1,0 +1,44 @@
+//! Warden's decision engine. Pure: no I/O, no async, no clock reads.
+//!
+//! Attack: an agent (confused, or steered by injected text) calling a tool
+//! it should not, or calling an allowed tool in a way that does damage —
+//! a destructive command hidden behind a harmless one or a wrapper, a path
+//! that climbs out of the workspace, a side effect in a read-only mode.
+//! Every call is decided here from data alone, in a fixed order of layers
+//! (see [`AgentPolicy::decide`]), and the answer says which layer and which
+//! rule decided and what would change it.
+//!
+//! Owns: access levels and their categories, sub-constraints, action types,
+//! rules, shell-aware and path-aware matching, modes, circuit breakers.
+//! Does not own: reading files or clocks, asking people, running tools.
+//! Categories and the action-type taxonomy come from `warden-api` at
+//! construction; this crate depends on no other Warden crate.
+
+mod action;
+pub mod config;
+mod constraints;
+mod constraints_check;
+mod decision;
+mod engine;
+mod error;
+mod facts;
+pub mod glob;
+mod level;
+mod mode;
+pub mod path;
+mod rule;
+pub mod shell;
+mod specifier;
+
+pub use action::{ActionSelector, ActionTypes};
+pub use constraints::{
+    CodeExecution, ConstraintOverrides, FileScope, GitAccess, NetworkMode, SubConstraints,
+    TerminalAccess,
+};
+pub use decision::{Decision, Layer, Verdict};
+pub use engine::{AgentPolicy, Policy};
+pub use error::PolicyError;
+pub use facts::{Call, Env, ToolFacts};
+pub use level::{LEVEL_CATEGORIES, Level, known_categories};
+pub use mode::Mode;
+pub use rule::{Rule, RuleSet, SpecifierKind};

@@ -1,0 +1,143 @@
+//! Path specifiers for file tools.
+//!
+//! Attack: a call whose path reads differently to the rule than to the
+//! filesystem — `src/../.env`, `//etc//passwd`, `./secrets/./key` — slipping
+//! past a deny rule. Paths are made absolute against the call's working
+//! directory and normalised lexically before any rule sees them; a NUL byte
+//! is refused outright. Symlinks are resolved by the caller (this crate
+//! does no I/O), which passes the resolved path too: deny and ask rules
+//! fire on either form, allow rules must cover both.
+//!
+//! Patterns use gitignore-style anchors: `//abs` from the filesystem root,
+//! `~/x` from home, `/x` from the workspace root, `./x` or `x/y` from the
+//! working directory, and a pattern with no `/` (`*.env`) matches a name
+//! at any depth. `*` and `?` stay inside one path segment, `**` spans any
+//! number of them, and a pattern naming a directory covers everything in
+//! it.
+
+use crate::glob;
+
+/// Where a path pattern is anchored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Anchor {
+    Root,
+    Home,
+    Workspace,
+    Cwd,
+    AnyDepth,
+}
+
+/// The places relative paths and anchors resolve against: all absolute,
+/// in the namespace the agent's paths use.
+#[derive(Debug, Clone, Copy)]
+pub struct PathEnv<'a> {
+    pub workspace: &'a str,
+    pub cwd: &'a str,
+    pub home: &'a str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathPattern {
+    anchor: Anchor,
+    rest: String,
+}
+
+impl PathPattern {
+    pub fn parse(raw: &str) -> PathPattern {
+        let raw = raw.trim();
+        let (anchor, rest) = if let Some(r) = raw.strip_prefix("//") {
+            (Anchor::Root, r)
+        } else if raw == "~" {
+            (Anchor::Home, "")
+        } else if let Some(r) = raw.strip_prefix("~/") {
+            (Anchor::Home, r)
+        } else if let Some(r) = raw.strip_prefix('/') {
+            (Anchor::Workspace, r)
+        } else if raw.contains('/') {
+            (Anchor::Cwd, raw)
+        } else {
+            (Anchor::AnyDepth, raw)
+        };
+        PathPattern {
+            anchor,
+            rest: rest.to_owned(),
+        }
+    }
+
+    /// Whether an absolute, normalised path is matched by this pattern (or
+    /// lies inside a directory it matches).
+    pub fn matches(&self, path: &str, env: &PathEnv<'_>) -> bool {
+        let base = match self.anchor {
+            Anchor::Root | Anchor::AnyDepth => "/",
+            Anchor::Home => env.home,
+            Anchor::Workspace => env.workspace,
+            Anchor::Cwd => env.cwd,
+        };
+        let full = if self.anchor == Anchor::AnyDepth {
+            format!("/**/{}", self.rest)
+        } else {
+            format!("{base}/{}", self.rest)
+        };
+        let Ok(pattern) = normalize(&full, "/") else {
+            return false;
+        };
+        let pattern: Vec<&str> = segments(&pattern).collect();
+        let path: Vec<&str> = segments(path).collect();
+        match_segments(&pattern, &path)
+    }
+}
+
+fn segments(path: &str) -> impl Iterator<Item = &str> {
+    path.split('/').filter(|s| !s.is_empty())
+}
+
+/// Pattern segments against path segments; the pattern may end before the
+/// path does (a directory covers its contents).
+fn match_segments(pattern: &[&str], path: &[&str]) -> bool {
+    match pattern.split_first() {
+        None => true,
+        Some((&"**", rest)) => (0..=path.len()).any(|skip| match_segments(rest, &path[skip..])),
+        Some((seg, rest)) => match path.split_first() {
+            Some((p, path_rest)) => glob::matches(seg, p) && match_segments(rest, path_rest),
+            None => false,
+        },
+    }
+}
+
+/// Makes `path` absolute against `cwd` and removes `.`, `..` and repeated
+/// separators without touching the filesystem. `..` at the root stays at
+/// the root, as the kernel does. A NUL byte is an error.
+pub fn normalize(path: &str, cwd: &str) -> Result<String, String> {
+    if path.contains('\0') || cwd.contains('\0') {
+        return Err(format!("path {path:?} contains a NUL byte"));
+    }
+    let joined = if path.starts_with('/') {
+        path.to_owned()
+    } else {
+        format!("{cwd}/{path}")
+    };
+    let mut out: Vec<&str> = Vec::new();
+    for seg in segments(&joined) {
+        match seg {
+            "." => {}
+            ".." => {
+                out.pop();
+            }
+            s => out.push(s),
+        }
+    }
+    Ok(format!("/{}", out.join("/")))
+}
+
+/// Whether `path` is `dir` or inside it (both absolute and normalised).
+pub fn is_within(path: &str, dir: &str) -> bool {
+    let dir = dir.trim_end_matches('/');
+    dir.is_empty()
+        || path == dir
+        || path
+            .strip_prefix(dir)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,487 @@
+//! Rule patterns: word-based globs such as `npm run *`, `git status`, `rm -rf *`.
+//!
+//! Matching works on words, not on raw text, so quoting cannot make a command look different to
+//! the matcher than to the shell, and `npm run *` does not match `npm runner`. Both sides become
+//! sequences of characters with a word separator (`SEP`) that no character can equal; `*`
+//! matches any run, separators included. A trailing ` *` also matches nothing (`ls *` matches
+//! `ls`). For deny rules the match is deliberately loose (whitespace inside a quoted word counts
+//! as a word break, and short flags are compared as a set, so `rm -rf *` also catches
+//! `rm -r -f /` and `rm --recursive --force ~`); for allow rules it is strict.
+
+use std::borrow::Borrow;
+
+use super::lex::Word;
+use super::wrappers::{program_name, system_program};
+use super::{CommandLine, SubCommand};
+
+/// Separates words. Outside the Unicode range, so no input character equals it.
+const SEP: u32 = 0x11_0000;
+/// A `*` in a pattern.
+const STAR: u32 = 0x11_0001;
+/// A `?` (any one character) in a command-name glob.
+const ANY: u32 = 0x11_0002;
+
+/// A compiled rule pattern. Compile once, match many times.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    source: String,
+    /// Alternatives for allow matching (with and without the trailing ` *`).
+    strict: Vec<Vec<u32>>,
+    /// Alternatives for deny matching.
+    loose: Vec<Vec<u32>>,
+    has_star: bool,
+    /// The first word when it has no `*`, for command names that are globs (`/bin/r? -rf /`).
+    first_literal: Option<String>,
+    /// Flag set and remaining words, when the pattern has flags (deny only).
+    norm: Option<Norm>,
+}
+
+#[derive(Debug, Clone)]
+struct Norm {
+    flags: Vec<String>,
+    rest: Vec<Vec<u32>>,
+}
+
+/// One way of reading a subcommand for deny matching.
+#[derive(Debug, Clone)]
+pub(crate) struct DenyForm {
+    units: Vec<u32>,
+    /// The command word's glob and the units after it, when the command name is a glob.
+    glob_cmd: Option<(String, Vec<u32>)>,
+    /// The flags as a sorted set and the other words, when this is the basename form.
+    norm: Option<(Vec<String>, Vec<u32>)>,
+}
+
+fn is_ifs(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n')
+}
+
+/// Lexes a pattern into words of units; `*` is a wildcard unless escaped with `\`.
+fn lex_pattern(src: &str) -> Vec<Vec<u32>> {
+    let mut words = Vec::new();
+    let mut cur: Vec<u32> = Vec::new();
+    let mut in_word = false;
+    let mut it = src.chars().peekable();
+    while let Some(c) = it.next() {
+        match c {
+            c if is_ifs(c) || c == '\r' => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            '\\' => {
+                if let Some(n) = it.next() {
+                    cur.push(u32::from(n));
+                }
+                in_word = true;
+            }
+            '\'' | '"' => {
+                in_word = true;
+                while let Some(q) = it.next() {
+                    if q == c {
+                        break;
+                    }
+                    if c == '"'
+                        && q == '\\'
+                        && it
+                            .peek()
+                            .is_some_and(|n| matches!(n, '"' | '\\' | '$' | '`'))
+                    {
+                        if let Some(n) = it.next() {
+                            cur.push(u32::from(n));
+                        }
+                        continue;
+                    }
+                    cur.push(if q == '*' { STAR } else { u32::from(q) });
+                }
+            }
+            '*' => {
+                cur.push(STAR);
+                in_word = true;
+            }
+            c => {
+                cur.push(u32::from(c));
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    // Claude Code's `npm run test:*` means `npm run test *`.
+    if let Some(last) = words.last_mut()
+        && last.len() >= 2
+        && last.ends_with(&[u32::from(':'), STAR])
+    {
+        last.truncate(last.len() - 2);
+        if last.is_empty() {
+            words.pop();
+        }
+        words.push(vec![STAR]);
+    }
+    words
+}
+
+fn join(words: &[Vec<u32>]) -> Vec<u32> {
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if i > 0 {
+            out.push(SEP);
+        }
+        out.extend_from_slice(w);
+    }
+    out
+}
+
+/// `a b *` matches `a b` and `a b ...`: two alternatives.
+fn alternatives(words: &[Vec<u32>]) -> Vec<Vec<u32>> {
+    let tail = words.len() >= 2 && words.last().is_some_and(|w| w.as_slice() == [STAR]);
+    if !tail {
+        return if words.is_empty() {
+            Vec::new()
+        } else {
+            vec![join(words)]
+        };
+    }
+    let base = words.get(..words.len() - 1).unwrap_or(&[]);
+    let exact = join(base);
+    let mut open = exact.clone();
+    open.push(SEP);
+    open.push(STAR);
+    vec![exact, open]
+}
+
+/// Splits words further at whitespace inside them (deny matching ignores quoting of spaces).
+fn loosen(words: &[Vec<u32>]) -> Vec<Vec<u32>> {
+    let mut out = Vec::new();
+    for w in words {
+        for piece in w.split(|&u| char::from_u32(u).is_some_and(is_ifs)) {
+            if !piece.is_empty() {
+                out.push(piece.to_vec());
+            }
+        }
+    }
+    out
+}
+
+fn literal(word: &[u32]) -> Option<String> {
+    word.iter()
+        .map(|&u| if u == STAR { None } else { char::from_u32(u) })
+        .collect()
+}
+
+fn units(s: &str) -> impl Iterator<Item = u32> + '_ {
+    s.chars().map(u32::from)
+}
+
+/// Flags compared as a set for deny rules; a few long spellings map to the short one.
+fn canonical_flag(cmd: &str, flag: &str) -> String {
+    let long_prefix = |full: &str, min: usize| flag.len() >= min && full.starts_with(flag);
+    let canon = match cmd {
+        "rm" if flag == "-R" || long_prefix("--recursive", 3) => "-r",
+        "rm" if long_prefix("--force", 3) => "-f",
+        "cp" if flag == "-R" || long_prefix("--recursive", 5) => "-r",
+        "chmod" | "chown" | "chgrp" if long_prefix("--recursive", 5) => "-R",
+        _ => flag,
+    };
+    canon.to_string()
+}
+
+/// Splits arguments into a sorted flag set and the other words. `-rf` is `-r -f`.
+fn split_flags<'a>(
+    cmd: &str,
+    args: impl Iterator<Item = Option<&'a str>>,
+) -> (Vec<String>, Vec<usize>) {
+    let mut flags = Vec::new();
+    let mut rest = Vec::new();
+    let mut done = false;
+    for (i, a) in args.enumerate() {
+        match a {
+            Some("--") if !done => done = true,
+            Some(f) if !done && f.len() >= 2 && f.starts_with('-') => {
+                let body = f.get(1..).unwrap_or("");
+                if !f.starts_with("--")
+                    && body.len() > 1
+                    && body.chars().all(|c| c.is_ascii_alphabetic())
+                {
+                    for c in body.chars() {
+                        flags.push(canonical_flag(cmd, &format!("-{c}")));
+                    }
+                } else {
+                    flags.push(canonical_flag(cmd, f));
+                }
+            }
+            _ => rest.push(i),
+        }
+    }
+    flags.sort_unstable();
+    flags.dedup();
+    (flags, rest)
+}
+
+impl Pattern {
+    /// Compiles a pattern. Words are split on whitespace; quotes are removed as in the shell;
+    /// `*` is a wildcard anywhere (write `\*` for a literal star); a trailing ` *` or `:*` means
+    /// "these words, then anything or nothing".
+    pub fn parse(src: &str) -> Pattern {
+        let words = lex_pattern(src);
+        let has_star = words.iter().flatten().any(|&u| u == STAR);
+        let strict = alternatives(&words);
+        let lwords = loosen(&words);
+        let mut loose = alternatives(&lwords);
+        let first = lwords.first().and_then(|w| literal(w));
+        if let Some(f) = &first
+            && f.contains('/')
+        {
+            let mut based = lwords.clone();
+            if let Some(w) = based.first_mut() {
+                *w = units(program_name(f)).collect();
+            }
+            loose.extend(alternatives(&based));
+        }
+        let norm = first.as_deref().and_then(|f| {
+            let cmd = program_name(f);
+            let args = lwords
+                .iter()
+                .skip(1)
+                .map(|w| literal(w))
+                .collect::<Vec<_>>();
+            let (flags, rest_idx) = split_flags(cmd, args.iter().map(|a| a.as_deref()));
+            if flags.is_empty() {
+                return None;
+            }
+            let mut rest: Vec<Vec<u32>> = vec![units(cmd).collect()];
+            rest.extend(rest_idx.iter().filter_map(|&i| lwords.get(i + 1).cloned()));
+            Some(Norm {
+                flags,
+                rest: alternatives(&rest),
+            })
+        });
+        Pattern {
+            source: src.to_string(),
+            strict,
+            loose,
+            has_star,
+            first_literal: first.as_deref().map(|f| program_name(f).to_string()),
+            norm,
+        }
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// True if the pattern contains a `*` wildcard.
+    pub fn has_wildcard(&self) -> bool {
+        self.has_star
+    }
+
+    fn matches_deny_form(&self, f: &DenyForm) -> bool {
+        if self.loose.iter().any(|p| glob(p, &f.units)) {
+            return true;
+        }
+        if let (Some(first), Some((g, rest))) = (&self.first_literal, &f.glob_cmd)
+            && word_glob(g, first)
+        {
+            let mut subject: Vec<u32> = units(first).collect();
+            subject.extend_from_slice(rest);
+            if self.loose.iter().any(|p| glob(p, &subject)) {
+                return true;
+            }
+        }
+        if let (Some(n), Some((flags, rest))) = (&self.norm, &f.norm) {
+            return is_subset(&n.flags, flags) && n.rest.iter().any(|p| glob(p, rest));
+        }
+        false
+    }
+
+    fn covers(&self, sub: &SubCommand) -> bool {
+        sub.allow_forms
+            .iter()
+            .any(|f| self.strict.iter().any(|p| glob(p, f)))
+    }
+}
+
+fn is_subset(small: &[String], big: &[String]) -> bool {
+    small.iter().all(|f| big.binary_search(f).is_ok())
+}
+
+/// Glob over units: `STAR` matches any run (word separators included), `ANY` one character;
+/// the rest match exactly. Linear backtracking on the last star, so hostile globs stay cheap.
+fn glob(p: &[u32], s: &[u32]) -> bool {
+    let (mut pi, mut si) = (0usize, 0usize);
+    let mut back: Option<(usize, usize)> = None;
+    loop {
+        let Some(&su) = s.get(si) else {
+            return p
+                .get(pi..)
+                .is_some_and(|rest| rest.iter().all(|&u| u == STAR));
+        };
+        match p.get(pi) {
+            Some(&STAR) => {
+                back = Some((pi, si));
+                pi += 1;
+                continue;
+            }
+            Some(&pu) if pu == su || (pu == ANY && su != SEP) => {
+                pi += 1;
+                si += 1;
+                continue;
+            }
+            _ => {}
+        }
+        match back {
+            Some((bp, bs)) => {
+                pi = bp + 1;
+                si = bs + 1;
+                back = Some((bp, bs + 1));
+            }
+            None => return false,
+        }
+    }
+}
+
+/// Could the shell glob `g` (a command name such as `r?` or `/bin/r*`) name `name`? Bracket
+/// expressions are read as "any character", which errs towards yes.
+pub(crate) fn word_glob(g: &str, name: &str) -> bool {
+    let mut p: Vec<u32> = Vec::new();
+    let mut chars = g.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' => p.push(STAR),
+            '?' => p.push(ANY),
+            '[' => {
+                for n in chars.by_ref() {
+                    if n == ']' {
+                        break;
+                    }
+                }
+                p.push(ANY);
+            }
+            c => p.push(u32::from(c)),
+        }
+    }
+    let name: Vec<u32> = units(name).collect();
+    glob(&p, &name)
+}
+
+fn push_loose(out: &mut Vec<u32>, text: &str) {
+    for piece in text.split(is_ifs) {
+        if piece.is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push(SEP);
+        }
+        out.extend(units(piece));
+    }
+}
+
+/// Deny forms for the command starting at word `s`: the command name as its basename (and as
+/// written, when that differs), with flag normalisation on the basename form.
+pub(crate) fn deny_forms(words: &[Word], s: usize) -> Vec<DenyForm> {
+    let Some(cmd) = words.get(s) else {
+        return Vec::new();
+    };
+    let args = words.get(s + 1..).unwrap_or(&[]);
+    let base = program_name(&cmd.text);
+    let mut rest_units = Vec::new();
+    for a in args {
+        push_loose(&mut rest_units, &a.text);
+    }
+    let with_first = |first: &str| {
+        let mut u = Vec::new();
+        push_loose(&mut u, first);
+        if !rest_units.is_empty() {
+            if !u.is_empty() {
+                u.push(SEP);
+            }
+            u.extend_from_slice(&rest_units);
+        }
+        u
+    };
+    let (flags, idx) = split_flags(base, args.iter().map(|a| Some(a.text.as_str())));
+    let mut rest = Vec::new();
+    push_loose(&mut rest, base);
+    for i in idx {
+        if let Some(a) = args.get(i) {
+            push_loose(&mut rest, &a.text);
+        }
+    }
+    let norm = Some((flags, rest));
+    let glob_cmd = cmd.glob.then(|| {
+        let mut after = Vec::new();
+        if !rest_units.is_empty() {
+            after.push(SEP);
+            after.extend_from_slice(&rest_units);
+        }
+        (base.to_string(), after)
+    });
+    let mut forms = vec![DenyForm {
+        units: with_first(base),
+        glob_cmd,
+        norm,
+    }];
+    if base != cmd.text {
+        forms.push(DenyForm {
+            units: with_first(&cmd.text),
+            glob_cmd: None,
+            norm: None,
+        });
+    }
+    forms
+}
+
+/// Allow forms for the command starting at word `s`: words exactly as the shell passes them,
+/// with a system-directory program path read as the program.
+pub(crate) fn allow_forms(words: &[Word], s: usize) -> Vec<Vec<u32>> {
+    let Some(cmd) = words.get(s) else {
+        return Vec::new();
+    };
+    let args = words.get(s + 1..).unwrap_or(&[]);
+    let form = |first: &str| {
+        let mut u: Vec<u32> = units(first).collect();
+        for a in args {
+            u.push(SEP);
+            u.extend(units(&a.text));
+        }
+        u
+    };
+    let name = system_program(&cmd.text);
+    let mut forms = vec![form(name)];
+    if name != cmd.text {
+        forms.push(form(&cmd.text));
+    }
+    forms
+}
+
+/// For deny and ask rules: true if the pattern matches any subcommand, through every wrapper and
+/// into nested command text.
+pub fn matches_any_pattern(pattern: &Pattern, line: &CommandLine) -> bool {
+    line.subs.iter().any(|sub| {
+        sub.deny_forms.iter().any(|f| pattern.matches_deny_form(f))
+            || sub.nested.iter().any(|n| matches_any_pattern(pattern, n))
+    })
+}
+
+/// For allow rules: true only if every subcommand is covered by some pattern. A subcommand (or
+/// line) with anything opaque is covered only by a pattern without `*`.
+/// Accepts `&[Pattern]` or `&[&Pattern]`.
+pub fn allowed_by_patterns<P: Borrow<Pattern>>(patterns: &[P], line: &CommandLine) -> bool {
+    if line.subs.is_empty() {
+        return false;
+    }
+    let line_opaque = !line.reasons.is_empty();
+    line.subs.iter().all(|sub| {
+        let opaque = line_opaque || sub.is_opaque();
+        if sub.noop && !opaque {
+            return true;
+        }
+        patterns
+            .iter()
+            .map(Borrow::borrow)
+            .any(|p: &Pattern| !(opaque && p.has_star) && p.covers(sub))
+    })
+}

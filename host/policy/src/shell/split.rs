@@ -1,0 +1,256 @@
+//! Splitter: turns tokens into the flat list of simple commands bash would run.
+//!
+//! A rule written for one command must not be satisfied by a line that runs two, so the line is
+//! cut at every `&&`, `||`, `;`, `|`, `|&`, `&` and newline, and the contents of subshells,
+//! groups, loops, conditionals and function bodies become subcommands of their own. Reserved
+//! words (`if`, `then`, `do`, `!`, `{`, ...) are dropped so `then rm -rf /` is seen as
+//! `rm -rf /`. Function definitions are recorded so fork bombs are caught under any name.
+
+use std::cell::Cell;
+
+use super::classify::build_sub;
+use super::lex::{Op, RawRedirect, Tok, Word};
+use super::{CommandLine, FunctionDef, SubCommand};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Group {
+    Paren,
+    Brace,
+}
+
+#[derive(Debug)]
+struct OpenFn {
+    name: String,
+    /// Group depth outside the body; the body ends when the stack returns to it.
+    level: usize,
+    first_sub: usize,
+    started: bool,
+    concurrent: bool,
+}
+
+struct Parser<'b> {
+    depth: usize,
+    budget: &'b Cell<usize>,
+    subs: Vec<SubCommand>,
+    reasons: Vec<String>,
+    functions: Vec<FunctionDef>,
+    words: Vec<Word>,
+    redirs: Vec<RawRedirect>,
+    cur_reasons: Vec<String>,
+    for_header: bool,
+    groups: Vec<Group>,
+    open_fns: Vec<OpenFn>,
+    /// After `function NAME`: the `()` that may follow is part of the definition.
+    fn_keyword_name: bool,
+    expect_fn_name: bool,
+}
+
+/// Builds a command line from a token sequence.
+pub(crate) fn build(toks: Vec<Tok>, depth: usize, budget: &Cell<usize>) -> CommandLine {
+    let mut p = Parser {
+        depth,
+        budget,
+        subs: Vec::new(),
+        reasons: Vec::new(),
+        functions: Vec::new(),
+        words: Vec::new(),
+        redirs: Vec::new(),
+        cur_reasons: Vec::new(),
+        for_header: false,
+        groups: Vec::new(),
+        open_fns: Vec::new(),
+        fn_keyword_name: false,
+        expect_fn_name: false,
+    };
+    let mut it = toks.into_iter().peekable();
+    while let Some(tok) = it.next() {
+        let before_paren = matches!(it.peek(), Some(Tok::Op(Op::RParen)));
+        match tok {
+            Tok::Word(w) => {
+                p.fn_keyword_name = false;
+                p.word(w);
+            }
+            Tok::Redir(r) => p.redirs.push(r),
+            Tok::Op(Op::LParen) => {
+                if p.fn_keyword_name && before_paren {
+                    it.next();
+                    p.fn_keyword_name = false;
+                } else if p.words.is_empty() && p.redirs.is_empty() {
+                    p.open_group(Group::Paren);
+                } else if before_paren && p.words.len() == 1 {
+                    it.next();
+                    if let Some(name) = p.words.pop() {
+                        p.define_function(name.text);
+                    }
+                } else {
+                    p.cur_reasons.push("unexpected `(`".to_string());
+                    p.finish();
+                    p.open_group(Group::Paren);
+                }
+            }
+            Tok::Op(Op::RParen) => {
+                p.finish();
+                p.close_group(Group::Paren);
+            }
+            Tok::Op(op) => {
+                p.fn_keyword_name = false;
+                p.finish();
+                if matches!(op, Op::Pipe | Op::PipeAll | Op::Amp) {
+                    for f in p.open_fns.iter_mut().filter(|f| f.started) {
+                        f.concurrent = true;
+                    }
+                }
+            }
+        }
+    }
+    p.end()
+}
+
+impl Parser<'_> {
+    fn word(&mut self, mut w: Word) {
+        if self.expect_fn_name {
+            self.expect_fn_name = false;
+            self.define_function(w.text);
+            self.fn_keyword_name = true;
+            return;
+        }
+        // `f(){:|:&}` is not valid bash, but it is written as a fork bomb: read `{:` as `{ :`.
+        if let Some(f) = self.open_fns.last()
+            && !f.started
+            && !w.quoted
+            && w.text.len() > 1
+            && let Some(rest) = w.text.strip_prefix('{')
+        {
+            w.text = rest.to_string();
+            self.open_group(Group::Brace);
+        }
+        if let Some(f) = self.open_fns.last()
+            && !f.started
+            && w.text != "{"
+        {
+            // A body that is not a group is a syntax error; end the definition here.
+            self.close_function();
+        }
+        if self.words.is_empty() && !w.quoted && !w.expands() {
+            match w.text.as_str() {
+                "if" | "then" | "else" | "elif" | "fi" | "do" | "done" | "while" | "until"
+                | "!" | "esac" | "coproc" => return,
+                "{" => {
+                    self.open_group(Group::Brace);
+                    return;
+                }
+                "}" => {
+                    self.close_group(Group::Brace);
+                    return;
+                }
+                "function" => {
+                    self.expect_fn_name = true;
+                    return;
+                }
+                "case" => self.cur_reasons.push("case statement".to_string()),
+                "for" | "select" => self.for_header = true,
+                _ => {}
+            }
+        }
+        self.words.push(w);
+    }
+
+    fn define_function(&mut self, name: String) {
+        self.finish();
+        let sub = build_sub(
+            vec![Word {
+                text: name.clone(),
+                ..Word::default()
+            }],
+            Vec::new(),
+            vec!["function definition".to_string()],
+            self.depth,
+            false,
+            self.budget,
+        );
+        self.subs.push(sub);
+        self.open_fns.push(OpenFn {
+            name,
+            level: self.groups.len(),
+            first_sub: self.subs.len(),
+            started: false,
+            concurrent: false,
+        });
+    }
+
+    fn close_function(&mut self) {
+        if let Some(f) = self.open_fns.pop() {
+            self.functions.push(FunctionDef {
+                name: f.name,
+                body: f.first_sub..self.subs.len(),
+                concurrent: f.concurrent,
+            });
+        }
+    }
+
+    fn open_group(&mut self, g: Group) {
+        self.groups.push(g);
+        let len = self.groups.len();
+        let subs = self.subs.len();
+        if let Some(f) = self.open_fns.last_mut()
+            && !f.started
+            && len == f.level + 1
+        {
+            f.started = true;
+            f.first_sub = subs;
+        }
+    }
+
+    fn close_group(&mut self, g: Group) {
+        if self.groups.last() != Some(&g) {
+            let what = if g == Group::Paren { "`)`" } else { "`}`" };
+            self.reasons.push(format!("unbalanced {what}"));
+            return;
+        }
+        self.groups.pop();
+        while self
+            .open_fns
+            .last()
+            .is_some_and(|f| f.started && f.level == self.groups.len())
+        {
+            self.close_function();
+        }
+    }
+
+    fn finish(&mut self) {
+        let words = std::mem::take(&mut self.words);
+        let redirs = std::mem::take(&mut self.redirs);
+        let reasons = std::mem::take(&mut self.cur_reasons);
+        let for_header = std::mem::replace(&mut self.for_header, false);
+        if words.is_empty() && redirs.is_empty() {
+            self.reasons.extend(reasons);
+            return;
+        }
+        let sub = build_sub(words, redirs, reasons, self.depth, for_header, self.budget);
+        self.subs.push(sub);
+    }
+
+    fn end(mut self) -> CommandLine {
+        self.finish();
+        if self.expect_fn_name {
+            self.reasons.push("function definition".to_string());
+        }
+        if !self.groups.is_empty() {
+            self.reasons.push("unclosed `(` or `{`".to_string());
+        }
+        while !self.open_fns.is_empty() {
+            self.close_function();
+        }
+        let mut reasons: Vec<String> = Vec::new();
+        for r in self.reasons {
+            if !reasons.contains(&r) {
+                reasons.push(r);
+            }
+        }
+        CommandLine {
+            subs: self.subs,
+            reasons,
+            functions: self.functions,
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! A call's specifier, parsed once per decision in the form its tool
+//! needs, and the matching questions the engine asks of it.
+
+use crate::engine::path_env;
+use crate::facts::{Call, Env};
+use crate::path::{is_within, normalize};
+use crate::rule::{Rule, SpecifierKind};
+use crate::{ToolFacts, glob, shell};
+
+pub(crate) enum Prepared {
+    /// The tool has no specifier: only unscoped rules apply.
+    None,
+    Shell {
+        line: shell::CommandLine,
+        text: String,
+    },
+    /// The normalised path and, when it differs, the symlink-resolved one.
+    Path {
+        paths: Vec<String>,
+        text: String,
+    },
+    Plain(String),
+}
+
+impl Prepared {
+    pub fn new(call: &Call<'_>, env: &Env<'_>) -> Result<Prepared, String> {
+        let Some(text) = call.specifier else {
+            return Ok(Prepared::None);
+        };
+        Ok(match call.tool.specifier_kind() {
+            SpecifierKind::Shell => Prepared::Shell {
+                line: shell::CommandLine::parse(text),
+                text: text.to_owned(),
+            },
+            SpecifierKind::Path => {
+                let lexical = normalize(text, env.cwd)?;
+                let mut paths = vec![lexical.clone()];
+                if let Some(resolved) = call.resolved_path {
+                    let resolved = normalize(resolved, env.cwd)?;
+                    if resolved != lexical {
+                        paths.push(resolved);
+                    }
+                }
+                Prepared::Path {
+                    paths,
+                    text: lexical,
+                }
+            }
+            SpecifierKind::Plain => Prepared::Plain(text.to_owned()),
+        })
+    }
+
+    /// `tool(specifier)` as decisions show it.
+    pub fn display(&self, name: &str) -> String {
+        match self {
+            Prepared::None => name.to_owned(),
+            Prepared::Shell { text, .. } | Prepared::Path { text, .. } | Prepared::Plain(text) => {
+                format!("{name}({text})")
+            }
+        }
+    }
+
+    /// A specifier for an allow rule covering exactly this call.
+    pub fn suggestion(&self) -> String {
+        match self {
+            Prepared::None => "*".to_owned(),
+            Prepared::Shell { text, .. } | Prepared::Plain(text) => text.clone(),
+            Prepared::Path { text, .. } => {
+                format!("/{}", text.trim_start_matches('/')).replacen('/', "//", 1)
+            }
+        }
+    }
+
+    /// For deny and ask rules: does the rule fire on any part of the call?
+    pub fn fires(&self, rule: &Rule, env: &Env<'_>) -> bool {
+        if !rule.is_scoped() {
+            return true;
+        }
+        match self {
+            Prepared::None => false,
+            Prepared::Shell { line, .. } => rule
+                .shell()
+                .is_some_and(|p| shell::matches_any_pattern(p, line)),
+            Prepared::Path { paths, .. } => {
+                let penv = path_env(env);
+                rule.path()
+                    .is_some_and(|p| paths.iter().any(|path| p.matches(path, &penv)))
+            }
+            Prepared::Plain(text) => rule.raw_spec().is_some_and(|s| glob::matches(s, text)),
+        }
+    }
+
+    /// For allow rules: do they cover the whole call? Returns the rule(s)
+    /// to cite.
+    pub fn covered_by(&self, rules: &[&Rule], env: &Env<'_>) -> Option<String> {
+        // First match wins: the first rule that covers the call alone.
+        let alone = rules.iter().find(|r| {
+            !r.is_scoped()
+                || match self {
+                    Prepared::None => false,
+                    Prepared::Shell { line, .. } => r
+                        .shell()
+                        .is_some_and(|p| shell::allowed_by_patterns(&[p], line)),
+                    Prepared::Path { paths, .. } => {
+                        let penv = path_env(env);
+                        r.path()
+                            .is_some_and(|p| paths.iter().all(|path| p.matches(path, &penv)))
+                    }
+                    Prepared::Plain(text) => r.raw_spec().is_some_and(|s| glob::matches(s, text)),
+                }
+        });
+        if let Some(r) = alone {
+            return Some(r.text().to_owned());
+        }
+        // A compound command may be covered part by part by several rules.
+        match self {
+            Prepared::Shell { line, .. } => {
+                let patterns: Vec<&shell::Pattern> =
+                    rules.iter().filter_map(|r| r.shell()).collect();
+                shell::allowed_by_patterns(&patterns, line).then(|| {
+                    rules
+                        .iter()
+                        .map(|r| r.text())
+                        .collect::<Vec<_>>()
+                        .join("` + `")
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// A destructive command or path that always needs a person.
+    pub fn circuit_breaker(&self, tool: &ToolFacts<'_>, env: &Env<'_>) -> Option<String> {
+        match self {
+            Prepared::Shell { line, .. } => shell::circuit_breaker(line, env.workspace, env.cwd, env.home),
+            Prepared::Path { paths, .. } if tool.action_type == "code:delete" => paths.iter().find_map(|p| {
+                let critical = p == "/"
+                    || p.matches('/').count() == 1
+                    || is_within(env.workspace, p)
+                    || is_within(env.project, p)
+                    || is_within(env.home, p);
+                critical.then(|| format!("deleting `{p}` would remove a root, the home directory or the workspace"))
+            }),
+            _ => None,
+        }
+    }
+
+    pub fn is_read_only_command(&self, env: &Env<'_>) -> bool {
+        match self {
+            Prepared::Shell { line, .. } => {
+                shell::is_read_only(line, env.workspace, env.cwd, env.home)
+            }
+            _ => false,
+        }
+    }
+
+    /// An edit-safe file tool (write or create, not delete) on paths all
+    /// inside the workspace: what accept-edits mode allows.
+    pub fn is_workspace_edit(&self, tool: &ToolFacts<'_>, env: &Env<'_>) -> bool {
+        match self {
+            Prepared::Path { paths, .. } => {
+                matches!(
+                    tool.action_type,
+                    "code:write" | "code:create" | "code:refactor" | "test:write" | "docs:write"
+                ) && paths.iter().all(|p| is_within(p, env.workspace))
+            }
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn suggestion_anchors_absolute_paths() {
+        let p = super::Prepared::Path {
+            paths: vec!["/w/a.txt".into()],
+            text: "/w/a.txt".into(),
+        };
+        assert_eq!(p.suggestion(), "//w/a.txt");
+    }
+}
