@@ -374,3 +374,51 @@ fn tools_list_shows_what_the_agent_may_use() {
         .collect();
     assert_eq!(names, ["fs.edit", "fs.list", "fs.read", "fs.write"]);
 }
+
+#[test]
+fn the_committed_schema_is_current() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = warden(&["config", "schema"], dir.path());
+    assert_eq!(out.status.code(), Some(0));
+    let live: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let committed: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/warden.schema.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        live, committed,
+        "docs/warden.schema.json is stale: run `warden config schema > docs/warden.schema.json`"
+    );
+}
+
+/// The example in docs/configuration.md parses and compiles.
+#[test]
+fn the_documented_example_config_is_valid() {
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/configuration.md"
+    ))
+    .unwrap();
+    let example = doc
+        .split("## Example\n\n```toml\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("warden.toml");
+    std::fs::write(&file, example).unwrap();
+    let out = warden(&["config", "check", file.to_str().unwrap()], dir.path());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("claude"));
+}

@@ -55,11 +55,7 @@ impl Approver for NoApprover {
     fn ask(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalAnswer> {
         Box::pin(async move {
             ApprovalAnswer::Deny {
-                reason: format!(
-                    "`{}` needs a person's approval and no one can be asked here; add an allow rule such as `{}` \
-                     or run with an approver",
-                    request.call, request.suggested_rule
-                ),
+                reason: format!("no one is available to approve `{}` here", request.call),
             }
         })
     }

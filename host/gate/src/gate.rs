@@ -305,16 +305,17 @@ impl Inner {
         decision: &Decision,
         shown: &str,
     ) -> Option<Envelope> {
-        let suggested_rule = match entry.spec.render_specifier(&request.args) {
-            Some(s) if facts(entry).specifier_kind() == warden_policy::SpecifierKind::Path => {
-                let env = self.agents.env.env();
-                let abs = warden_policy::path::normalize(&s, env.cwd).unwrap_or(s);
-                format!("{}(/{})", entry.spec.name, abs.trim_start_matches('/'))
-                    .replacen("(/", "(//", 1)
-            }
-            Some(s) => format!("{}({s})", entry.spec.name),
-            None => entry.spec.name.to_string(),
+        let specifier = entry.spec.render_specifier(&request.args);
+        let call = Call {
+            tool: facts(entry),
+            specifier: specifier.as_deref(),
+            resolved_path: None,
         };
+        let env = self.agents.env.env();
+        let suggested_rule = self
+            .agents
+            .with(&request.context.agent, |p| p.exact_rule(&call, &env))
+            .unwrap_or_else(|| entry.spec.name.to_string());
         let question = ApprovalRequest {
             id: String::new(),
             agent: request.context.agent.clone(),

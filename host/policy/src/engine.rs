@@ -339,14 +339,27 @@ impl AgentPolicy {
                 Layer::Constraint,
                 format!(
                     "agent `{}` may run only read-only commands and commands an allow rule names; `{}` is neither \
-                     (add an allow rule such as `{name}({})` or raise the agent's terminal access)",
+                     ({}; or raise the agent's terminal access)",
                     self.id,
                     prepared.display(&name),
-                    prepared.suggestion()
+                    prepared
+                        .advice(&name)
+                        .replacen("approve it, or add", "add", 1)
                 ),
             );
         }
         self.mode_default(call, &prepared, &name, env)
+    }
+
+    /// The allow rule a person would be offered for "always allow": exactly
+    /// this call (for a compound command line, the whole line, which the
+    /// person should narrow or split).
+    pub fn exact_rule(&self, call: &Call<'_>, env: &Env<'_>) -> String {
+        let name = call.tool.name.trim().to_ascii_lowercase();
+        match Prepared::new(call, env) {
+            Ok(p) => p.exact_rule(&name).unwrap_or_else(|| p.display(&name)),
+            Err(_) => name,
+        }
     }
 
     fn mode_default(
@@ -372,8 +385,8 @@ impl AgentPolicy {
             Mode::Default | Mode::AcceptEdits => Decision::ask(
                 Layer::Mode,
                 format!(
-                    "`{shown}` has side effects and no allow rule covers it; approve it, or add an allow rule such as `{name}({})`",
-                    prepared.suggestion()
+                    "`{shown}` has side effects and no allow rule covers it; {}",
+                    prepared.advice(name)
                 ),
             ),
         }

@@ -60,14 +60,28 @@ impl Prepared {
         }
     }
 
-    /// A specifier for an allow rule covering exactly this call.
-    pub fn suggestion(&self) -> String {
-        match self {
-            Prepared::None => "*".to_owned(),
-            Prepared::Shell { text, .. } | Prepared::Plain(text) => text.clone(),
-            Prepared::Path { text, .. } => {
-                format!("/{}", text.trim_start_matches('/')).replacen('/', "//", 1)
+    /// An allow rule covering exactly this call; `None` for a compound or
+    /// unreadable command line, which no single rule should cover.
+    pub fn exact_rule(&self, name: &str) -> Option<String> {
+        Some(match self {
+            Prepared::None => name.to_owned(),
+            Prepared::Shell { line, .. } if line.subcommands().len() > 1 || line.is_opaque() => {
+                return None;
             }
+            Prepared::Shell { text, .. } | Prepared::Plain(text) => format!("{name}({text})"),
+            Prepared::Path { text, .. } => {
+                format!("{name}(/{})", text.trim_start_matches('/')).replacen("(/", "(//", 1)
+            }
+        })
+    }
+
+    /// What would allow the call, as advice in a reason.
+    pub fn advice(&self, name: &str) -> String {
+        match self.exact_rule(name) {
+            Some(rule) => format!("approve it, or add an allow rule such as `{rule}`"),
+            None => "approve it, or add allow rules covering each part of the command (parts the policy cannot \
+                     read, such as `$(...)` or `sh -c`, need a person)"
+                .to_owned(),
         }
     }
 
@@ -172,11 +186,11 @@ impl Prepared {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn suggestion_anchors_absolute_paths() {
+    fn advice_anchors_absolute_paths() {
         let p = super::Prepared::Path {
             paths: vec!["/w/a.txt".into()],
             text: "/w/a.txt".into(),
         };
-        assert_eq!(p.suggestion(), "//w/a.txt");
+        assert!(p.advice("fs.write").ends_with("`fs.write(//w/a.txt)`"));
     }
 }
