@@ -92,3 +92,25 @@ fn plain(b: divan::Bencher, n: usize) {
     );
     b.bench(|| p.decide(divan::black_box(&c), &ENV));
 }
+
+/// 1,000 rules spread over 100 tools (a more typical policy): the index
+/// leaves ~10 rules to look at.
+#[divan::bench(args = [10, 100, 1000])]
+fn path_spread(b: divan::Bencher, n: usize) {
+    let deny: Vec<String> = (0..n)
+        .map(|i| format!("tool{}.write(/generated{i}/**)", i % 100))
+        .collect();
+    let allow = vec!["fs.write(/src/**)".to_owned()];
+    let p = AgentPolicy::rules_only(
+        "bench",
+        Mode::Default,
+        RuleSet::parse(&allow, &[], &deny).unwrap(),
+    );
+    let c = call(
+        "fs.write",
+        "file-system",
+        "code:write",
+        "src/deep/module/file.rs",
+    );
+    b.bench(|| p.decide(divan::black_box(&c), &ENV));
+}

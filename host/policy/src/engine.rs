@@ -244,7 +244,7 @@ impl AgentPolicy {
         if let Some(d) = constraints_check::check(self, call, &prepared, env) {
             return d;
         }
-        let rules = self.rules.deny.iter().filter(|r| r.tool_matches(&name));
+        let rules = self.rules.deny.for_tool(&name);
         for rule in rules {
             if prepared.fires(rule, env) {
                 return Decision::deny(
@@ -276,7 +276,7 @@ impl AgentPolicy {
                 ),
             );
         }
-        for rule in self.rules.ask.iter().filter(|r| r.tool_matches(&name)) {
+        for rule in self.rules.ask.for_tool(&name) {
             if prepared.fires(rule, env) {
                 return Decision::ask(
                     Layer::Rule,
@@ -305,12 +305,7 @@ impl AgentPolicy {
                 ),
             );
         }
-        let allow: Vec<&Rule> = self
-            .rules
-            .allow
-            .iter()
-            .filter(|r| r.tool_matches(&name))
-            .collect();
+        let allow: Vec<&Rule> = self.rules.allow.for_tool(&name).collect();
         if let Some(rule) = prepared.covered_by(&allow, env) {
             return Decision::allow(
                 Layer::Rule,

@@ -4,32 +4,49 @@
 /// True when `text` matches `pattern`, where `*` matches any run of
 /// characters (including none) and `?` exactly one.
 pub fn matches(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
+    // Byte-wise with backtracking to the last `*`; no allocation, since
+    // this runs once per rule per decision. `?` consumes one whole UTF-8
+    // character.
+    let (p, t) = (pattern.as_bytes(), text.as_bytes());
     let (mut pi, mut ti) = (0usize, 0usize);
-    // Where the last `*` was, and the text position it is trying to cover.
     let mut star: Option<(usize, usize)> = None;
     while ti < t.len() {
         match p.get(pi) {
-            Some('*') => {
+            Some(b'*') => {
                 star = Some((pi, ti));
                 pi += 1;
             }
-            Some(c) if *c == '?' || Some(c) == t.get(ti) => {
+            Some(b'?') => {
+                pi += 1;
+                ti += char_len(t[ti]);
+            }
+            Some(c) if *c == t[ti] => {
                 pi += 1;
                 ti += 1;
             }
             _ => match star {
                 Some((sp, st)) => {
+                    let next = st + char_len(t[st]);
                     pi = sp + 1;
-                    ti = st + 1;
-                    star = Some((sp, st + 1));
+                    ti = next;
+                    star = Some((sp, next));
                 }
                 None => return false,
             },
         }
     }
-    p[pi.min(p.len())..].iter().all(|c| *c == '*')
+    p.get(pi..)
+        .is_some_and(|rest| rest.iter().all(|c| *c == b'*'))
+}
+
+/// Length of the UTF-8 character starting with byte `b`.
+fn char_len(b: u8) -> usize {
+    match b {
+        0xF0..=0xFF => 4,
+        0xE0..=0xEF => 3,
+        0xC0..=0xDF => 2,
+        _ => 1,
+    }
 }
 
 #[cfg(test)]
@@ -51,5 +68,8 @@ mod tests {
         assert!(!matches("*a*b", "xxaxxbxxc"));
         assert!(matches("fs.read", "fs.read"));
         assert!(!matches("fs.read", "fs.reader"));
+        assert!(matches("caf?", "café"));
+        assert!(matches("*é", "café"));
+        assert!(!matches("caf??", "café"));
     }
 }

@@ -41,4 +41,4 @@ pub use error::PolicyError;
 pub use facts::{Call, Env, ToolFacts};
 pub use level::{LEVEL_CATEGORIES, Level, known_categories};
 pub use mode::Mode;
-pub use rule::{Rule, RuleSet, SpecifierKind};
+pub use rule::{Rule, RuleList, RuleSet, SpecifierKind};

@@ -39,7 +39,12 @@ pub struct PathEnv<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PathPattern {
     anchor: Anchor,
-    rest: String,
+    /// The pattern's segments below its anchor, normalised at parse time
+    /// when that is possible without knowing the anchor's directory.
+    segs: Vec<String>,
+    /// The raw text below the anchor, when it climbs (`..`) and so must be
+    /// normalised against the anchor's directory at match time.
+    climbing: Option<String>,
 }
 
 impl PathPattern {
@@ -58,9 +63,22 @@ impl PathPattern {
         } else {
             (Anchor::AnyDepth, raw)
         };
+        let mut segs: Vec<String> = Vec::new();
+        let mut climbing = None;
+        if anchor == Anchor::AnyDepth {
+            segs.push("**".into());
+        }
+        for seg in segments(rest) {
+            match seg {
+                "." => {}
+                ".." => climbing = Some(rest.to_owned()),
+                s => segs.push(s.to_owned()),
+            }
+        }
         PathPattern {
             anchor,
-            rest: rest.to_owned(),
+            segs,
+            climbing,
         }
     }
 
@@ -73,16 +91,22 @@ impl PathPattern {
             Anchor::Workspace => env.workspace,
             Anchor::Cwd => env.cwd,
         };
-        let full = if self.anchor == Anchor::AnyDepth {
-            format!("/**/{}", self.rest)
-        } else {
-            format!("{base}/{}", self.rest)
-        };
-        let Ok(pattern) = normalize(&full, "/") else {
+        if let Some(rest) = &self.climbing {
+            let Ok(pattern) = normalize(&format!("{base}/{rest}"), "/") else {
+                return false;
+            };
+            let pattern: Vec<&str> = segments(&pattern).collect();
+            let path: Vec<&str> = segments(path).collect();
+            return match_segments(&pattern, &path);
+        }
+        // The base is a literal directory: the path must lie within it, and
+        // the pattern's own segments match what is below.
+        if !is_within(path, base) {
             return false;
-        };
-        let pattern: Vec<&str> = segments(&pattern).collect();
-        let path: Vec<&str> = segments(path).collect();
+        }
+        let below = &path[base.trim_end_matches('/').len().min(path.len())..];
+        let path: Vec<&str> = segments(below).collect();
+        let pattern: Vec<&str> = self.segs.iter().map(String::as_str).collect();
         match_segments(&pattern, &path)
     }
 }

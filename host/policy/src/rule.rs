@@ -98,14 +98,73 @@ impl Rule {
     }
 }
 
+/// One list of rules, indexed by tool name so a decision looks only at
+/// the rules that can apply: those naming the tool exactly, and the
+/// globbed ones, still in the order they were written.
+#[derive(Debug, Clone, Default)]
+pub struct RuleList {
+    rules: Vec<Rule>,
+    by_tool: std::collections::HashMap<String, Vec<usize>>,
+    globbed: Vec<usize>,
+}
+
+impl RuleList {
+    fn push(&mut self, rule: Rule) {
+        let i = self.rules.len();
+        if rule.tool.contains('*') {
+            self.globbed.push(i);
+        } else {
+            self.by_tool.entry(rule.tool.clone()).or_default().push(i);
+        }
+        self.rules.push(rule);
+    }
+
+    /// The rules whose tool part matches `tool`, in written order.
+    pub fn for_tool<'a>(&'a self, tool: &'a str) -> impl Iterator<Item = &'a Rule> + 'a {
+        let exact = self.by_tool.get(tool).map_or(&[][..], Vec::as_slice);
+        let globbed = self
+            .globbed
+            .iter()
+            .copied()
+            .filter(move |&i| self.rules.get(i).is_some_and(|r| r.tool_matches(tool)));
+        merge(exact.iter().copied(), globbed).filter_map(move |i| self.rules.get(i))
+    }
+
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Rule> {
+        self.rules.iter()
+    }
+}
+
+/// Merges two ascending index sequences.
+fn merge(
+    a: impl Iterator<Item = usize>,
+    b: impl Iterator<Item = usize>,
+) -> impl Iterator<Item = usize> {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    std::iter::from_fn(move || match (a.peek(), b.peek()) {
+        (Some(x), Some(y)) if x <= y => a.next(),
+        (Some(_), Some(_)) | (None, Some(_)) => b.next(),
+        (Some(_), None) => a.next(),
+        (None, None) => None,
+    })
+}
+
 /// The three lists of a policy. Decision order is deny, then ask, then
 /// allow; inside a list the first match wins, and specificity never
 /// reorders anything.
 #[derive(Debug, Clone, Default)]
 pub struct RuleSet {
-    pub deny: Vec<Rule>,
-    pub ask: Vec<Rule>,
-    pub allow: Vec<Rule>,
+    pub deny: RuleList,
+    pub ask: RuleList,
+    pub allow: RuleList,
 }
 
 impl RuleSet {
@@ -114,23 +173,30 @@ impl RuleSet {
         ask: &[String],
         deny: &[String],
     ) -> Result<RuleSet, PolicyError> {
-        let all = |list: &[String]| {
-            list.iter()
-                .map(|r| Rule::parse(r))
-                .collect::<Result<Vec<_>, _>>()
-        };
-        Ok(RuleSet {
-            deny: all(deny)?,
-            ask: all(ask)?,
-            allow: all(allow)?,
-        })
+        let mut set = RuleSet::default();
+        for (list, texts) in [
+            (&mut set.deny, deny),
+            (&mut set.ask, ask),
+            (&mut set.allow, allow),
+        ] {
+            for text in texts {
+                list.push(Rule::parse(text)?);
+            }
+        }
+        Ok(set)
     }
 
     /// Appends another set's rules after this one's.
     pub fn extend(&mut self, other: &RuleSet) {
-        self.deny.extend(other.deny.iter().cloned());
-        self.ask.extend(other.ask.iter().cloned());
-        self.allow.extend(other.allow.iter().cloned());
+        for (mine, theirs) in [
+            (&mut self.deny, &other.deny),
+            (&mut self.ask, &other.ask),
+            (&mut self.allow, &other.allow),
+        ] {
+            for rule in theirs.iter() {
+                mine.push(rule.clone());
+            }
+        }
     }
 
     pub fn len(&self) -> usize {
