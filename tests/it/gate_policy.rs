@@ -185,17 +185,7 @@ async fn asks_wait_for_a_person() {
     assert!(e.is_ok(), "{e:?}");
 
     // Outside the rule: asks; answered "allow once".
-    let call = {
-        let gate = gate.clone();
-        tokio::spawn(async move {
-            gate.call(request(
-                "writer",
-                "fs.write",
-                json!({"path": "b.md", "content": "b"}),
-            ))
-            .await
-        })
-    };
+    let call = spawn_call(&gate, json!({"path": "b.md", "content": "b"}));
     let pending = wait_for_pending(&approvals).await;
     assert_eq!(pending.call, "fs.write(b.md)");
     assert_eq!(pending.suggested_rule, "fs.write(//workspace/b.md)");
@@ -207,17 +197,7 @@ async fn asks_wait_for_a_person() {
     );
 
     // Denied by the person: the envelope says so and nothing is written.
-    let call = {
-        let gate = gate.clone();
-        tokio::spawn(async move {
-            gate.call(request(
-                "writer",
-                "fs.write",
-                json!({"path": "c.md", "content": "c"}),
-            ))
-            .await
-        })
-    };
+    let call = spawn_call(&gate, json!({"path": "c.md", "content": "c"}));
     let pending = wait_for_pending(&approvals).await;
     approvals.answer(
         &pending.id,
@@ -232,17 +212,10 @@ async fn asks_wait_for_a_person() {
     assert!(!dir.path().join("c.md").exists());
 
     // "Always allow" with a broadened rule: the next matching call runs without asking.
-    let call = {
-        let gate = gate.clone();
-        tokio::spawn(async move {
-            gate.call(request(
-                "writer",
-                "fs.write",
-                json!({"path": "d/1.md", "content": "1", "create_dirs": true}),
-            ))
-            .await
-        })
-    };
+    let call = spawn_call(
+        &gate,
+        json!({"path": "d/1.md", "content": "1", "create_dirs": true}),
+    );
     let pending = wait_for_pending(&approvals).await;
     approvals.answer(
         &pending.id,
@@ -308,6 +281,12 @@ async fn decisions_come_before_argument_validation_and_dispatch() {
     assert_eq!(error(&e).0, "PermissionDenied");
     let rules_only = AgentPolicy::rules_only("x", Mode::Default, RuleSet::default());
     assert_eq!(rules_only.mode, Mode::Default);
+}
+
+/// Starts a call by `writer` that will wait for an answer.
+fn spawn_call(gate: &Gate, args: Value) -> tokio::task::JoinHandle<warden_api::Envelope> {
+    let gate = gate.clone();
+    tokio::spawn(async move { gate.call(request("writer", "fs.write", args)).await })
 }
 
 async fn wait_for_pending(approvals: &PendingApprovals) -> warden_gate::ApprovalRequest {

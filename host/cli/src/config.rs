@@ -29,6 +29,9 @@ pub struct Config {
     /// Per-call limits.
     #[serde(default)]
     pub limits: LimitsConfig,
+    // The policy keys below mirror `warden_policy::config::PolicyConfig`
+    // field by field: serde cannot combine `flatten` with
+    // `deny_unknown_fields`, and strictness matters more here.
     /// Custom action types (`category:action`), registered explicitly.
     #[serde(default)]
     pub action_types: Vec<String>,

@@ -9,7 +9,9 @@
 //! as empty.
 
 use super::lex::Word;
-use super::paths::{absolute, dev_name, is_block_device, is_harmless_device, resolve, within};
+use super::paths::{
+    absolute, dev_name, is_block_device, is_harmless_device, places, resolve, within,
+};
 use super::pattern::word_glob;
 use super::wrappers::program_name;
 use super::{CommandLine, SubCommand};
@@ -27,19 +29,13 @@ pub(crate) fn circuit_breaker(
     cwd: &str,
     home: &str,
 ) -> Option<String> {
-    let ws = absolute(workspace);
-    let cwd = if cwd.starts_with('/') {
-        absolute(cwd)
-    } else {
-        resolve(&ws, cwd, false)
-    };
-    let home_comps = absolute(home);
+    let p = places(workspace, cwd, home);
     let ctx = Ctx {
-        ws,
-        home_text: format!("/{}", home_comps.join("/")),
-        home: home_comps,
+        ws: p.ws,
+        home_text: format!("/{}", p.home.join("/")),
+        home: p.home,
     };
-    check_line(line, &ctx, Some(cwd))
+    check_line(line, &ctx, Some(p.cwd))
 }
 
 fn check_line(line: &CommandLine, ctx: &Ctx, mut cwd: Option<Vec<String>>) -> Option<String> {

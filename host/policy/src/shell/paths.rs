@@ -72,3 +72,25 @@ pub(crate) fn is_harmless_device(name: &str) -> bool {
     ) || name.starts_with("fd/")
         || name.starts_with("pts/")
 }
+
+/// The workspace, working directory and home of a check, as components;
+/// a relative `cwd` resolves against the workspace.
+pub(crate) struct Places {
+    pub ws: Vec<String>,
+    pub cwd: Vec<String>,
+    pub home: Vec<String>,
+}
+
+pub(crate) fn places(workspace: &str, cwd: &str, home: &str) -> Places {
+    let ws = absolute(workspace);
+    let cwd = if cwd.starts_with('/') {
+        absolute(cwd)
+    } else {
+        resolve(&ws, cwd, false)
+    };
+    Places {
+        home: absolute(home),
+        cwd,
+        ws,
+    }
+}

@@ -7,7 +7,7 @@
 //! `cat ~/.ssh/id_rsa`, `cat $HOME/x`). Anything not understood is not read-only.
 
 use super::lex::Word;
-use super::paths::{absolute, is_harmless_sink, resolve, within};
+use super::paths::{is_harmless_sink, places, resolve, within};
 use super::wrappers::system_program;
 use super::{CommandLine, Redirect, RedirectKind, SubCommand};
 
@@ -60,19 +60,13 @@ impl Ctx {
 
 /// See [`super::is_read_only`].
 pub(crate) fn is_read_only(line: &CommandLine, workspace: &str, cwd: &str, home: &str) -> bool {
-    let ws = absolute(workspace);
-    let cwd = if cwd.starts_with('/') {
-        absolute(cwd)
-    } else {
-        resolve(&ws, cwd, false)
-    };
-    let home_comps = absolute(home);
+    let p = places(workspace, cwd, home);
     let ctx = Ctx {
         // Home counts as inside only when it is inside the workspace; otherwise `~` is rejected.
-        home: (home.starts_with('/') && within(&home_comps, &ws))
-            .then(|| format!("/{}", home_comps.join("/"))),
-        ws,
-        cwd,
+        home: (home.starts_with('/') && within(&p.home, &p.ws))
+            .then(|| format!("/{}", p.home.join("/"))),
+        ws: p.ws,
+        cwd: p.cwd,
     };
     if !within(&ctx.cwd, &ctx.ws) || line.subs.is_empty() || line.is_opaque() {
         return false;
