@@ -395,6 +395,35 @@ fn the_committed_schema_is_current() {
     );
 }
 
+#[test]
+fn unknown_categories_and_levels_name_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("warden.toml");
+    for (text, key, word) in [
+        (
+            "[levels.r]\ncategories = [\"filesystem\"]\nfile-scope = \"full\"\nnetwork = \"open\"\nterminal = \"full\"\ngit = \"full\"\ncode-execution = \"containerized\"\n",
+            "levels.r.categories",
+            "filesystem",
+        ),
+        (
+            "[agents.a]\nlevel = \"godmode\"\n",
+            "agents.a.level",
+            "godmode",
+        ),
+        (
+            "[agents.a]\nlevel = \"standard\"\nrules = { allow = [\"fs.read(x\"] }\n",
+            "agents.a.rules",
+            "fs.read(x",
+        ),
+    ] {
+        std::fs::write(&bad, text).unwrap();
+        let out = warden(&["config", "check", bad.to_str().unwrap()], dir.path());
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(key) && err.contains(word), "{err}");
+    }
+}
+
 /// The example in docs/configuration.md parses and compiles.
 #[test]
 fn the_documented_example_config_is_valid() {

@@ -41,9 +41,9 @@ pub struct Policy {
 }
 
 fn at(path: &str, e: PolicyError) -> PolicyError {
-    PolicyError::InvalidRule {
-        rule: path.to_owned(),
-        problem: e.to_string(),
+    PolicyError::At {
+        path: path.to_owned(),
+        error: Box::new(e),
     }
 }
 
@@ -54,7 +54,8 @@ impl Policy {
         config: &PolicyConfig,
         builtin_action_types: &[&str],
     ) -> Result<Policy, PolicyError> {
-        let action_types = ActionTypes::new(builtin_action_types, &config.action_types)?;
+        let action_types = ActionTypes::new(builtin_action_types, &config.action_types)
+            .map_err(|e| at("action-types", e))?;
         let global = RuleSet::parse(&config.rules.allow, &config.rules.ask, &config.rules.deny)
             .map_err(|e| at("rules", e))?;
         for (name, level) in &config.levels {

@@ -20,4 +20,10 @@ pub enum PolicyError {
         "unknown level `{0}`: use sandboxed, restricted, standard, elevated or a level defined under [levels]"
     )]
     UnknownLevel(String),
+    /// A problem in the configuration, at a key path such as `agents.ci.level`.
+    #[error("at `{path}`: {error}")]
+    At {
+        path: String,
+        error: Box<PolicyError>,
+    },
 }
