@@ -7,6 +7,17 @@ use crate::path::{is_within, normalize};
 use crate::rule::{Rule, SpecifierKind};
 use crate::{ToolFacts, glob, shell};
 
+/// Whether a redirect target (`~` expanded, relative to the working
+/// directory) lies inside the workspace.
+fn writes_inside(target: &str, env: &Env<'_>) -> bool {
+    let expanded = match target.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{}{rest}", env.home),
+        Some(_) => return false,
+        None => target.to_owned(),
+    };
+    normalize(&expanded, env.cwd).is_ok_and(|p| is_within(&p, env.workspace))
+}
+
 pub(crate) enum Prepared {
     /// The tool has no specifier: only unscoped rules apply.
     None,
@@ -107,6 +118,21 @@ impl Prepared {
     /// For allow rules: do they cover the whole call? Returns the rule(s)
     /// to cite.
     pub fn covered_by(&self, rules: &[&Rule], env: &Env<'_>) -> Option<String> {
+        // A wildcard rule such as `echo *` must not become a way to write
+        // anywhere: with an output redirect leaving the workspace, only
+        // rules without wildcards can allow the line.
+        let writes_outside = match self {
+            Prepared::Shell { line, .. } => {
+                line.write_targets().iter().any(|t| !writes_inside(t, env))
+            }
+            _ => false,
+        };
+        let rules: Vec<&Rule> = rules
+            .iter()
+            .copied()
+            .filter(|r| !writes_outside || r.shell().is_some_and(|p| !p.has_wildcard()))
+            .collect();
+        let rules = rules.as_slice();
         // First match wins: the first rule that covers the call alone.
         let alone = rules.iter().find(|r| {
             !r.is_scoped()
