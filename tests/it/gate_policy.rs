@@ -236,6 +236,18 @@ async fn asks_wait_for_a_person() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_call_leaves_no_pending_approval() {
+    let dir = tempfile::tempdir().unwrap();
+    let approvals = Arc::new(PendingApprovals::new(Duration::from_secs(30)));
+    let gate = gate_with(&policy(POLICY), approvals.clone(), dir.path()).await;
+    let call = spawn_call(&gate, json!({"path": "gone.md", "content": "x"}));
+    wait_for_pending(&approvals).await;
+    call.abort();
+    let _ = call.await;
+    assert!(approvals.pending().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn unanswered_asks_expire_as_denials() {
     let dir = tempfile::tempdir().unwrap();
     let approvals = Arc::new(PendingApprovals::new(Duration::from_millis(200)));

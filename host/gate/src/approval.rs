@@ -118,8 +118,13 @@ impl Approver for PendingApprovals {
             request.id = id.clone();
             let (reply, answer) = oneshot::channel();
             self.lock().insert(id.clone(), Waiting { request, reply });
+            // Removed however this ends: answered, expired, or the call
+            // itself dropped (a cancelled request leaves nothing pending).
+            let _pending = Forget {
+                approvals: self,
+                id: &id,
+            };
             let answer = tokio::time::timeout(self.expiry, answer).await;
-            self.lock().remove(&id);
             match answer {
                 Ok(Ok(answer)) => answer,
                 Ok(Err(_)) => ApprovalAnswer::Deny {
@@ -133,5 +138,16 @@ impl Approver for PendingApprovals {
                 },
             }
         })
+    }
+}
+
+struct Forget<'a> {
+    approvals: &'a PendingApprovals,
+    id: &'a str,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        self.approvals.lock().remove(self.id);
     }
 }
