@@ -221,4 +221,25 @@ fn the_taxonomy_is_the_contracts() {
     assert!(types.selector("code").is_ok());
     assert!(types.selector("code:explode").is_err());
     assert!(types.selector("nonsense").is_err());
+    let code = types.selector("code").unwrap();
+    assert_eq!(
+        types.expand(&code),
+        [
+            "code:create",
+            "code:delete",
+            "code:read",
+            "code:refactor",
+            "code:write"
+        ]
+    );
+    let custom = warden_policy::ActionTypes::new(
+        &warden_api::BUILTIN_ACTION_TYPES,
+        &["rocket:launch".into()],
+    )
+    .unwrap();
+    assert!(custom.selector("rocket").is_ok());
+    assert!(
+        warden_policy::ActionTypes::new(&warden_api::BUILTIN_ACTION_TYPES, &["code:read".into()])
+            .is_err()
+    );
 }

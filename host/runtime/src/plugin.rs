@@ -4,9 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use warden_api::{
-    Backend, BackendCall, BoxFuture, CallLimits, Envelope, Grants, Manifest, ToolSpec,
-};
+use warden_api::{Backend, BackendCall, BoxFuture, CallLimits, Envelope, Manifest, ToolSpec};
 use wasmtime::component::Component;
 
 use crate::bindings::{self, PluginPre};
@@ -187,16 +185,6 @@ impl Plugin {
     /// is an error envelope.
     pub async fn invoke(&self, call: BackendCall<'_>) -> Envelope {
         invoke::invoke(&self.inner, call).await
-    }
-
-    /// Runs one call with no grants at all, for probing and benchmarks.
-    pub async fn invoke_ungranted(&self, call: BackendCall<'_>) -> Envelope {
-        let none = Grants::default();
-        self.invoke(BackendCall {
-            grants: &none,
-            ..call
-        })
-        .await
     }
 }
 
