@@ -89,6 +89,7 @@ async fn bench(args: &BenchArgs) -> anyhow::Result<Value> {
     let dir = tempfile_dir()?;
     std::fs::write(dir.join("4k.txt"), "abcdefghijklmno\n".repeat(256))
         .context("writing the bench file")?;
+    std::fs::write(dir.join("1b.txt"), "a").context("writing the bench file")?;
     let grants = Grants {
         fs: vec![FsGrant {
             host_path: dir.clone(),
@@ -132,12 +133,25 @@ async fn bench(args: &BenchArgs) -> anyhow::Result<Value> {
         check(envelope)?;
     }
 
+    // The smallest real call: a 1-byte read (fresh Store, instantiate,
+    // one open and read, JSON both ways).
+    let tiny = json!({"path": "1b.txt"});
+    let mut small = Vec::with_capacity(args.iterations);
+    for i in 0..args.iterations {
+        let started = Instant::now();
+        let envelope = gate.call(request(&tiny, i)).await;
+        small.push(started.elapsed());
+        check(envelope)?;
+    }
+
     let throughput = throughput(&gate, &call_args, args.concurrency, args.iterations).await?;
     let _ = std::fs::remove_dir_all(&dir);
     Ok(json!({
         "loads": loads,
         "fs_read_4k": summary(samples),
+        "fs_read_1b": summary(small),
         "throughput": throughput,
+        "decisions": decisions(),
     }))
 }
 
@@ -146,6 +160,67 @@ fn check(envelope: warden_api::Envelope) -> anyhow::Result<()> {
         bail!("a benchmark call failed: {}", envelope.to_json());
     }
     Ok(())
+}
+
+/// Policy decision latency, p50/p99, with 1,000 rules spread over 100
+/// tools, for a path, a plain and a compound shell specifier.
+fn decisions() -> Value {
+    let mut deny = Vec::new();
+    for i in 0..1000 {
+        deny.push(format!("tool{}.x(/generated{i}/**)", i % 100));
+    }
+    let allow = vec![
+        "fs.write(/src/**)".to_owned(),
+        "http.fetch(https://api.example.com/*)".to_owned(),
+        "terminal.exec(cargo *)".to_owned(),
+        "terminal.exec(git status)".to_owned(),
+    ];
+    let Ok(rules) = RuleSet::parse(&allow, &[], &deny) else {
+        return Value::Null;
+    };
+    let agent = AgentPolicy::rules_only("bench", Mode::Default, rules);
+    let env = warden_policy::Env {
+        workspace: "/work",
+        project: "/work",
+        cwd: "/work",
+        home: "/home/bench",
+    };
+    let mut out = serde_json::Map::new();
+    for (label, name, category, spec) in [
+        ("path", "fs.write", "file-system", "src/deep/module/file.rs"),
+        (
+            "plain",
+            "http.fetch",
+            "web",
+            "https://api.example.com/v1/users",
+        ),
+        (
+            "shell",
+            "terminal.exec",
+            "terminal",
+            "cargo build --release && git status",
+        ),
+    ] {
+        let call = warden_policy::Call {
+            tool: warden_policy::ToolFacts {
+                name,
+                category,
+                action_type: "code:write",
+                side_effect: true,
+                isolated: true,
+            },
+            specifier: Some(spec),
+            resolved_path: None,
+        };
+        let mut samples = Vec::with_capacity(20_000);
+        for _ in 0..20_000 {
+            let started = Instant::now();
+            std::hint::black_box(agent.decide(std::hint::black_box(&call), &env));
+            samples.push(started.elapsed());
+        }
+        out.insert(label.to_owned(), summary(samples));
+    }
+    Value::Object(out)
 }
 
 /// Compile time (empty cache) and cached load time of one plugin.
@@ -236,6 +311,19 @@ fn render(r: &Value) -> String {
         f["mean_us"].as_f64().unwrap_or_default(),
         f["n"]
     ));
+    let f = &r["fs_read_1b"];
+    out.push_str(&format!(
+        "fs.read 1 B through the gate: p50 {:.1} us, p99 {:.1} us\n",
+        f["p50_us"].as_f64().unwrap_or_default(),
+        f["p99_us"].as_f64().unwrap_or_default(),
+    ));
+    for (label, d) in r["decisions"].as_object().into_iter().flatten() {
+        out.push_str(&format!(
+            "policy decision, 1,000 rules, {label} specifier: p50 {:.2} us, p99 {:.2} us\n",
+            d["p50_us"].as_f64().unwrap_or_default(),
+            d["p99_us"].as_f64().unwrap_or_default(),
+        ));
+    }
     let t = &r["throughput"];
     out.push_str(&format!(
         "throughput with {} concurrent callers: {:.0} calls/s",
