@@ -91,11 +91,10 @@ fn trivial_call(b: divan::Bencher, pooling: bool) {
     });
 }
 
-/// `fs.read` of a 4 KiB file in a read-only grant.
-#[divan::bench]
-fn fs_read_4k(b: divan::Bencher) {
+/// `fs.read` of a file holding `content`, in a read-only grant.
+fn fs_read(b: divan::Bencher, content: &str) {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("f.txt"), "abcdefghijklmno\n".repeat(256)).unwrap();
+    std::fs::write(dir.path().join("f.txt"), content).unwrap();
     let fs = load(RuntimeConfig::new(None), warden_test_artifacts::FS);
     let spec = fs
         .manifest()
@@ -125,35 +124,14 @@ fn fs_read_4k(b: divan::Bencher) {
     });
 }
 
+/// `fs.read` of a 4 KiB file in a read-only grant.
+#[divan::bench]
+fn fs_read_4k(b: divan::Bencher) {
+    fs_read(b, &"abcdefghijklmno\n".repeat(256));
+}
+
 /// `fs.read` of a 1-byte file: the fixed cost of an fs call.
 #[divan::bench]
 fn fs_read_1b(b: divan::Bencher) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("f.txt"), "a").unwrap();
-    let fs = load(RuntimeConfig::new(None), warden_test_artifacts::FS);
-    let spec = fs
-        .manifest()
-        .tools
-        .iter()
-        .find(|t| t.name.as_str() == "fs.read")
-        .unwrap()
-        .clone();
-    let args = json!({"path": "f.txt"});
-    let ctx = context();
-    let grants = Grants {
-        fs: vec![FsGrant {
-            host_path: dir.path().to_path_buf(),
-            guest_path: "/workspace".into(),
-            access: FsAccess::Read,
-        }],
-    };
-    b.bench(|| {
-        tokio().block_on(fs.invoke(BackendCall {
-            tool: &spec,
-            args: &args,
-            context: &ctx,
-            grants: &grants,
-            limits: CallLimits::DEFAULT,
-        }))
-    });
+    fs_read(b, "a");
 }
