@@ -11,7 +11,7 @@ use crate::decision::{Decision, Layer};
 use crate::facts::{Call, Env};
 use crate::level::{Level, known_categories};
 use crate::path::PathEnv;
-use crate::rule::{Rule, RuleSet, SpecifierKind};
+use crate::rule::{RuleSet, SpecifierKind};
 use crate::specifier::Prepared;
 use crate::{Mode, PolicyError, ToolFacts, constraints_check, glob};
 
@@ -245,8 +245,11 @@ impl AgentPolicy {
         if let Some(d) = constraints_check::check(self, call, &prepared, env) {
             return d;
         }
-        let rules = self.rules.deny.for_tool(&name);
-        for rule in rules {
+        for rule in self
+            .rules
+            .deny
+            .candidates(&name, &prepared.probe(true, env))
+        {
             if prepared.fires(rule, env) {
                 return Decision::deny(
                     Layer::Rule,
@@ -277,7 +280,7 @@ impl AgentPolicy {
                 ),
             );
         }
-        for rule in self.rules.ask.for_tool(&name) {
+        for rule in self.rules.ask.candidates(&name, &prepared.probe(true, env)) {
             if prepared.fires(rule, env) {
                 return Decision::ask(
                     Layer::Rule,
@@ -306,8 +309,7 @@ impl AgentPolicy {
                 ),
             );
         }
-        let allow: Vec<&Rule> = self.rules.allow.for_tool(&name).collect();
-        if let Some(rule) = prepared.covered_by(&allow, env) {
+        if let Some(rule) = prepared.covered_by(&self.rules.allow, &name, env) {
             return Decision::allow(
                 Layer::Rule,
                 format!("`{}` is allowed by rule `{rule}`", prepared.display(&name)),

@@ -39,6 +39,14 @@ pub fn matches(pattern: &str, text: &str) -> bool {
         .is_some_and(|rest| rest.iter().all(|c| *c == b'*'))
 }
 
+/// The text before the first `*` or `?`: every text `pattern` matches starts
+/// with it, byte for byte.
+pub(crate) fn literal_prefix(pattern: &str) -> &str {
+    pattern
+        .find(['*', '?'])
+        .map_or(pattern, |at| pattern.get(..at).unwrap_or(""))
+}
+
 /// Length of the UTF-8 character starting with byte `b`.
 fn char_len(b: u8) -> usize {
     match b {

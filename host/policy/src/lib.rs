@@ -23,6 +23,7 @@ mod engine;
 mod error;
 mod facts;
 pub mod glob;
+mod index;
 mod level;
 mod mode;
 pub mod path;

@@ -19,7 +19,7 @@ use crate::glob;
 
 /// Where a path pattern is anchored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Anchor {
+pub(crate) enum Anchor {
     Root,
     Home,
     Workspace,
@@ -45,6 +45,31 @@ pub struct PathPattern {
     /// The raw text below the anchor, when it climbs (`..`) and so must be
     /// normalised against the anchor's directory at match time.
     climbing: Option<String>,
+}
+
+impl Anchor {
+    pub(crate) const ALL: [Anchor; 5] = [
+        Anchor::Root,
+        Anchor::Home,
+        Anchor::Workspace,
+        Anchor::Cwd,
+        Anchor::AnyDepth,
+    ];
+
+    /// The directory the anchor stands for.
+    fn base<'a>(self, env: &PathEnv<'a>) -> &'a str {
+        match self {
+            Anchor::Root | Anchor::AnyDepth => "/",
+            Anchor::Home => env.home,
+            Anchor::Workspace => env.workspace,
+            Anchor::Cwd => env.cwd,
+        }
+    }
+}
+
+/// A literal segment is one without `*` or `?`: it matches only itself.
+fn is_literal(seg: &str) -> bool {
+    !seg.contains(['*', '?'])
 }
 
 impl PathPattern {
@@ -85,12 +110,7 @@ impl PathPattern {
     /// Whether an absolute, normalised path is matched by this pattern (or
     /// lies inside a directory it matches).
     pub fn matches(&self, path: &str, env: &PathEnv<'_>) -> bool {
-        let base = match self.anchor {
-            Anchor::Root | Anchor::AnyDepth => "/",
-            Anchor::Home => env.home,
-            Anchor::Workspace => env.workspace,
-            Anchor::Cwd => env.cwd,
-        };
+        let base = self.anchor.base(env);
         if let Some(rest) = &self.climbing {
             let Ok(pattern) = normalize(&format!("{base}/{rest}"), "/") else {
                 return false;
@@ -106,8 +126,40 @@ impl PathPattern {
         }
         let below = &path[base.trim_end_matches('/').len().min(path.len())..];
         let path: Vec<&str> = segments(below).collect();
-        let pattern: Vec<&str> = self.segs.iter().map(String::as_str).collect();
-        match_segments(&pattern, &path)
+        match_segments(&self.segs, &path)
+    }
+
+    /// A segment every path this pattern matches has right below the anchor's directory (for
+    /// [`Anchor::AnyDepth`]: at some depth), or `None` when there is no such literal segment.
+    /// [`probe`] lists the candidates a path offers.
+    pub(crate) fn index_key(&self) -> Option<(Anchor, &str)> {
+        if self.climbing.is_some() {
+            return None;
+        }
+        let first = match self.anchor {
+            Anchor::AnyDepth => self.segs.get(1),
+            _ => self.segs.first(),
+        }?;
+        (first != "**" && is_literal(first)).then_some((self.anchor, first.as_str()))
+    }
+}
+
+/// Calls `f` with each (anchor, segment) an absolute, normalised `path` offers to
+/// [`PathPattern::index_key`]: the segment right below each anchor's directory the path lies
+/// in, and every segment for [`Anchor::AnyDepth`].
+pub(crate) fn probe<'p>(path: &'p str, env: &PathEnv<'_>, f: &mut impl FnMut(Anchor, &'p str)) {
+    for anchor in Anchor::ALL {
+        if anchor == Anchor::AnyDepth {
+            segments(path).for_each(|s| f(anchor, s));
+            continue;
+        }
+        let base = anchor.base(env);
+        if is_within(path, base) {
+            let below = &path[base.trim_end_matches('/').len().min(path.len())..];
+            if let Some(first) = segments(below).next() {
+                f(anchor, first);
+            }
+        }
     }
 }
 
@@ -117,12 +169,16 @@ fn segments(path: &str) -> impl Iterator<Item = &str> {
 
 /// Pattern segments against path segments; the pattern may end before the
 /// path does (a directory covers its contents).
-fn match_segments(pattern: &[&str], path: &[&str]) -> bool {
+fn match_segments<S: AsRef<str>>(pattern: &[S], path: &[&str]) -> bool {
     match pattern.split_first() {
         None => true,
-        Some((&"**", rest)) => (0..=path.len()).any(|skip| match_segments(rest, &path[skip..])),
+        Some((seg, rest)) if seg.as_ref() == "**" => {
+            (0..=path.len()).any(|skip| match_segments(rest, path.get(skip..).unwrap_or(&[])))
+        }
         Some((seg, rest)) => match path.split_first() {
-            Some((p, path_rest)) => glob::matches(seg, p) && match_segments(rest, path_rest),
+            Some((p, path_rest)) => {
+                glob::matches(seg.as_ref(), p) && match_segments(rest, path_rest)
+            }
             None => false,
         },
     }

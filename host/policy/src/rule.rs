@@ -3,6 +3,9 @@
 //! specifier matches. The specifier is read as a shell pattern, a path
 //! pattern or a plain glob, depending on the tool it is matched against.
 
+use std::collections::HashMap;
+
+use crate::index::{Bucket, Probe};
 use crate::path::PathPattern;
 use crate::{PolicyError, glob, shell};
 
@@ -100,34 +103,59 @@ impl Rule {
 
 /// One list of rules, indexed by tool name so a decision looks only at
 /// the rules that can apply: those naming the tool exactly, and the
-/// globbed ones, still in the order they were written.
+/// globbed ones, still in the order they were written. Inside each tool's
+/// rules a second index ([`Bucket`]) skips the rules whose specifier cannot
+/// match.
 #[derive(Debug, Clone, Default)]
 pub struct RuleList {
     rules: Vec<Rule>,
-    by_tool: std::collections::HashMap<String, Vec<usize>>,
-    globbed: Vec<usize>,
+    by_tool: HashMap<String, Bucket>,
+    globbed: Bucket,
 }
 
 impl RuleList {
     fn push(&mut self, rule: Rule) {
         let i = self.rules.len();
         if rule.tool.contains('*') {
-            self.globbed.push(i);
+            self.globbed.push(i, &rule);
         } else {
-            self.by_tool.entry(rule.tool.clone()).or_default().push(i);
+            self.by_tool
+                .entry(rule.tool.clone())
+                .or_default()
+                .push(i, &rule);
         }
         self.rules.push(rule);
     }
 
     /// The rules whose tool part matches `tool`, in written order.
     pub fn for_tool<'a>(&'a self, tool: &'a str) -> impl Iterator<Item = &'a Rule> + 'a {
-        let exact = self.by_tool.get(tool).map_or(&[][..], Vec::as_slice);
+        let exact = self.by_tool.get(tool).map_or(&[][..], Bucket::all);
         let globbed = self
             .globbed
+            .all()
             .iter()
             .copied()
             .filter(move |&i| self.rules.get(i).is_some_and(|r| r.tool_matches(tool)));
         merge(exact.iter().copied(), globbed).filter_map(move |i| self.rules.get(i))
+    }
+
+    /// The rules for `tool` that may match `probe`, in written order: every
+    /// rule of [`RuleList::for_tool`] that matches is among them.
+    pub(crate) fn candidates(&self, tool: &str, probe: &Probe<'_>) -> Vec<&Rule> {
+        let mut idx = Vec::new();
+        if let Some(bucket) = self.by_tool.get(tool) {
+            bucket.candidates(probe, &mut idx);
+        }
+        let mut globbed = Vec::new();
+        self.globbed.candidates(probe, &mut globbed);
+        idx.extend(
+            globbed
+                .into_iter()
+                .filter(|&i| self.rules.get(i).is_some_and(|r| r.tool_matches(tool))),
+        );
+        idx.sort_unstable();
+        idx.dedup();
+        idx.iter().filter_map(|&i| self.rules.get(i)).collect()
     }
 
     pub fn len(&self) -> usize {

@@ -3,8 +3,9 @@
 
 use crate::engine::path_env;
 use crate::facts::{Call, Env};
+use crate::index::Probe;
 use crate::path::{is_within, normalize};
-use crate::rule::{Rule, SpecifierKind};
+use crate::rule::{Rule, RuleList, SpecifierKind};
 use crate::{ToolFacts, glob, shell};
 
 /// Whether a redirect target (`~` expanded, relative to the working
@@ -115,9 +116,21 @@ impl Prepared {
         }
     }
 
-    /// For allow rules: do they cover the whole call? Returns the rule(s)
-    /// to cite.
-    pub fn covered_by(&self, rules: &[&Rule], env: &Env<'_>) -> Option<String> {
+    /// What the rule index looks up for this call: deny matching (deny and
+    /// ask rules) or allow matching.
+    pub fn probe<'a>(&'a self, deny: bool, env: &Env<'a>) -> Probe<'a> {
+        match self {
+            Prepared::None => Probe::Unscoped,
+            Prepared::Shell { line, .. } if deny => Probe::ShellDeny(line),
+            Prepared::Shell { line, .. } => Probe::ShellAllow(line),
+            Prepared::Path { paths, .. } => Probe::Paths(paths, path_env(env)),
+            Prepared::Plain(text) => Probe::Plain(text),
+        }
+    }
+
+    /// For allow rules: do the rules of `list` for tool `name` cover the
+    /// whole call? Returns the rule(s) to cite.
+    pub fn covered_by(&self, list: &RuleList, name: &str, env: &Env<'_>) -> Option<String> {
         // A wildcard rule such as `echo *` must not become a way to write
         // anywhere: with an output redirect leaving the workspace, only
         // rules without wildcards can allow the line.
@@ -127,11 +140,10 @@ impl Prepared {
             }
             _ => false,
         };
-        let rules: Vec<&Rule> = rules
-            .iter()
-            .copied()
-            .filter(|r| !writes_outside || r.shell().is_some_and(|p| !p.has_wildcard()))
-            .collect();
+        let usable = |r: &&Rule| !writes_outside || r.shell().is_some_and(|p| !p.has_wildcard());
+        // Only the candidates can cover the call, alone or part by part.
+        let mut rules = list.candidates(name, &self.probe(false, env));
+        rules.retain(usable);
         let rules = rules.as_slice();
         // First match wins: the first rule that covers the call alone.
         let alone = rules.iter().find(|r| {
@@ -157,10 +169,11 @@ impl Prepared {
             Prepared::Shell { line, .. } => {
                 let patterns: Vec<&shell::Pattern> =
                     rules.iter().filter_map(|r| r.shell()).collect();
+                // Cites every usable rule for the tool, as it always has.
                 shell::allowed_by_patterns(&patterns, line).then(|| {
-                    rules
-                        .iter()
-                        .map(|r| r.text())
+                    list.for_tool(name)
+                        .filter(usable)
+                        .map(Rule::text)
                         .collect::<Vec<_>>()
                         .join("` + `")
                 })

@@ -8,9 +8,9 @@
 //! it is parsed so deny rules and circuit breakers still see it.
 
 use std::cell::Cell;
+use std::sync::OnceLock;
 
 use super::lex::{MAX_DEPTH, RawRedirect, Word};
-use super::pattern;
 use super::wrappers::{self, program_name};
 use super::{CommandLine, Redirect, RedirectKind, SubCommand};
 
@@ -158,14 +158,6 @@ pub(crate) fn build_sub(
             && redirects
                 .iter()
                 .all(|r| !r.writes_file() || super::paths::is_harmless_sink(&r.target)));
-    let deny_forms = deny_starts
-        .iter()
-        .flat_map(|&s| pattern::deny_forms(&words, s))
-        .collect();
-    let allow_forms = allow_starts
-        .iter()
-        .flat_map(|&s| pattern::allow_forms(&words, s))
-        .collect();
     SubCommand {
         words,
         redirects,
@@ -173,8 +165,8 @@ pub(crate) fn build_sub(
         nested,
         deny_starts,
         allow_starts,
-        deny_forms,
-        allow_forms,
+        deny_forms: OnceLock::new(),
+        allow_forms: OnceLock::new(),
         wrappers: seen,
         noop,
     }

@@ -32,6 +32,7 @@ mod tests;
 
 use std::cell::Cell;
 use std::ops::Range;
+use std::sync::OnceLock;
 
 pub use pattern::{Pattern, allowed_by_patterns, matches_any_pattern};
 
@@ -70,8 +71,10 @@ pub struct SubCommand {
     pub(crate) deny_starts: Vec<usize>,
     /// Word indices where a command starts once only harmless wrappers are stripped.
     pub(crate) allow_starts: Vec<usize>,
-    pub(crate) deny_forms: Vec<DenyForm>,
-    pub(crate) allow_forms: Vec<Vec<u32>>,
+    /// The deny and allow forms, built when a rule is first matched: a call whose tool has no
+    /// rules never pays for them.
+    pub(crate) deny_forms: OnceLock<Vec<DenyForm>>,
+    pub(crate) allow_forms: OnceLock<Vec<Vec<u32>>>,
     pub(crate) wrappers: Vec<String>,
     /// Runs nothing by itself (a `for` header, or only harmless redirections).
     pub(crate) noop: bool,
@@ -237,6 +240,26 @@ impl SubCommand {
         self.words
             .get(start)
             .map(|w| wrappers::program_name(&w.text))
+    }
+
+    /// How deny patterns read this command: one form per wrapper-stripped start.
+    pub(crate) fn deny_forms(&self) -> &[DenyForm] {
+        self.deny_forms.get_or_init(|| {
+            self.deny_starts
+                .iter()
+                .flat_map(|&s| pattern::deny_forms(&self.words, s))
+                .collect()
+        })
+    }
+
+    /// How allow patterns read this command: one form per harmlessly-stripped start.
+    pub(crate) fn allow_forms(&self) -> &[Vec<u32>] {
+        self.allow_forms.get_or_init(|| {
+            self.allow_starts
+                .iter()
+                .flat_map(|&s| pattern::allow_forms(&self.words, s))
+                .collect()
+        })
     }
 
     fn is_assignment(&self, i: usize) -> bool {

@@ -297,10 +297,88 @@ impl Pattern {
         false
     }
 
+    /// The first words a subcommand must start with for a deny match, or `None` when the first
+    /// word holds a `*` (any command may match). See [`CommandLine::deny_heads`].
+    pub(crate) fn deny_heads(&self) -> Option<Vec<Vec<u32>>> {
+        let rest = self.norm.iter().flat_map(|n| n.rest.iter());
+        heads(self.loose.iter().chain(rest))
+    }
+
+    /// The first words a subcommand must start with to be covered (see
+    /// [`CommandLine::allow_heads`]), or `None` when the first word holds a `*`.
+    pub(crate) fn allow_heads(&self) -> Option<Vec<Vec<u32>>> {
+        heads(self.strict.iter())
+    }
+
     fn covers(&self, sub: &SubCommand) -> bool {
-        sub.allow_forms
+        sub.allow_forms()
             .iter()
             .any(|f| self.strict.iter().any(|p| glob(p, f)))
+    }
+}
+
+/// The first word of each alternative, or `None` if one of them starts with a wildcard. Until
+/// its first `*`, [`glob`] compares units exactly, so a subject matched by an alternative whose
+/// first word is literal starts with that same word.
+fn heads<'a>(alts: impl Iterator<Item = &'a Vec<u32>>) -> Option<Vec<Vec<u32>>> {
+    let mut out: Vec<Vec<u32>> = Vec::new();
+    for alt in alts {
+        let head = first_word(alt);
+        if head.contains(&STAR) {
+            return None;
+        }
+        if !out.iter().any(|h| h.as_slice() == head) {
+            out.push(head.to_vec());
+        }
+    }
+    Some(out)
+}
+
+/// The units before the first word separator.
+fn first_word(units: &[u32]) -> &[u32] {
+    units.split(|&u| u == SEP).next().unwrap_or(&[])
+}
+
+impl CommandLine {
+    /// Calls `f` with the first word of every form a deny pattern is matched against, nested
+    /// command text included. Returns false when a pattern may match whatever its first word
+    /// (a command name that is a glob, `/bin/r?`): the caller must then try every pattern.
+    pub(crate) fn deny_heads(&self, f: &mut impl FnMut(&[u32])) -> bool {
+        for sub in &self.subs {
+            for form in sub.deny_forms() {
+                if form.glob_cmd.is_some() {
+                    return false;
+                }
+                f(first_word(&form.units));
+                if let Some((_, rest)) = &form.norm {
+                    f(first_word(rest));
+                }
+            }
+            for n in &sub.nested {
+                if !n.deny_heads(f) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Calls `f` with the first word of every allow form of the subcommands a pattern must
+    /// cover. Returns false when no subcommand needs a pattern (every pattern covers the line
+    /// alike): the caller must then try every pattern.
+    pub(crate) fn allow_heads(&self, f: &mut impl FnMut(&[u32])) -> bool {
+        let line_opaque = !self.reasons.is_empty();
+        let mut needs_pattern = false;
+        for sub in &self.subs {
+            if sub.noop && !(line_opaque || sub.is_opaque()) {
+                continue;
+            }
+            needs_pattern = true;
+            for form in sub.allow_forms() {
+                f(first_word(form));
+            }
+        }
+        needs_pattern
     }
 }
 
@@ -461,7 +539,9 @@ pub(crate) fn allow_forms(words: &[Word], s: usize) -> Vec<Vec<u32>> {
 /// into nested command text.
 pub fn matches_any_pattern(pattern: &Pattern, line: &CommandLine) -> bool {
     line.subs.iter().any(|sub| {
-        sub.deny_forms.iter().any(|f| pattern.matches_deny_form(f))
+        sub.deny_forms()
+            .iter()
+            .any(|f| pattern.matches_deny_form(f))
             || sub.nested.iter().any(|n| matches_any_pattern(pattern, n))
     })
 }
