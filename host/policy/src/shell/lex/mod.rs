@@ -1,0 +1,214 @@
+//! Lexer: turns command text into words, operators and redirections the way bash does, so the
+//! matcher compares what the shell will run rather than how the text happens to be spelled.
+//!
+//! Attack: text that reads one way to a matcher and another to bash. Quotes and escapes are
+//! removed (`r'm'`, `"rm"`, `\rm` and `$'\x72m'` all become `rm`, see [`quote`]) and brace
+//! expansion is performed (`{rm,-rf,/}` is three words to bash, see [`brace`]). Whatever the
+//! shell only knows at run time (`$VAR`, `$(...)`, backticks, globs) is flagged on the word so
+//! callers can treat it as unknown, and command text inside `$(...)`, backticks and `<(...)`
+//! ([`expand`]) and expanding here-documents ([`redirect`]) is parsed too, so deny rules see
+//! commands hidden there.
+//!
+//! This file is the tokenizer core: operators, blanks, comments, and where words and
+//! redirections start. [`word`] reads one word.
+
+use std::cell::Cell;
+
+use super::RedirectKind;
+
+mod brace;
+mod expand;
+mod quote;
+mod redirect;
+mod word;
+
+pub(crate) use word::Word;
+
+use redirect::PendingHereDoc;
+
+/// Deeper nesting is not parsed; the construct is reported as opaque instead. Bounds recursion
+/// (and so the stack) on hostile input.
+pub(crate) const MAX_DEPTH: usize = 16;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Op {
+    AndIf,
+    OrIf,
+    Semi,
+    Pipe,
+    PipeAll,
+    Amp,
+    Newline,
+    CaseEnd,
+    LParen,
+    RParen,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct RawRedirect {
+    pub(crate) kind: RedirectKind,
+    pub(crate) fd: Option<u32>,
+    pub(crate) target: Option<Word>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Tok {
+    Word(Word),
+    Op(Op),
+    Redir(RawRedirect),
+}
+
+#[derive(Debug)]
+pub(crate) struct Lexer<'b> {
+    chars: Vec<char>,
+    pos: usize,
+    depth: usize,
+    budget: &'b Cell<usize>,
+}
+
+fn is_blank(c: char) -> bool {
+    c == ' ' || c == '\t'
+}
+
+impl<'b> Lexer<'b> {
+    pub(crate) fn new(src: &str, depth: usize, budget: &'b Cell<usize>) -> Self {
+        Lexer {
+            chars: src.chars().collect(),
+            pos: 0,
+            depth,
+            budget,
+        }
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.pos).copied()
+    }
+
+    fn peek_at(&self, off: usize) -> Option<char> {
+        self.chars.get(self.pos.saturating_add(off)).copied()
+    }
+
+    fn slice(&self, start: usize, end: usize) -> &[char] {
+        let end = end.min(self.chars.len());
+        self.chars.get(start.min(end)..end).unwrap_or(&[])
+    }
+
+    /// Lexes a command sequence. With `stop_at_paren` it ends at the `)` closing a `$(` or `<(`
+    /// and reports whether that `)` was found.
+    pub(crate) fn lex_seq(&mut self, stop_at_paren: bool) -> (Vec<Tok>, bool) {
+        let mut toks = Vec::new();
+        let mut pending: Vec<PendingHereDoc> = Vec::new();
+        let mut parens = 0usize;
+        while let Some(c) = self.peek() {
+            match c {
+                ' ' | '\t' => self.pos += 1,
+                '\\' if self.peek_at(1) == Some('\n') => self.pos += 2,
+                '#' => {
+                    while self.peek().is_some_and(|c| c != '\n') {
+                        self.pos += 1;
+                    }
+                }
+                '\n' => {
+                    self.pos += 1;
+                    toks.push(Tok::Op(Op::Newline));
+                    self.read_heredocs(&mut toks, &mut pending);
+                }
+                ';' => {
+                    let op = match self.peek_at(1) {
+                        Some(';') => {
+                            self.pos += if self.peek_at(2) == Some('&') { 3 } else { 2 };
+                            Op::CaseEnd
+                        }
+                        Some('&') => {
+                            self.pos += 2;
+                            Op::CaseEnd
+                        }
+                        _ => {
+                            self.pos += 1;
+                            Op::Semi
+                        }
+                    };
+                    toks.push(Tok::Op(op));
+                }
+                '&' => match self.peek_at(1) {
+                    Some('&') => {
+                        self.pos += 2;
+                        toks.push(Tok::Op(Op::AndIf));
+                    }
+                    Some('>') => self.lex_redirect(None, &mut toks, &mut pending),
+                    _ => {
+                        self.pos += 1;
+                        toks.push(Tok::Op(Op::Amp));
+                    }
+                },
+                '|' => {
+                    let op = match self.peek_at(1) {
+                        Some('|') => Op::OrIf,
+                        Some('&') => Op::PipeAll,
+                        _ => Op::Pipe,
+                    };
+                    self.pos += if op == Op::Pipe { 1 } else { 2 };
+                    toks.push(Tok::Op(op));
+                }
+                '(' => {
+                    self.pos += 1;
+                    parens += 1;
+                    toks.push(Tok::Op(Op::LParen));
+                }
+                ')' => {
+                    self.pos += 1;
+                    if stop_at_paren && parens == 0 {
+                        return (toks, true);
+                    }
+                    parens = parens.saturating_sub(1);
+                    toks.push(Tok::Op(Op::RParen));
+                }
+                '<' | '>' if self.peek_at(1) != Some('(') => {
+                    self.lex_redirect(None, &mut toks, &mut pending);
+                }
+                _ => {
+                    let before = self.pos;
+                    let words = self.lex_word();
+                    if let [w] = words.as_slice()
+                        && is_fd_word(w)
+                        && matches!(self.peek(), Some('<' | '>'))
+                        && self.peek_at(1) != Some('(')
+                    {
+                        let fd = w.text.parse().ok();
+                        self.lex_redirect(fd, &mut toks, &mut pending);
+                        continue;
+                    }
+                    if self.pos == before {
+                        // Cannot happen for the characters routed here; never loop forever.
+                        self.pos += 1;
+                    }
+                    toks.extend(words.into_iter().map(Tok::Word));
+                }
+            }
+        }
+        (toks, false)
+    }
+
+    fn skip_blanks(&mut self) {
+        loop {
+            match self.peek() {
+                Some(c) if is_blank(c) => self.pos += 1,
+                Some('\\') if self.peek_at(1) == Some('\n') => self.pos += 2,
+                _ => return,
+            }
+        }
+    }
+}
+
+fn is_fd_word(w: &Word) -> bool {
+    if w.quoted || w.expands() || w.brace {
+        return false;
+    }
+    let t = w.text.as_str();
+    let digits = !t.is_empty() && t.len() <= 9 && t.chars().all(|c| c.is_ascii_digit());
+    let named = t
+        .strip_prefix('{')
+        .and_then(|r| r.strip_suffix('}'))
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c == '_' || c.is_ascii_alphanumeric()));
+    digits || named
+}

@@ -1,0 +1,114 @@
+//! Redirections and here-documents.
+//!
+//! Attack: a write hidden in a redirection (`cat x > ~/.bashrc`), or commands hidden in a
+//! here-document. A here-document body is consumed after its line so its lines are never read
+//! as commands of the line itself, and when its delimiter is unquoted the body is expanded by
+//! bash, so the substitutions in it are parsed like any others.
+
+use super::word::Builder;
+use super::{Lexer, RawRedirect, Tok};
+use crate::shell::RedirectKind;
+
+pub(super) struct PendingHereDoc {
+    tok: usize,
+    delim: Vec<char>,
+    strip_tabs: bool,
+    expands: bool,
+}
+
+impl Lexer<'_> {
+    pub(super) fn lex_redirect(
+        &mut self,
+        fd: Option<u32>,
+        toks: &mut Vec<Tok>,
+        pending: &mut Vec<PendingHereDoc>,
+    ) {
+        let (kind, len, strip_tabs) = match (self.peek(), self.peek_at(1), self.peek_at(2)) {
+            (Some('&'), _, Some('>')) => (RedirectKind::AppendOutputAndError, 3, false),
+            (Some('&'), _, _) => (RedirectKind::OutputAndError, 2, false),
+            (Some('<'), Some('<'), Some('<')) => (RedirectKind::HereString, 3, false),
+            (Some('<'), Some('<'), Some('-')) => (RedirectKind::HereDoc { expands: true }, 3, true),
+            (Some('<'), Some('<'), _) => (RedirectKind::HereDoc { expands: true }, 2, false),
+            (Some('<'), Some('>'), _) => (RedirectKind::ReadWrite, 2, false),
+            (Some('<'), Some('&'), _) => (RedirectKind::DupInput, 2, false),
+            (Some('<'), _, _) => (RedirectKind::Input, 1, false),
+            (Some('>'), Some('>'), _) => (RedirectKind::Append, 2, false),
+            (Some('>'), Some('|'), _) => (RedirectKind::Clobber, 2, false),
+            (Some('>'), Some('&'), _) => (RedirectKind::DupOutput, 2, false),
+            _ => (RedirectKind::Output, 1, false),
+        };
+        self.pos += len;
+        self.skip_blanks();
+        let target = match self.peek() {
+            None | Some('\n' | ';' | '&' | '|' | '(' | ')') => None,
+            Some('<' | '>') if self.peek_at(1) != Some('(') => None,
+            Some(_) => {
+                let mut words = self.lex_word().into_iter();
+                let first = words.next();
+                match (first, words.next()) {
+                    (Some(mut w), Some(_)) => {
+                        w.reasons
+                            .push("ambiguous redirect (brace expansion)".to_string());
+                        Some(w)
+                    }
+                    (first, None) => first,
+                    (None, Some(w)) => Some(w),
+                }
+            }
+        };
+        let kind = match (kind, &target) {
+            (RedirectKind::HereDoc { .. }, Some(t)) => {
+                let expands = !t.quoted;
+                pending.push(PendingHereDoc {
+                    tok: toks.len(),
+                    delim: t.text.chars().collect(),
+                    strip_tabs,
+                    expands,
+                });
+                RedirectKind::HereDoc { expands }
+            }
+            (k, _) => k,
+        };
+        toks.push(Tok::Redir(RawRedirect { kind, fd, target }));
+    }
+
+    /// Consumes here-document bodies after a newline so their lines are never read as commands.
+    pub(super) fn read_heredocs(&mut self, toks: &mut [Tok], pending: &mut Vec<PendingHereDoc>) {
+        for doc in pending.drain(..) {
+            let mut body: Vec<char> = Vec::new();
+            while self.pos < self.chars.len() {
+                let start = self.pos;
+                let mut end = start;
+                while self.chars.get(end).is_some_and(|&c| c != '\n') {
+                    end += 1;
+                }
+                let line = self.slice(start, end).to_vec();
+                self.pos = if end < self.chars.len() { end + 1 } else { end };
+                let cmp: &[char] = if doc.strip_tabs {
+                    let tabs = line.iter().take_while(|&&c| c == '\t').count();
+                    line.get(tabs..).unwrap_or(&[])
+                } else {
+                    &line
+                };
+                if cmp == doc.delim.as_slice() {
+                    break;
+                }
+                body.extend(line);
+                body.push('\n');
+            }
+            if !doc.expands || body.is_empty() {
+                continue;
+            }
+            let text: String = body.into_iter().collect();
+            let mut sub = Lexer::new(&text, self.depth, self.budget);
+            let mut b = Builder::default();
+            sub.dquote(&mut b, None);
+            if let Some(Tok::Redir(RawRedirect {
+                target: Some(t), ..
+            })) = toks.get_mut(doc.tok)
+            {
+                t.absorb(b.w);
+            }
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! One word: quote removal, the flags that say what bash would still do to it at run time, and
+//! the `NAME=value`, glob and `~` readings that only unquoted characters get.
+//!
+//! Attack: a quoted character passing for an unquoted one, or the reverse. `"*"` is not a glob,
+//! `'then'` is not a reserved word, `\X=1` is not an assignment; each character is kept with
+//! whether it was literal until the word is complete, so none of these is misread.
+
+use super::Lexer;
+use super::brace::{Brace, brace_expand, find_brace};
+use crate::shell::CommandLine;
+
+/// One shell word after quote removal, with what the shell would still do to it at run time.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Word {
+    pub(crate) text: String,
+    /// Some part was quoted or escaped (so it is never a reserved word).
+    pub(crate) quoted: bool,
+    /// Contains a parameter expansion (`$X`, `${X}`, `$1`).
+    pub(crate) param: bool,
+    /// Contains a command substitution (`$(...)`, backticks, `$((...))`).
+    pub(crate) cmdsub: bool,
+    /// Contains a process substitution (`<(...)`, `>(...)`).
+    pub(crate) procsub: bool,
+    /// Contains an unquoted glob character.
+    pub(crate) glob: bool,
+    /// Starts with an unquoted `~`.
+    pub(crate) tilde: bool,
+    /// Produced by brace expansion.
+    pub(crate) brace: bool,
+    /// Has the form `NAME=value`.
+    pub(crate) assignment: bool,
+    pub(crate) unterminated: bool,
+    pub(crate) nested: Vec<CommandLine>,
+    pub(crate) reasons: Vec<String>,
+}
+
+impl Word {
+    /// The value is only known at run time.
+    pub(crate) fn expands(&self) -> bool {
+        self.param || self.cmdsub || self.procsub
+    }
+
+    pub(super) fn absorb(&mut self, other: Word) {
+        self.param |= other.param;
+        self.cmdsub |= other.cmdsub;
+        self.procsub |= other.procsub;
+        self.unterminated |= other.unterminated;
+        self.nested.extend(other.nested);
+        self.reasons.extend(other.reasons);
+    }
+}
+
+/// A word being built: each character remembers whether it was literal (quoted, escaped or
+/// produced by an expansion), because only unquoted braces and globs are special.
+#[derive(Debug, Default)]
+pub(super) struct Builder {
+    pub(super) chars: Vec<(char, bool)>,
+    pub(super) w: Word,
+}
+
+impl Builder {
+    pub(super) fn raw(&mut self, c: char) {
+        self.chars.push((c, false));
+    }
+    pub(super) fn lit(&mut self, c: char) {
+        self.chars.push((c, true));
+    }
+}
+
+impl Lexer<'_> {
+    /// Lexes one word; brace expansion may turn it into several.
+    pub(crate) fn lex_word(&mut self) -> Vec<Word> {
+        let mut b = Builder::default();
+        while let Some(c) = self.peek() {
+            match c {
+                ' ' | '\t' | '\n' | ';' | '&' | '|' | '(' | ')' => break,
+                '<' | '>' => {
+                    if b.chars.is_empty() && !b.w.quoted && self.peek_at(1) == Some('(') {
+                        self.substitution(&mut b, true);
+                    } else {
+                        break;
+                    }
+                }
+                '\\' => {
+                    match self.peek_at(1) {
+                        Some('\n') => {}
+                        Some(n) => {
+                            b.lit(n);
+                            b.w.quoted = true;
+                        }
+                        None => b.lit('\\'),
+                    }
+                    self.pos += 2;
+                }
+                '\'' => {
+                    self.pos += 1;
+                    b.w.quoted = true;
+                    loop {
+                        match self.peek() {
+                            None => {
+                                b.w.unterminated = true;
+                                break;
+                            }
+                            Some('\'') => {
+                                self.pos += 1;
+                                break;
+                            }
+                            Some(ch) => {
+                                b.lit(ch);
+                                self.pos += 1;
+                            }
+                        }
+                    }
+                }
+                '"' => {
+                    self.pos += 1;
+                    self.dquote(&mut b, Some('"'));
+                }
+                '$' => self.dollar(&mut b, false),
+                '`' => self.backtick(&mut b),
+                _ => {
+                    b.raw(c);
+                    self.pos += 1;
+                }
+            }
+        }
+        self.pos = self.pos.min(self.chars.len());
+        self.finish(b)
+    }
+
+    pub(super) fn finish(&mut self, b: Builder) -> Vec<Word> {
+        let Builder { chars, w } = b;
+        if !chars.iter().any(|&(c, lit)| c == '{' && !lit)
+            || matches!(find_brace(&chars), Brace::None)
+        {
+            return vec![make_word(&chars, w)];
+        }
+        let mut out = Vec::new();
+        let mut budget = self.budget.get();
+        if brace_expand(&chars, 0, &mut out, &mut budget) {
+            self.budget.set(budget);
+            out.iter()
+                .map(|cs| {
+                    let mut word = make_word(cs, w.clone());
+                    word.brace = true;
+                    word
+                })
+                .collect()
+        } else {
+            let mut word = make_word(&chars, w);
+            word.brace = true;
+            word.reasons
+                .push("brace expansion too large to read".to_string());
+            vec![word]
+        }
+    }
+}
+
+fn make_word(chars: &[(char, bool)], mut w: Word) -> Word {
+    w.text = chars.iter().map(|&(c, _)| c).collect();
+    w.glob = has_glob(chars);
+    w.tilde = matches!(chars.first(), Some(('~', false)));
+    w.assignment = is_assignment(chars);
+    w
+}
+
+fn has_glob(chars: &[(char, bool)]) -> bool {
+    let mut open_bracket = false;
+    for &(c, lit) in chars {
+        if lit {
+            continue;
+        }
+        match c {
+            '*' | '?' => return true,
+            '[' => open_bracket = true,
+            ']' if open_bracket => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+fn is_assignment(chars: &[(char, bool)]) -> bool {
+    let mut it = chars.iter().peekable();
+    match it.next() {
+        Some(&(c, false)) if c == '_' || c.is_ascii_alphabetic() => {}
+        _ => return false,
+    }
+    while let Some(&&(c, lit)) = it.peek() {
+        if lit || !(c == '_' || c.is_ascii_alphanumeric()) {
+            break;
+        }
+        it.next();
+    }
+    if it.peek().is_some_and(|&&(c, lit)| c == '[' && !lit) {
+        for &(c, _) in it.by_ref() {
+            if c == ']' {
+                break;
+            }
+        }
+    }
+    if it.peek().is_some_and(|&&(c, lit)| c == '+' && !lit) {
+        it.next();
+    }
+    matches!(it.next(), Some(('=', false)))
+}
