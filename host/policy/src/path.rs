@@ -15,6 +15,8 @@
 //! number of them, and a pattern naming a directory covers everything in
 //! it.
 
+use std::borrow::Cow;
+
 use crate::glob;
 
 /// Where a path pattern is anchored.
@@ -191,22 +193,53 @@ pub fn normalize(path: &str, cwd: &str) -> Result<String, String> {
     if path.contains('\0') || cwd.contains('\0') {
         return Err(format!("path {path:?} contains a NUL byte"));
     }
-    let joined = if path.starts_with('/') {
-        path.to_owned()
-    } else {
-        format!("{cwd}/{path}")
-    };
-    let mut out: Vec<&str> = Vec::new();
-    for seg in segments(&joined) {
-        match seg {
-            "." => {}
-            ".." => {
-                out.pop();
-            }
-            s => out.push(s),
-        }
+    Ok(resolve(cwd, path, false))
+}
+
+/// [`normalize`] without the NUL check: `path` folded onto `base` (a
+/// relative base is read from `/`). With `dot_glob_climbs`, a segment of
+/// `path` such as `.*` counts as `..`, since a shell glob starting with a
+/// dot may match the parent directory. The one lexical normalisation the
+/// crate has: file tools, the read-only check and the circuit breakers all
+/// read paths through it.
+pub(crate) fn resolve(base: &str, path: &str, dot_glob_climbs: bool) -> String {
+    let mut out = String::with_capacity(base.len() + path.len() + 1);
+    let base = if path.starts_with('/') { "" } else { base };
+    for seg in segments(base) {
+        push_segment(&mut out, seg, false);
     }
-    Ok(format!("/{}", out.join("/")))
+    for seg in segments(path) {
+        push_segment(&mut out, seg, dot_glob_climbs);
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
+}
+
+/// Appends one segment to a path being folded (`""` is the root).
+fn push_segment(out: &mut String, seg: &str, dot_glob_climbs: bool) {
+    let climbs =
+        seg == ".." || (dot_glob_climbs && seg.starts_with('.') && seg.contains(['*', '?', '[']));
+    if climbs {
+        let parent = out.rfind('/').unwrap_or(0);
+        out.truncate(parent);
+    } else if seg != "." {
+        out.push('/');
+        out.push_str(seg);
+    }
+}
+
+/// `~` and `~/x` with `home` put in; `None` for `~user` (another user's
+/// home) or when there is no home to put in. Other paths are unchanged.
+pub(crate) fn expand_home<'a>(path: &'a str, home: Option<&str>) -> Option<Cow<'a, str>> {
+    match path.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            home.map(|h| Cow::Owned(format!("{h}{rest}")))
+        }
+        Some(_) => None,
+        None => Some(Cow::Borrowed(path)),
+    }
 }
 
 /// Whether `path` is `dir` or inside it (both absolute and normalised).

@@ -4,19 +4,15 @@
 use crate::engine::path_env;
 use crate::facts::{Call, Env};
 use crate::index::Probe;
-use crate::path::{is_within, normalize};
+use crate::path::{expand_home, is_within, normalize};
 use crate::rule::{Rule, RuleList, SpecifierKind};
 use crate::{ToolFacts, glob, shell};
 
 /// Whether a redirect target (`~` expanded, relative to the working
 /// directory) lies inside the workspace.
 fn writes_inside(target: &str, env: &Env<'_>) -> bool {
-    let expanded = match target.strip_prefix('~') {
-        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{}{rest}", env.home),
-        Some(_) => return false,
-        None => target.to_owned(),
-    };
-    normalize(&expanded, env.cwd).is_ok_and(|p| is_within(&p, env.workspace))
+    expand_home(target, Some(env.home))
+        .is_some_and(|t| normalize(&t, env.cwd).is_ok_and(|p| is_within(&p, env.workspace)))
 }
 
 pub(crate) enum Prepared {

@@ -56,3 +56,24 @@ fn within() {
     assert!(!is_within("/wx", "/w"));
     assert!(is_within("/anything", "/"));
 }
+
+#[test]
+fn resolve_folds_onto_a_base() {
+    assert_eq!(resolve("/w/a", "../b", false), "/w/b");
+    assert_eq!(resolve("/w/a", "/x/./y", false), "/x/y");
+    assert_eq!(resolve("w/../a", "b", false), "/a/b");
+    assert_eq!(resolve("/w/.*", "x", true), "/w/.*/x");
+    assert_eq!(resolve("/w/a", ".*/x", true), "/w/x");
+    assert_eq!(resolve("/w/a", ".*/x", false), "/w/a/.*/x");
+    assert_eq!(resolve("", "..", false), "/");
+}
+
+#[test]
+fn home_expansion() {
+    let h = Some("/home/a");
+    assert_eq!(expand_home("~", h).as_deref(), Some("/home/a"));
+    assert_eq!(expand_home("~/x", h).as_deref(), Some("/home/a/x"));
+    assert_eq!(expand_home("~bob/x", h), None);
+    assert_eq!(expand_home("~/x", None), None);
+    assert_eq!(expand_home("x/~", h).as_deref(), Some("x/~"));
+}

@@ -9,17 +9,16 @@
 //! as empty.
 
 use super::lex::Word;
-use super::paths::{
-    absolute, dev_name, is_block_device, is_harmless_device, places, resolve, within,
-};
+use super::paths::{dev_name, is_block_device, is_harmless_device, places};
 use super::pattern::word_glob;
 use super::wrappers::program_name;
 use super::{CommandLine, SubCommand};
+use crate::path::{expand_home, is_within, resolve};
 
+/// Normalised workspace and home.
 struct Ctx {
-    ws: Vec<String>,
-    home: Vec<String>,
-    home_text: String,
+    ws: String,
+    home: String,
 }
 
 /// See [`super::circuit_breaker`].
@@ -32,13 +31,12 @@ pub(crate) fn circuit_breaker(
     let p = places(workspace, cwd, home);
     let ctx = Ctx {
         ws: p.ws,
-        home_text: format!("/{}", p.home.join("/")),
         home: p.home,
     };
     check_line(line, &ctx, Some(p.cwd))
 }
 
-fn check_line(line: &CommandLine, ctx: &Ctx, mut cwd: Option<Vec<String>>) -> Option<String> {
+fn check_line(line: &CommandLine, ctx: &Ctx, mut cwd: Option<String>) -> Option<String> {
     for f in &line.functions {
         let calls_itself = line
             .subs
@@ -84,7 +82,7 @@ fn short(text: &str) -> String {
 }
 
 /// Follows `cd` so that `cd / && rm -rf *` is read as `rm -rf /*`. Unknown after `cd $X`.
-fn next_cwd(sub: &SubCommand, ctx: &Ctx, cwd: Option<Vec<String>>) -> Option<Vec<String>> {
+fn next_cwd(sub: &SubCommand, ctx: &Ctx, cwd: Option<String>) -> Option<String> {
     let start = sub
         .deny_starts
         .iter()
@@ -109,7 +107,7 @@ fn next_cwd(sub: &SubCommand, ctx: &Ctx, cwd: Option<Vec<String>>) -> Option<Vec
         Some(w) => {
             let path = expand_known(w, ctx, cwd.as_deref())?;
             if path.starts_with('/') {
-                Some(absolute(&path))
+                Some(resolve("/", &path, false))
             } else {
                 cwd.map(|c| resolve(&c, &path, false))
             }
@@ -118,19 +116,16 @@ fn next_cwd(sub: &SubCommand, ctx: &Ctx, cwd: Option<Vec<String>>) -> Option<Vec
 }
 
 /// Replaces `~`, `$HOME`, `${HOME}`, `$PWD`, `$(pwd)`; None if other expansions remain.
-fn expand_known(w: &Word, ctx: &Ctx, cwd: Option<&[String]>) -> Option<String> {
-    let mut t = w.text.clone();
-    if t == "~" || t.starts_with("~/") {
-        t = format!("{}{}", ctx.home_text, t.get(1..).unwrap_or(""));
-    }
-    let cwd_text = cwd.map(|c| format!("/{}", c.join("/")));
+fn expand_known(w: &Word, ctx: &Ctx, cwd: Option<&str>) -> Option<String> {
+    // `~user` stays as written.
+    let mut t = expand_home(&w.text, Some(&ctx.home)).map_or_else(|| w.text.clone(), Into::into);
     for (var, value) in [
-        ("${HOME}", Some(ctx.home_text.as_str())),
-        ("$HOME", Some(ctx.home_text.as_str())),
-        ("${PWD}", cwd_text.as_deref()),
-        ("$PWD", cwd_text.as_deref()),
-        ("$(pwd)", cwd_text.as_deref()),
-        ("`pwd`", cwd_text.as_deref()),
+        ("${HOME}", Some(ctx.home.as_str())),
+        ("$HOME", Some(ctx.home.as_str())),
+        ("${PWD}", cwd),
+        ("$PWD", cwd),
+        ("$(pwd)", cwd),
+        ("`pwd`", cwd),
     ] {
         let Some(rest) = t.strip_prefix(var) else {
             continue;
@@ -213,7 +208,7 @@ fn is_wild_only(c: &str) -> bool {
 }
 
 /// Why deleting (or chmod-ing) `w` recursively is catastrophic, if it is.
-fn dangerous_target(w: &Word, ctx: &Ctx, cwd: Option<&[String]>) -> Option<String> {
+fn dangerous_target(w: &Word, ctx: &Ctx, cwd: Option<&str>) -> Option<String> {
     let t = w.text.as_str();
     if let Some(user) = t.strip_prefix('~')
         && !user.is_empty()
@@ -233,13 +228,13 @@ fn dangerous_target(w: &Word, ctx: &Ctx, cwd: Option<&[String]>) -> Option<Strin
                 return None;
             }
             let stripped = strip_expansions(t);
-            let comps = strip_wild(absolute(&stripped));
-            return (stripped.starts_with('/') && comps.is_empty())
+            let path = strip_wild(resolve("/", &stripped, false));
+            return (stripped.starts_with('/') && path == "/")
                 .then(|| "recursive delete of `/` if a variable is empty".to_string());
         }
     };
-    let comps = if path.starts_with('/') {
-        absolute(&path)
+    let path = if path.starts_with('/') {
+        resolve("/", &path, false)
     } else {
         match cwd {
             Some(c) => resolve(c, &path, false),
@@ -254,23 +249,29 @@ fn dangerous_target(w: &Word, ctx: &Ctx, cwd: Option<&[String]>) -> Option<Strin
             }
         }
     };
-    let comps = strip_wild(comps);
-    match comps.as_slice() {
-        [] => Some("recursive delete of `/`".to_string()),
-        [top] => Some(format!("recursive delete of top-level directory `/{top}`")),
-        c if !ctx.home.is_empty() && within(&ctx.home, c) => {
+    let path = strip_wild(path);
+    match path.as_str() {
+        "/" => Some("recursive delete of `/`".to_string()),
+        top if top.matches('/').count() == 1 => {
+            Some(format!("recursive delete of top-level directory `{top}`"))
+        }
+        p if ctx.home != "/" && is_within(&ctx.home, p) => {
             Some("recursive delete of the home directory".to_string())
         }
-        c if within(&ctx.ws, c) => Some("recursive delete of the workspace root".to_string()),
+        p if is_within(&ctx.ws, p) => Some("recursive delete of the workspace root".to_string()),
         _ => None,
     }
 }
 
-fn strip_wild(mut comps: Vec<String>) -> Vec<String> {
-    while comps.last().is_some_and(|c| is_wild_only(c)) {
-        comps.pop();
+/// Drops trailing wildcard-only segments of a normalised path (`/a/*/.*` is `/a`).
+fn strip_wild(mut path: String) -> String {
+    while let Some((parent, last)) = path.rsplit_once('/')
+        && is_wild_only(last)
+    {
+        let keep = parent.len().max(1);
+        path.truncate(keep);
     }
-    comps
+    path
 }
 
 /// Programs checked when a command name is a glob (`/bin/r? -rf /`).
@@ -318,7 +319,7 @@ fn programs(w: &Word) -> Vec<String> {
         .collect()
 }
 
-fn check_sub(sub: &SubCommand, ctx: &Ctx, cwd: Option<&[String]>) -> Option<String> {
+fn check_sub(sub: &SubCommand, ctx: &Ctx, cwd: Option<&str>) -> Option<String> {
     for r in &sub.redirects {
         if r.writes_file() && is_block_device(&r.target) {
             return Some(format!(
@@ -367,7 +368,7 @@ fn long_prefix(t: &str, full: &str, min: usize) -> bool {
     name.len() >= min && full.starts_with(name)
 }
 
-fn check_program(prog: &str, args: &[Word], ctx: &Ctx, cwd: Option<&[String]>) -> Option<String> {
+fn check_program(prog: &str, args: &[Word], ctx: &Ctx, cwd: Option<&str>) -> Option<String> {
     let operands_on_device = |args: &[Word]| {
         args.iter()
             .any(|a| !a.text.starts_with('-') && dev_name(&a.text).is_some())

@@ -7,31 +7,23 @@
 //! `cat ~/.ssh/id_rsa`, `cat $HOME/x`). Anything not understood is not read-only.
 
 use super::lex::Word;
-use super::paths::{is_harmless_sink, places, resolve, within};
+use super::paths::{is_harmless_sink, places};
 use super::wrappers::system_program;
 use super::{CommandLine, Redirect, RedirectKind, SubCommand};
+use crate::path::{expand_home, is_within, resolve};
 
 struct Ctx {
-    ws: Vec<String>,
-    cwd: Vec<String>,
+    ws: String,
+    cwd: String,
     home: Option<String>,
 }
 
 impl Ctx {
     /// A path argument (or option value) stays inside the workspace.
     fn path_ok(&self, p: &str) -> bool {
-        let expanded;
-        let p = match p.strip_prefix('~') {
-            Some(rest) if rest.is_empty() || rest.starts_with('/') => {
-                let Some(home) = &self.home else { return false };
-                expanded = format!("{home}{rest}");
-                expanded.as_str()
-            }
-            // `~user` is another user's home.
-            Some(_) => return false,
-            None => p,
-        };
-        within(&resolve(&self.cwd, p, true), &self.ws)
+        // `~user` is another user's home; `~` is outside unless home is inside.
+        expand_home(p, self.home.as_deref())
+            .is_some_and(|p| is_within(&resolve(&self.cwd, &p, true), &self.ws))
     }
 
     /// Every argument, and every option value, is a path inside the workspace.
@@ -63,12 +55,11 @@ pub(crate) fn is_read_only(line: &CommandLine, workspace: &str, cwd: &str, home:
     let p = places(workspace, cwd, home);
     let ctx = Ctx {
         // Home counts as inside only when it is inside the workspace; otherwise `~` is rejected.
-        home: (home.starts_with('/') && within(&p.home, &p.ws))
-            .then(|| format!("/{}", p.home.join("/"))),
+        home: (home.starts_with('/') && is_within(&p.home, &p.ws)).then_some(p.home),
         ws: p.ws,
         cwd: p.cwd,
     };
-    if !within(&ctx.cwd, &ctx.ws) || line.subs.is_empty() || line.is_opaque() {
+    if !is_within(&ctx.cwd, &ctx.ws) || line.subs.is_empty() || line.is_opaque() {
         return false;
     }
     line.subs.iter().all(|s| sub_read_only(s, &ctx))
