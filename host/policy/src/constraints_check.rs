@@ -17,7 +17,7 @@ pub(crate) fn check(
     env: &Env<'_>,
 ) -> Option<Decision> {
     let c = agent.constraints.as_ref()?;
-    let name = call.tool.name.trim().to_ascii_lowercase();
+    let name = call.tool.normalized_name();
     let id = &agent.id;
     if let Prepared::Path { paths, .. } = prepared {
         let (scope, dir) = match c.file_scope {

@@ -182,7 +182,7 @@ impl AgentPolicy {
     /// The category gate: denied list > allowed list > the level's
     /// categories > deny. Decides whether the agent may see the tool at all.
     pub fn category_gate(&self, tool: &ToolFacts<'_>) -> Result<(), Decision> {
-        let name = tool.name.trim().to_ascii_lowercase();
+        let name = tool.normalized_name();
         let agent = &self.id;
         if let Some(entry) = self.denied.iter().find(|d| glob::matches(d, &name)) {
             return Err(Decision::deny(
@@ -237,7 +237,7 @@ impl AgentPolicy {
         if let Err(d) = self.category_gate(&call.tool) {
             return d;
         }
-        let name = call.tool.name.trim().to_ascii_lowercase();
+        let name = call.tool.normalized_name();
         let prepared = match Prepared::new(call, env) {
             Ok(p) => p,
             Err(reason) => return Decision::deny(Layer::Input, reason),
@@ -353,10 +353,10 @@ impl AgentPolicy {
     /// this call (for a compound command line, the whole line, which the
     /// person should narrow or split).
     pub fn exact_rule(&self, call: &Call<'_>, env: &Env<'_>) -> String {
-        let name = call.tool.name.trim().to_ascii_lowercase();
+        let name = call.tool.normalized_name();
         match Prepared::new(call, env) {
             Ok(p) => p.exact_rule(&name).unwrap_or_else(|| p.display(&name)),
-            Err(_) => name,
+            Err(_) => name.into_owned(),
         }
     }
 

@@ -2,6 +2,8 @@
 //! the tool's spec and the call's arguments; the engine trusts nothing
 //! else.
 
+use std::borrow::Cow;
+
 use crate::rule::SpecifierKind;
 
 /// The parts of a tool's spec that decisions depend on.
@@ -18,7 +20,18 @@ pub struct ToolFacts<'a> {
     pub isolated: bool,
 }
 
-impl ToolFacts<'_> {
+impl<'a> ToolFacts<'a> {
+    /// The tool name as rules and lists name it: trimmed and lower-cased
+    /// (borrowed when it already is).
+    pub(crate) fn normalized_name(&self) -> Cow<'a, str> {
+        let name = self.name.trim();
+        if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(name.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(name)
+        }
+    }
+
     /// How this tool's specifier is read: terminal tools take shell command
     /// lines, file-system tools paths, anything else plain text.
     pub fn specifier_kind(&self) -> SpecifierKind {

@@ -203,6 +203,42 @@ pub fn normalize(path: &str, cwd: &str) -> Result<String, String> {
 /// crate has: file tools, the read-only check and the circuit breakers all
 /// read paths through it.
 pub(crate) fn resolve(base: &str, path: &str, dot_glob_climbs: bool) -> String {
+    // Most paths are already normal: copy them instead of folding.
+    if let Some(rest) = path.strip_prefix('/') {
+        if rest.is_empty() {
+            return "/".to_owned();
+        }
+        if is_plain(rest, dot_glob_climbs) {
+            return path.to_owned();
+        }
+    } else if let Some(b) = base.strip_prefix('/')
+        && (b.is_empty() || is_plain(b, false))
+        && is_plain(path, dot_glob_climbs)
+    {
+        let mut out = String::with_capacity(base.len() + path.len() + 1);
+        out.push_str(if b.is_empty() { "" } else { base });
+        out.push('/');
+        out.push_str(path);
+        return out;
+    }
+    fold(base, path, dot_glob_climbs)
+}
+
+/// Relative text that folding leaves unchanged: no empty, `.` or `..` segment (nor, with
+/// `dot_glob_climbs`, a dot glob).
+fn is_plain(text: &str, dot_glob_climbs: bool) -> bool {
+    !text.is_empty()
+        && text
+            .split('/')
+            .all(|s| !s.is_empty() && s != "." && s != ".." && !(dot_glob_climbs && is_dot_glob(s)))
+}
+
+fn is_dot_glob(seg: &str) -> bool {
+    seg.starts_with('.') && seg.contains(['*', '?', '['])
+}
+
+/// [`resolve`] the long way, segment by segment.
+fn fold(base: &str, path: &str, dot_glob_climbs: bool) -> String {
     let mut out = String::with_capacity(base.len() + path.len() + 1);
     let base = if path.starts_with('/') { "" } else { base };
     for seg in segments(base) {
@@ -219,8 +255,7 @@ pub(crate) fn resolve(base: &str, path: &str, dot_glob_climbs: bool) -> String {
 
 /// Appends one segment to a path being folded (`""` is the root).
 fn push_segment(out: &mut String, seg: &str, dot_glob_climbs: bool) {
-    let climbs =
-        seg == ".." || (dot_glob_climbs && seg.starts_with('.') && seg.contains(['*', '?', '[']));
+    let climbs = seg == ".." || (dot_glob_climbs && is_dot_glob(seg));
     if climbs {
         let parent = out.rfind('/').unwrap_or(0);
         out.truncate(parent);

@@ -63,7 +63,11 @@ impl Prepared {
         match self {
             Prepared::None => name.to_owned(),
             Prepared::Shell { text, .. } | Prepared::Path { text, .. } | Prepared::Plain(text) => {
-                format!("{name}({text})")
+                let mut shown = String::with_capacity(name.len() + text.len() + 2);
+                for part in [name, "(", text, ")"] {
+                    shown.push_str(part);
+                }
+                shown
             }
         }
     }
@@ -131,9 +135,7 @@ impl Prepared {
         // anywhere: with an output redirect leaving the workspace, only
         // rules without wildcards can allow the line.
         let writes_outside = match self {
-            Prepared::Shell { line, .. } => {
-                line.write_targets().iter().any(|t| !writes_inside(t, env))
-            }
+            Prepared::Shell { line, .. } => line.any_write_target(&mut |t| !writes_inside(t, env)),
             _ => false,
         };
         let usable = |r: &&Rule| !writes_outside || r.shell().is_some_and(|p| !p.has_wildcard());

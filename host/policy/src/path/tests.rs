@@ -77,3 +77,22 @@ fn home_expansion() {
     assert_eq!(expand_home("~/x", None), None);
     assert_eq!(expand_home("x/~", h).as_deref(), Some("x/~"));
 }
+
+#[test]
+fn resolve_shortcut_agrees_with_folding() {
+    let texts = [
+        "", "/", "//", "a", "a/b", "/a", "/a/b", "/a/", "a//b", "./a", "a/.", "a/..", "/..", "..",
+        ".*", "a/.*", "/a/.*/b", ".a", "/.a/b", "a/b.c", "~", "/w/x*",
+    ];
+    for base in texts {
+        for path in texts {
+            for climbs in [false, true] {
+                assert_eq!(
+                    resolve(base, path, climbs),
+                    fold(base, path, climbs),
+                    "{base:?} {path:?} {climbs}"
+                );
+            }
+        }
+    }
+}

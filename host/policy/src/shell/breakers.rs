@@ -307,16 +307,18 @@ const CHECKED: &[&str] = &[
 ];
 
 /// The programs a command word may name.
-fn programs(w: &Word) -> Vec<String> {
+fn programs(w: &Word) -> impl Iterator<Item = &str> {
     let base = program_name(&w.text);
-    if !w.glob {
-        return vec![base.to_string()];
-    }
-    CHECKED
-        .iter()
-        .filter(|name| word_glob(base, name))
-        .map(|n| n.to_string())
-        .collect()
+    let checked = w.glob.then(|| {
+        CHECKED
+            .iter()
+            .copied()
+            .filter(move |name| word_glob(base, name))
+    });
+    (!w.glob)
+        .then_some(base)
+        .into_iter()
+        .chain(checked.into_iter().flatten())
 }
 
 fn check_sub(sub: &SubCommand, ctx: &Ctx, cwd: Option<&str>) -> Option<String> {
@@ -337,7 +339,7 @@ fn check_sub(sub: &SubCommand, ctx: &Ctx, cwd: Option<&str>) -> Option<String> {
         }
         let args = sub.words.get(s + 1..).unwrap_or(&[]);
         for prog in programs(cmd) {
-            if let Some(why) = check_program(&prog, args, ctx, cwd) {
+            if let Some(why) = check_program(prog, args, ctx, cwd) {
                 return Some(why);
             }
         }

@@ -194,17 +194,21 @@ impl CommandLine {
     /// engine that wants writes checked against its path rules should look at these.
     pub fn write_targets(&self) -> Vec<String> {
         let mut out = Vec::new();
-        for sub in &self.subs {
-            for r in &sub.redirects {
-                if r.writes_file() && !paths::is_harmless_sink(&r.target) {
-                    out.push(r.target.clone());
-                }
-            }
-            for n in &sub.nested {
-                out.extend(n.write_targets());
-            }
-        }
+        self.any_write_target(&mut |t| {
+            out.push(t.to_owned());
+            false
+        });
         out
+    }
+
+    /// Whether `f` holds for any of [`CommandLine::write_targets`], without collecting them.
+    pub(crate) fn any_write_target(&self, f: &mut impl FnMut(&str) -> bool) -> bool {
+        self.subs.iter().any(|sub| {
+            sub.redirects
+                .iter()
+                .any(|r| r.writes_file() && !paths::is_harmless_sink(&r.target) && f(&r.target))
+                || sub.nested.iter().any(|n| n.any_write_target(f))
+        })
     }
 }
 

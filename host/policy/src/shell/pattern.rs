@@ -465,7 +465,7 @@ pub(crate) fn deny_forms(words: &[Word], s: usize) -> Vec<DenyForm> {
     };
     let args = words.get(s + 1..).unwrap_or(&[]);
     let base = program_name(&cmd.text);
-    let mut rest_units = Vec::new();
+    let mut rest_units = Vec::with_capacity(args.iter().map(|a| a.text.len() + 1).sum());
     for a in args {
         push_loose(&mut rest_units, &a.text);
     }
@@ -520,7 +520,9 @@ pub(crate) fn allow_forms(words: &[Word], s: usize) -> Vec<Vec<u32>> {
     };
     let args = words.get(s + 1..).unwrap_or(&[]);
     let form = |first: &str| {
-        let mut u: Vec<u32> = units(first).collect();
+        let len = first.len() + args.iter().map(|a| a.text.len() + 1).sum::<usize>();
+        let mut u: Vec<u32> = Vec::with_capacity(len);
+        u.extend(units(first));
         for a in args {
             u.push(SEP);
             u.extend(units(&a.text));

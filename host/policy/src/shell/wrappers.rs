@@ -380,6 +380,13 @@ pub(crate) fn runs_command(words: &[Word], at: usize) -> bool {
 /// Every word index where a command may start once any wrappers (and leading `NAME=value`
 /// assignments) are stripped, including 0 (the unstripped form). Sorted.
 pub(crate) fn deny_starts(words: &[Word]) -> Vec<usize> {
+    // The common case: a command that is neither an assignment nor a wrapper.
+    if let Some(w) = words.first()
+        && !w.assignment
+        && deny_spec(program_name(&w.text)).is_none()
+    {
+        return vec![0];
+    }
     let n = words.len();
     let mut visited = vec![false; n];
     let mut starts = Vec::new();

@@ -72,8 +72,10 @@ fn is_blank(c: char) -> bool {
 
 impl<'b> Lexer<'b> {
     pub(crate) fn new(src: &str, depth: usize, budget: &'b Cell<usize>) -> Self {
+        let mut chars = Vec::with_capacity(src.len());
+        chars.extend(src.chars());
         Lexer {
-            chars: src.chars().collect(),
+            chars,
             pos: 0,
             depth,
             budget,
@@ -167,14 +169,19 @@ impl<'b> Lexer<'b> {
                     self.lex_redirect(None, &mut toks, &mut pending);
                 }
                 _ => {
+                    // Most words are plain: no vector of brace-expanded words for them.
+                    if let Some(w) = self.plain_word() {
+                        match self.fd_before_redirect(&w) {
+                            Some(fd) => self.lex_redirect(fd, &mut toks, &mut pending),
+                            None => toks.push(Tok::Word(w)),
+                        }
+                        continue;
+                    }
                     let before = self.pos;
-                    let words = self.lex_word();
+                    let words = self.built_word();
                     if let [w] = words.as_slice()
-                        && is_fd_word(w)
-                        && matches!(self.peek(), Some('<' | '>'))
-                        && self.peek_at(1) != Some('(')
+                        && let Some(fd) = self.fd_before_redirect(w)
                     {
-                        let fd = w.text.parse().ok();
                         self.lex_redirect(fd, &mut toks, &mut pending);
                         continue;
                     }
@@ -187,6 +194,13 @@ impl<'b> Lexer<'b> {
             }
         }
         (toks, false)
+    }
+
+    /// For a word such as `2` or `{fd}` right before `<` or `>`: the descriptor it names
+    /// (`Some(None)` for a named one), since the word is part of the redirection.
+    fn fd_before_redirect(&self, w: &Word) -> Option<Option<u32>> {
+        (is_fd_word(w) && matches!(self.peek(), Some('<' | '>')) && self.peek_at(1) != Some('('))
+            .then(|| w.text.parse().ok())
     }
 
     fn skip_blanks(&mut self) {

@@ -70,10 +70,18 @@ impl Builder {
 impl Lexer<'_> {
     /// Lexes one word; brace expansion may turn it into several.
     pub(crate) fn lex_word(&mut self) -> Vec<Word> {
+        match self.plain_word() {
+            Some(w) => vec![w],
+            None => self.built_word(),
+        }
+    }
+
+    /// [`Lexer::lex_word`] character by character, for any word.
+    pub(crate) fn built_word(&mut self) -> Vec<Word> {
         let mut b = Builder::default();
         while let Some(c) = self.peek() {
             match c {
-                ' ' | '\t' | '\n' | ';' | '&' | '|' | '(' | ')' => break,
+                c if is_word_end(c) => break,
                 '<' | '>' => {
                     if b.chars.is_empty() && !b.w.quoted && self.peek_at(1) == Some('(') {
                         self.substitution(&mut b, true);
@@ -128,6 +136,28 @@ impl Lexer<'_> {
         self.finish(b)
     }
 
+    /// The common case, without building the word character by character: a word of only
+    /// characters that mean nothing special to bash (no quote, escape, expansion, glob, brace or
+    /// `~`), so the word is its text as written. `None` (nothing consumed) otherwise.
+    pub(super) fn plain_word(&mut self) -> Option<Word> {
+        let rest = self.chars.get(self.pos..).unwrap_or(&[]);
+        let len = rest.iter().take_while(|&&c| !is_special(c)).count();
+        let ends_word = match rest.get(len) {
+            None => true,
+            Some(&c) => is_word_end(c) || matches!(c, '<' | '>'),
+        };
+        if len == 0 || !ends_word {
+            return None;
+        }
+        let text: String = rest.get(..len)?.iter().collect();
+        self.pos += len;
+        Some(Word {
+            assignment: is_assignment(text.chars().map(|c| (c, false))),
+            text,
+            ..Word::default()
+        })
+    }
+
     pub(super) fn finish(&mut self, b: Builder) -> Vec<Word> {
         let Builder { chars, w } = b;
         if !chars.iter().any(|&(c, lit)| c == '{' && !lit)
@@ -160,7 +190,7 @@ fn make_word(chars: &[(char, bool)], mut w: Word) -> Word {
     w.text = chars.iter().map(|&(c, _)| c).collect();
     w.glob = has_glob(chars);
     w.tilde = matches!(chars.first(), Some(('~', false)));
-    w.assignment = is_assignment(chars);
+    w.assignment = is_assignment(chars.iter().copied());
     w
 }
 
@@ -180,27 +210,42 @@ fn has_glob(chars: &[(char, bool)]) -> bool {
     false
 }
 
-fn is_assignment(chars: &[(char, bool)]) -> bool {
-    let mut it = chars.iter().peekable();
+fn is_assignment(chars: impl Iterator<Item = (char, bool)>) -> bool {
+    let mut it = chars.peekable();
     match it.next() {
-        Some(&(c, false)) if c == '_' || c.is_ascii_alphabetic() => {}
+        Some((c, false)) if c == '_' || c.is_ascii_alphabetic() => {}
         _ => return false,
     }
-    while let Some(&&(c, lit)) = it.peek() {
+    while let Some(&(c, lit)) = it.peek() {
         if lit || !(c == '_' || c.is_ascii_alphanumeric()) {
             break;
         }
         it.next();
     }
-    if it.peek().is_some_and(|&&(c, lit)| c == '[' && !lit) {
-        for &(c, _) in it.by_ref() {
+    if it.peek().is_some_and(|&(c, lit)| c == '[' && !lit) {
+        for (c, _) in it.by_ref() {
             if c == ']' {
                 break;
             }
         }
     }
-    if it.peek().is_some_and(|&&(c, lit)| c == '+' && !lit) {
+    if it.peek().is_some_and(|&(c, lit)| c == '+' && !lit) {
         it.next();
     }
     matches!(it.next(), Some(('=', false)))
+}
+
+/// Characters that end a word wherever they stand.
+fn is_word_end(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | ';' | '&' | '|' | '(' | ')')
+}
+
+/// Characters that end a word or change how it reads: quotes, escapes, expansions,
+/// redirections, globs, braces and `~`. A word without them is its text as written.
+fn is_special(c: char) -> bool {
+    is_word_end(c)
+        || matches!(
+            c,
+            '<' | '>' | '\\' | '\'' | '"' | '$' | '`' | '{' | '*' | '?' | '[' | '~'
+        )
 }
