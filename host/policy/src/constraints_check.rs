@@ -13,7 +13,7 @@ use crate::specifier::Prepared;
 pub(crate) fn check(
     agent: &AgentPolicy,
     call: &Call<'_>,
-    prepared: &Prepared,
+    prepared: &Prepared<'_>,
     env: &Env<'_>,
 ) -> Option<Decision> {
     let c = agent.constraints.as_ref()?;
@@ -69,7 +69,7 @@ pub(crate) fn check(
 fn network(
     agent: &AgentPolicy,
     mode: NetworkMode,
-    prepared: &Prepared,
+    prepared: &Prepared<'_>,
     name: &str,
 ) -> Option<Decision> {
     let id = &agent.id;

@@ -67,3 +67,13 @@ impl Decision {
         self
     }
 }
+
+/// Joins the parts of a reason with one allocation: decisions are made on
+/// every call, and `format!` costs more than the rest of a simple one.
+pub(crate) fn concat(parts: &[&str]) -> String {
+    let mut out = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for p in parts {
+        out.push_str(p);
+    }
+    out
+}

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::action::{ActionSelector, ActionTypes};
 use crate::config::{AgentConfig, PolicyConfig};
 use crate::constraints::SubConstraints;
-use crate::decision::{Decision, Layer};
+use crate::decision::{Decision, Layer, concat};
 use crate::facts::{Call, Env};
 use crate::level::{Level, known_categories};
 use crate::path::PathEnv;
@@ -253,18 +253,20 @@ impl AgentPolicy {
             if prepared.fires(rule, env) {
                 return Decision::deny(
                     Layer::Rule,
-                    format!(
-                        "`{}` is denied by rule `{}`",
-                        prepared.display(&name),
-                        rule.text()
-                    ),
+                    concat(&[
+                        "`",
+                        &prepared.display(&name),
+                        "` is denied by rule `",
+                        rule.text(),
+                        "`",
+                    ]),
                 )
                 .with_rule(rule.text());
             }
         }
         // A read-only shell command has no side effects whatever its tool
         // declares, so plan mode lets it run.
-        if self.mode == Mode::Plan && call.tool.side_effect && !prepared.is_read_only_command(env) {
+        if self.mode == Mode::Plan && call.tool.side_effect && !prepared.is_read_only_command() {
             return Decision::deny(
                 Layer::Mode,
                 format!(
@@ -284,11 +286,13 @@ impl AgentPolicy {
             if prepared.fires(rule, env) {
                 return Decision::ask(
                     Layer::Rule,
-                    format!(
-                        "`{}` needs approval by rule `{}`",
-                        prepared.display(&name),
-                        rule.text()
-                    ),
+                    concat(&[
+                        "`",
+                        &prepared.display(&name),
+                        "` needs approval by rule `",
+                        rule.text(),
+                        "`",
+                    ]),
                 )
                 .with_rule(rule.text());
             }
@@ -312,14 +316,23 @@ impl AgentPolicy {
         if let Some(rule) = prepared.covered_by(&self.rules.allow, &name, env) {
             return Decision::allow(
                 Layer::Rule,
-                format!("`{}` is allowed by rule `{rule}`", prepared.display(&name)),
+                concat(&[
+                    "`",
+                    &prepared.display(&name),
+                    "` is allowed by rule `",
+                    &rule,
+                    "`",
+                ]),
             )
             .with_rule(&rule);
         }
         if !call.tool.side_effect {
-            return Decision::allow(Layer::ReadOnly, format!("`{name}` has no side effects"));
+            return Decision::allow(
+                Layer::ReadOnly,
+                concat(&["`", &name, "` has no side effects"]),
+            );
         }
-        if prepared.is_read_only_command(env) {
+        if prepared.is_read_only_command() {
             return Decision::allow(
                 Layer::ReadOnly,
                 format!(
@@ -363,29 +376,36 @@ impl AgentPolicy {
     fn mode_default(
         &self,
         call: &Call<'_>,
-        prepared: &Prepared,
+        prepared: &Prepared<'_>,
         name: &str,
         env: &Env<'_>,
     ) -> Decision {
         let shown = prepared.display(name);
         match self.mode {
-            Mode::Autonomous => {
-                Decision::allow(Layer::Mode, format!("autonomous mode allows `{shown}`"))
-            }
+            Mode::Autonomous => Decision::allow(
+                Layer::Mode,
+                concat(&["autonomous mode allows `", &shown, "`"]),
+            ),
             Mode::AcceptEdits if prepared.is_workspace_edit(&call.tool, env) => Decision::allow(
                 Layer::Mode,
-                format!("accept-edits mode allows editing `{shown}` inside the workspace"),
+                concat(&[
+                    "accept-edits mode allows editing `",
+                    &shown,
+                    "` inside the workspace",
+                ]),
             ),
             Mode::Plan => Decision::deny(
                 Layer::Mode,
-                format!("plan mode allows no side effects (`{shown}`)"),
+                concat(&["plan mode allows no side effects (`", &shown, "`)"]),
             ),
             Mode::Default | Mode::AcceptEdits => Decision::ask(
                 Layer::Mode,
-                format!(
-                    "`{shown}` has side effects and no allow rule covers it; {}",
-                    prepared.advice(name)
-                ),
+                concat(&[
+                    "`",
+                    &shown,
+                    "` has side effects and no allow rule covers it; ",
+                    &prepared.advice(name),
+                ]),
             ),
         }
     }

@@ -229,12 +229,13 @@ pub(crate) fn resolve(base: &str, path: &str, dot_glob_climbs: bool) -> String {
 fn is_plain(text: &str, dot_glob_climbs: bool) -> bool {
     !text.is_empty()
         && text
-            .split('/')
-            .all(|s| !s.is_empty() && s != "." && s != ".." && !(dot_glob_climbs && is_dot_glob(s)))
+            .as_bytes()
+            .split(|&b| b == b'/')
+            .all(|s| !(matches!(s, b"" | b"." | b"..") || dot_glob_climbs && is_dot_glob(s)))
 }
 
-fn is_dot_glob(seg: &str) -> bool {
-    seg.starts_with('.') && seg.contains(['*', '?', '['])
+fn is_dot_glob(seg: &[u8]) -> bool {
+    seg.first() == Some(&b'.') && seg.iter().any(|b| matches!(b, b'*' | b'?' | b'['))
 }
 
 /// [`resolve`] the long way, segment by segment.
@@ -255,7 +256,7 @@ fn fold(base: &str, path: &str, dot_glob_climbs: bool) -> String {
 
 /// Appends one segment to a path being folded (`""` is the root).
 fn push_segment(out: &mut String, seg: &str, dot_glob_climbs: bool) {
-    let climbs = seg == ".." || (dot_glob_climbs && is_dot_glob(seg));
+    let climbs = seg == ".." || (dot_glob_climbs && is_dot_glob(seg.as_bytes()));
     if climbs {
         let parent = out.rfind('/').unwrap_or(0);
         out.truncate(parent);

@@ -1,6 +1,7 @@
 //! A call's specifier, parsed once per decision in the form its tool
 //! needs, and the matching questions the engine asks of it.
 
+use crate::decision::concat;
 use crate::engine::path_env;
 use crate::facts::{Call, Env};
 use crate::index::Probe;
@@ -15,11 +16,11 @@ fn writes_inside(target: &str, env: &Env<'_>) -> bool {
         .is_some_and(|t| normalize(&t, env.cwd).is_ok_and(|p| is_within(&p, env.workspace)))
 }
 
-pub(crate) enum Prepared {
+pub(crate) enum Prepared<'a> {
     /// The tool has no specifier: only unscoped rules apply.
     None,
     Shell {
-        line: shell::CommandLine,
+        line: shell::Checked<'a>,
         text: String,
     },
     /// The normalised path and, when it differs, the symlink-resolved one.
@@ -30,14 +31,19 @@ pub(crate) enum Prepared {
     Plain(String),
 }
 
-impl Prepared {
-    pub fn new(call: &Call<'_>, env: &Env<'_>) -> Result<Prepared, String> {
+impl<'a> Prepared<'a> {
+    pub fn new(call: &Call<'_>, env: &Env<'a>) -> Result<Prepared<'a>, String> {
         let Some(text) = call.specifier else {
             return Ok(Prepared::None);
         };
         Ok(match call.tool.specifier_kind() {
             SpecifierKind::Shell => Prepared::Shell {
-                line: shell::CommandLine::parse(text),
+                line: shell::Checked::new(
+                    shell::CommandLine::parse(text),
+                    env.workspace,
+                    env.cwd,
+                    env.home,
+                ),
                 text: text.to_owned(),
             },
             SpecifierKind::Path => {
@@ -63,11 +69,7 @@ impl Prepared {
         match self {
             Prepared::None => name.to_owned(),
             Prepared::Shell { text, .. } | Prepared::Path { text, .. } | Prepared::Plain(text) => {
-                let mut shown = String::with_capacity(name.len() + text.len() + 2);
-                for part in [name, "(", text, ")"] {
-                    shown.push_str(part);
-                }
-                shown
+                concat(&[name, "(", text, ")"])
             }
         }
     }
@@ -90,7 +92,7 @@ impl Prepared {
     /// What would allow the call, as advice in a reason.
     pub fn advice(&self, name: &str) -> String {
         match self.exact_rule(name) {
-            Some(rule) => format!("approve it, or add an allow rule such as `{rule}`"),
+            Some(rule) => concat(&["approve it, or add an allow rule such as `", &rule, "`"]),
             None => "approve it, or add allow rules covering each part of the command (parts the policy cannot \
                      read, such as `$(...)` or `sh -c`, need a person)"
                 .to_owned(),
@@ -118,7 +120,7 @@ impl Prepared {
 
     /// What the rule index looks up for this call: deny matching (deny and
     /// ask rules) or allow matching.
-    pub fn probe<'a>(&'a self, deny: bool, env: &Env<'a>) -> Probe<'a> {
+    pub fn probe<'p>(&'p self, deny: bool, env: &Env<'p>) -> Probe<'p> {
         match self {
             Prepared::None => Probe::Unscoped,
             Prepared::Shell { line, .. } if deny => Probe::ShellDeny(line),
@@ -183,7 +185,7 @@ impl Prepared {
     /// A destructive command or path that always needs a person.
     pub fn circuit_breaker(&self, tool: &ToolFacts<'_>, env: &Env<'_>) -> Option<String> {
         match self {
-            Prepared::Shell { line, .. } => shell::circuit_breaker(line, env.workspace, env.cwd, env.home),
+            Prepared::Shell { line, .. } => line.circuit_breaker(),
             Prepared::Path { paths, .. } if tool.action_type == "code:delete" => paths.iter().find_map(|p| {
                 let critical = p == "/"
                     || p.matches('/').count() == 1
@@ -196,11 +198,9 @@ impl Prepared {
         }
     }
 
-    pub fn is_read_only_command(&self, env: &Env<'_>) -> bool {
+    pub fn is_read_only_command(&self) -> bool {
         match self {
-            Prepared::Shell { line, .. } => {
-                shell::is_read_only(line, env.workspace, env.cwd, env.home)
-            }
+            Prepared::Shell { line, .. } => line.is_read_only(),
             _ => false,
         }
     }

@@ -9,34 +9,28 @@
 //! as empty.
 
 use super::lex::Word;
-use super::paths::{dev_name, is_block_device, is_harmless_device, places};
+use super::paths::{Places, dev_name, is_block_device, is_harmless_device};
 use super::pattern::word_glob;
 use super::wrappers::program_name;
 use super::{CommandLine, SubCommand};
 use crate::path::{expand_home, is_within, resolve};
 
 /// Normalised workspace and home.
-struct Ctx {
-    ws: String,
-    home: String,
+struct Ctx<'a> {
+    ws: &'a str,
+    home: &'a str,
 }
 
 /// See [`super::circuit_breaker`].
-pub(crate) fn circuit_breaker(
-    line: &CommandLine,
-    workspace: &str,
-    cwd: &str,
-    home: &str,
-) -> Option<String> {
-    let p = places(workspace, cwd, home);
+pub(crate) fn circuit_breaker(line: &CommandLine, p: &Places) -> Option<String> {
     let ctx = Ctx {
-        ws: p.ws,
-        home: p.home,
+        ws: &p.ws,
+        home: &p.home,
     };
-    check_line(line, &ctx, Some(p.cwd))
+    check_line(line, &ctx, Some(p.cwd.clone()))
 }
 
-fn check_line(line: &CommandLine, ctx: &Ctx, mut cwd: Option<String>) -> Option<String> {
+fn check_line(line: &CommandLine, ctx: &Ctx<'_>, mut cwd: Option<String>) -> Option<String> {
     for f in &line.functions {
         let calls_itself = line
             .subs
@@ -82,7 +76,7 @@ fn short(text: &str) -> String {
 }
 
 /// Follows `cd` so that `cd / && rm -rf *` is read as `rm -rf /*`. Unknown after `cd $X`.
-fn next_cwd(sub: &SubCommand, ctx: &Ctx, cwd: Option<String>) -> Option<String> {
+fn next_cwd(sub: &SubCommand, ctx: &Ctx<'_>, cwd: Option<String>) -> Option<String> {
     let start = sub
         .deny_starts
         .iter()
@@ -102,7 +96,7 @@ fn next_cwd(sub: &SubCommand, ctx: &Ctx, cwd: Option<String>) -> Option<String> 
         .iter()
         .find(|w| !w.text.starts_with('-') || w.text == "-");
     match target {
-        None => Some(ctx.home.clone()),
+        None => Some(ctx.home.to_owned()),
         Some(w) if w.text == "-" => None,
         Some(w) => {
             let path = expand_known(w, ctx, cwd.as_deref())?;
@@ -116,12 +110,12 @@ fn next_cwd(sub: &SubCommand, ctx: &Ctx, cwd: Option<String>) -> Option<String> 
 }
 
 /// Replaces `~`, `$HOME`, `${HOME}`, `$PWD`, `$(pwd)`; None if other expansions remain.
-fn expand_known(w: &Word, ctx: &Ctx, cwd: Option<&str>) -> Option<String> {
+fn expand_known(w: &Word, ctx: &Ctx<'_>, cwd: Option<&str>) -> Option<String> {
     // `~user` stays as written.
-    let mut t = expand_home(&w.text, Some(&ctx.home)).map_or_else(|| w.text.clone(), Into::into);
+    let mut t = expand_home(&w.text, Some(ctx.home)).map_or_else(|| w.text.clone(), Into::into);
     for (var, value) in [
-        ("${HOME}", Some(ctx.home.as_str())),
-        ("$HOME", Some(ctx.home.as_str())),
+        ("${HOME}", Some(ctx.home)),
+        ("$HOME", Some(ctx.home)),
         ("${PWD}", cwd),
         ("$PWD", cwd),
         ("$(pwd)", cwd),
@@ -208,7 +202,7 @@ fn is_wild_only(c: &str) -> bool {
 }
 
 /// Why deleting (or chmod-ing) `w` recursively is catastrophic, if it is.
-fn dangerous_target(w: &Word, ctx: &Ctx, cwd: Option<&str>) -> Option<String> {
+fn dangerous_target(w: &Word, ctx: &Ctx<'_>, cwd: Option<&str>) -> Option<String> {
     let t = w.text.as_str();
     if let Some(user) = t.strip_prefix('~')
         && !user.is_empty()
@@ -255,10 +249,10 @@ fn dangerous_target(w: &Word, ctx: &Ctx, cwd: Option<&str>) -> Option<String> {
         top if top.matches('/').count() == 1 => {
             Some(format!("recursive delete of top-level directory `{top}`"))
         }
-        p if ctx.home != "/" && is_within(&ctx.home, p) => {
+        p if ctx.home != "/" && is_within(ctx.home, p) => {
             Some("recursive delete of the home directory".to_string())
         }
-        p if is_within(&ctx.ws, p) => Some("recursive delete of the workspace root".to_string()),
+        p if is_within(ctx.ws, p) => Some("recursive delete of the workspace root".to_string()),
         _ => None,
     }
 }
@@ -321,7 +315,7 @@ fn programs(w: &Word) -> impl Iterator<Item = &str> {
         .chain(checked.into_iter().flatten())
 }
 
-fn check_sub(sub: &SubCommand, ctx: &Ctx, cwd: Option<&str>) -> Option<String> {
+fn check_sub(sub: &SubCommand, ctx: &Ctx<'_>, cwd: Option<&str>) -> Option<String> {
     for r in &sub.redirects {
         if r.writes_file() && is_block_device(&r.target) {
             return Some(format!(
@@ -370,7 +364,7 @@ fn long_prefix(t: &str, full: &str, min: usize) -> bool {
     name.len() >= min && full.starts_with(name)
 }
 
-fn check_program(prog: &str, args: &[Word], ctx: &Ctx, cwd: Option<&str>) -> Option<String> {
+fn check_program(prog: &str, args: &[Word], ctx: &Ctx<'_>, cwd: Option<&str>) -> Option<String> {
     let operands_on_device = |args: &[Word]| {
         args.iter()
             .any(|a| !a.text.starts_with('-') && dev_name(&a.text).is_some())

@@ -30,13 +30,14 @@ mod wrappers;
 #[cfg(test)]
 mod tests;
 
-use std::cell::Cell;
+use std::cell::{Cell, OnceCell};
 use std::ops::Range;
 use std::sync::OnceLock;
 
 pub use pattern::{Pattern, allowed_by_patterns, matches_any_pattern};
 
 use lex::Word;
+use paths::Places;
 use pattern::DenyForm;
 
 /// A parsed command line: every simple command bash would run, in order, including those inside
@@ -303,7 +304,7 @@ pub fn allowed_by(patterns: &[&str], line: &CommandLine) -> bool {
 /// True only if every subcommand is in the built-in read-only set, nothing is opaque, nothing is
 /// written (except to `/dev/null`) and no path argument reaches outside `workspace`.
 pub fn is_read_only(line: &CommandLine, workspace: &str, cwd: &str, home: &str) -> bool {
-    readonly::is_read_only(line, workspace, cwd, home)
+    readonly::is_read_only(line, &Places::new(workspace, cwd, home))
 }
 
 /// Commands that always need a person, whatever the mode: returns why, if any subcommand (seen
@@ -315,5 +316,50 @@ pub fn circuit_breaker(
     cwd: &str,
     home: &str,
 ) -> Option<String> {
-    breakers::circuit_breaker(line, workspace, cwd, home)
+    breakers::circuit_breaker(line, &Places::new(workspace, cwd, home))
+}
+
+/// A command line with the places its checks judge paths against, worked out once.
+#[derive(Debug)]
+pub(crate) struct Checked<'a> {
+    line: CommandLine,
+    workspace: &'a str,
+    cwd: &'a str,
+    home: &'a str,
+    places: OnceCell<Places>,
+}
+
+impl std::ops::Deref for Checked<'_> {
+    type Target = CommandLine;
+
+    fn deref(&self) -> &CommandLine {
+        &self.line
+    }
+}
+
+impl<'a> Checked<'a> {
+    pub(crate) fn new(line: CommandLine, workspace: &'a str, cwd: &'a str, home: &'a str) -> Self {
+        Checked {
+            line,
+            workspace,
+            cwd,
+            home,
+            places: OnceCell::new(),
+        }
+    }
+
+    fn places(&self) -> &Places {
+        self.places
+            .get_or_init(|| Places::new(self.workspace, self.cwd, self.home))
+    }
+
+    /// [`is_read_only`] in the checked places.
+    pub(crate) fn is_read_only(&self) -> bool {
+        readonly::is_read_only(&self.line, self.places())
+    }
+
+    /// [`circuit_breaker`] in the checked places.
+    pub(crate) fn circuit_breaker(&self) -> Option<String> {
+        breakers::circuit_breaker(&self.line, self.places())
+    }
 }

@@ -41,17 +41,23 @@ pub(crate) fn is_harmless_device(name: &str) -> bool {
 
 /// The workspace, working directory and home of a check, normalised; a relative `cwd`
 /// resolves against the workspace, a relative workspace or home against `/`.
+#[derive(Debug)]
 pub(crate) struct Places {
     pub ws: String,
     pub cwd: String,
     pub home: String,
+    /// The home given was absolute (a relative one is never inside the workspace).
+    pub home_absolute: bool,
 }
 
-pub(crate) fn places(workspace: &str, cwd: &str, home: &str) -> Places {
-    let ws = resolve("/", workspace, false);
-    Places {
-        cwd: resolve(&ws, cwd, false),
-        home: resolve("/", home, false),
-        ws,
+impl Places {
+    pub(crate) fn new(workspace: &str, cwd: &str, home: &str) -> Places {
+        let ws = resolve("/", workspace, false);
+        Places {
+            cwd: resolve(&ws, cwd, false),
+            home: resolve("/", home, false),
+            home_absolute: home.starts_with('/'),
+            ws,
+        }
     }
 }

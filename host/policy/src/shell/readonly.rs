@@ -7,23 +7,22 @@
 //! `cat ~/.ssh/id_rsa`, `cat $HOME/x`). Anything not understood is not read-only.
 
 use super::lex::Word;
-use super::paths::{is_harmless_sink, places};
+use super::paths::{Places, is_harmless_sink};
 use super::wrappers::system_program;
 use super::{CommandLine, Redirect, RedirectKind, SubCommand};
 use crate::path::{expand_home, is_within, resolve};
 
-struct Ctx {
-    ws: String,
-    cwd: String,
-    home: Option<String>,
+struct Ctx<'a> {
+    ws: &'a str,
+    cwd: &'a str,
+    home: Option<&'a str>,
 }
 
-impl Ctx {
+impl Ctx<'_> {
     /// A path argument (or option value) stays inside the workspace.
     fn path_ok(&self, p: &str) -> bool {
         // `~user` is another user's home; `~` is outside unless home is inside.
-        expand_home(p, self.home.as_deref())
-            .is_some_and(|p| is_within(&resolve(&self.cwd, &p, true), &self.ws))
+        expand_home(p, self.home).is_some_and(|p| is_within(&resolve(self.cwd, &p, true), self.ws))
     }
 
     /// Every argument, and every option value, is a path inside the workspace.
@@ -51,21 +50,20 @@ impl Ctx {
 }
 
 /// See [`super::is_read_only`].
-pub(crate) fn is_read_only(line: &CommandLine, workspace: &str, cwd: &str, home: &str) -> bool {
-    let p = places(workspace, cwd, home);
-    let ctx = Ctx {
-        // Home counts as inside only when it is inside the workspace; otherwise `~` is rejected.
-        home: (home.starts_with('/') && is_within(&p.home, &p.ws)).then_some(p.home),
-        ws: p.ws,
-        cwd: p.cwd,
-    };
-    if !is_within(&ctx.cwd, &ctx.ws) || line.subs.is_empty() || line.is_opaque() {
+pub(crate) fn is_read_only(line: &CommandLine, p: &Places) -> bool {
+    if line.subs.is_empty() || line.is_opaque() || !is_within(&p.cwd, &p.ws) {
         return false;
     }
+    let ctx = Ctx {
+        // Home counts as inside only when it is inside the workspace; otherwise `~` is rejected.
+        home: (p.home_absolute && is_within(&p.home, &p.ws)).then_some(p.home.as_str()),
+        ws: &p.ws,
+        cwd: &p.cwd,
+    };
     line.subs.iter().all(|s| sub_read_only(s, &ctx))
 }
 
-fn sub_read_only(sub: &SubCommand, ctx: &Ctx) -> bool {
+fn sub_read_only(sub: &SubCommand, ctx: &Ctx<'_>) -> bool {
     if sub.is_opaque() || !sub.redirects.iter().all(|r| redirect_ok(r, ctx)) {
         return false;
     }
@@ -97,7 +95,7 @@ const NO_PATHS: &[&str] = &[
     "id", "nproc",
 ];
 
-fn redirect_ok(r: &Redirect, ctx: &Ctx) -> bool {
+fn redirect_ok(r: &Redirect, ctx: &Ctx<'_>) -> bool {
     match r.kind {
         RedirectKind::Input => ctx.path_ok(&r.target),
         RedirectKind::DupInput | RedirectKind::DupOutput if super::is_fd_target(&r.target) => true,
@@ -120,7 +118,7 @@ fn short_has(arg: &str, letter: char) -> bool {
         && arg.chars().skip(1).any(|c| c == letter)
 }
 
-fn command_ok(name: &str, args: &[&str], ctx: &Ctx) -> bool {
+fn command_ok(name: &str, args: &[&str], ctx: &Ctx<'_>) -> bool {
     match name {
         n if NO_PATHS.contains(&n) => true,
         "ls" | "cat" | "head" | "tail" | "wc" | "stat" | "du" | "df" | "cut" | "realpath"
@@ -173,7 +171,7 @@ fn uniq_operands(args: &[&str]) -> usize {
 }
 
 /// `date` only prints; `-s`, `--set` or an operand other than `+FORMAT` sets the clock.
-fn date_ok(args: &[&str], ctx: &Ctx) -> bool {
+fn date_ok(args: &[&str], ctx: &Ctx<'_>) -> bool {
     let mut it = args.iter();
     while let Some(a) = it.next() {
         if a.starts_with("--") {
@@ -214,7 +212,7 @@ fn env_ok(args: &[&str]) -> bool {
     true
 }
 
-fn git_ok(args: &[&str], ctx: &Ctx) -> bool {
+fn git_ok(args: &[&str], ctx: &Ctx<'_>) -> bool {
     let mut i = 0;
     loop {
         let Some(a) = args.get(i) else { return false };
@@ -259,7 +257,7 @@ fn git_ok(args: &[&str], ctx: &Ctx) -> bool {
 }
 
 /// `git branch` only when listing: no operand unless `--list`, and only listing options.
-fn branch_ok(args: &[&str], ctx: &Ctx) -> bool {
+fn branch_ok(args: &[&str], ctx: &Ctx<'_>) -> bool {
     const LISTING: &[&str] = &[
         "-a",
         "--all",
