@@ -13,7 +13,7 @@
 //! scan of all rules gives.
 
 use std::collections::HashMap;
-use std::hash::Hash;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::glob;
 use crate::path::{self, Anchor, PathEnv};
@@ -40,36 +40,74 @@ pub(crate) enum Probe<'a> {
     Plain(&'a str),
 }
 
-/// Rule indices by literal key.
-type ByKey<K> = HashMap<K, Vec<usize>>;
-
-/// Rule indices filed by a literal key, and those whose key is a wildcard.
-#[derive(Debug, Clone)]
-struct Heads<K> {
-    wild: Vec<usize>,
-    by: ByKey<K>,
+/// A key's fingerprint: FNV-1a over its units, then mixed so every bit
+/// depends on every unit. Two keys may share one; that only makes a rule a
+/// candidate it need not be (candidates are matched in full), never the
+/// reverse.
+fn fingerprint(units: impl IntoIterator<Item = u32>) -> u64 {
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for u in units {
+        h = (h ^ u64::from(u)).wrapping_mul(PRIME);
+    }
+    h ^= h >> 32;
+    h = h.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    h ^ (h >> 29)
 }
 
-impl<K> Default for Heads<K> {
-    fn default() -> Self {
-        Heads {
-            wild: Vec::new(),
-            by: HashMap::new(),
-        }
+fn bytes_fingerprint(text: &[u8]) -> u64 {
+    fingerprint(text.iter().map(|&b| u32::from(b)))
+}
+
+/// Hashes the already mixed fingerprints by passing them through.
+#[derive(Debug, Clone, Copy, Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    /// Not used for the `u64` keys; folds anything else in all the same.
+    fn write(&mut self, bytes: &[u8]) {
+        let seed = self.0;
+        self.0 = fingerprint(bytes.iter().map(|&b| u32::from(b))) ^ seed.rotate_left(17);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
     }
 }
 
-impl<K: Eq + Hash> Heads<K> {
-    /// Files rule `i` under `keys`, or as wild when there are none to file it under.
-    fn file(&mut self, i: usize, keys: Option<Vec<K>>) {
+/// Rule indices by key fingerprint.
+type ByKey = HashMap<u64, Vec<usize>, BuildHasherDefault<Prehashed>>;
+
+/// Rule indices filed by a literal key, and those whose key is a wildcard.
+#[derive(Debug, Clone, Default)]
+struct Heads {
+    wild: Vec<usize>,
+    by: ByKey,
+}
+
+impl Heads {
+    /// Files rule `i` under the fingerprints `keys`, or as wild when there
+    /// are none to file it under.
+    fn file(&mut self, i: usize, keys: Option<impl IntoIterator<Item = u64>>) {
         match keys {
             None => self.wild.push(i),
             Some(keys) => {
                 for k in keys {
-                    self.by.entry(k).or_default().push(i);
+                    let rules = self.by.entry(k).or_default();
+                    if rules.last() != Some(&i) {
+                        rules.push(i);
+                    }
                 }
             }
         }
+    }
+
+    fn get(&self, key: u64) -> Option<&Vec<usize>> {
+        self.by.get(&key)
     }
 }
 
@@ -78,14 +116,14 @@ impl<K: Eq + Hash> Heads<K> {
 pub(crate) struct Bucket {
     all: Vec<usize>,
     unscoped: Vec<usize>,
-    shell_deny: Heads<Vec<u32>>,
-    shell_allow: Heads<Vec<u32>>,
+    shell_deny: Heads,
+    shell_allow: Heads,
     /// Indexed by [`Anchor`] position in [`Anchor::ALL`].
-    path: [Heads<String>; 5],
+    path: [Heads; 5],
     path_wild: Vec<usize>,
     plain_wild: Vec<usize>,
     /// Per key length, ascending.
-    plain: Vec<(usize, ByKey<Box<[u8]>>)>,
+    plain: Vec<(usize, ByKey)>,
 }
 
 fn anchor_slot(a: Anchor) -> usize {
@@ -100,13 +138,16 @@ impl Bucket {
             self.unscoped.push(i);
             return;
         };
-        self.shell_deny.file(i, shell.deny_heads());
-        self.shell_allow.file(i, shell.allow_heads());
+        let prints = |heads: Option<Vec<Vec<u32>>>| {
+            heads.map(|hs| hs.into_iter().map(fingerprint).collect::<Vec<_>>())
+        };
+        self.shell_deny.file(i, prints(shell.deny_heads()));
+        self.shell_allow.file(i, prints(shell.allow_heads()));
         match path.index_key() {
             Some((anchor, seg)) => {
                 let slot = self.path.get_mut(anchor_slot(anchor));
                 if let Some(heads) = slot {
-                    heads.file(i, Some(vec![seg.to_owned()]));
+                    heads.file(i, Some([bytes_fingerprint(seg.as_bytes())]));
                 }
             }
             None => self.path_wild.push(i),
@@ -120,12 +161,12 @@ impl Bucket {
         let at = match self.plain.binary_search_by_key(&prefix.len(), |(l, _)| *l) {
             Ok(at) => at,
             Err(at) => {
-                self.plain.insert(at, (prefix.len(), HashMap::new()));
+                self.plain.insert(at, (prefix.len(), ByKey::default()));
                 at
             }
         };
         if let Some((_, map)) = self.plain.get_mut(at) {
-            map.entry(prefix.into()).or_default().push(i);
+            map.entry(bytes_fingerprint(prefix)).or_default().push(i);
         }
     }
 
@@ -145,18 +186,23 @@ impl Bucket {
             Probe::Unscoped => true,
             Probe::ShellDeny(line) => {
                 out.extend_from_slice(&self.shell_deny.wild);
-                line.deny_heads(&mut |h| extend_from(out, self.shell_deny.by.get(h)))
+                line.deny_heads(&mut |h| {
+                    extend_from(out, self.shell_deny.get(fingerprint(h.iter().copied())));
+                })
             }
             Probe::ShellAllow(line) => {
                 out.extend_from_slice(&self.shell_allow.wild);
-                line.allow_heads(&mut |h| extend_from(out, self.shell_allow.by.get(h)))
+                line.allow_heads(&mut |h| {
+                    extend_from(out, self.shell_allow.get(fingerprint(h.iter().copied())));
+                })
             }
             Probe::Paths(paths, env) => {
                 out.extend_from_slice(&self.path_wild);
                 for p in paths {
                     path::probe(p, &env, &mut |anchor, seg| {
                         let heads = self.path.get(anchor_slot(anchor));
-                        extend_from(out, heads.and_then(|h| h.by.get(seg)));
+                        let key = bytes_fingerprint(seg.as_bytes());
+                        extend_from(out, heads.and_then(|h| h.get(key)));
                     });
                 }
                 true
@@ -165,7 +211,7 @@ impl Bucket {
                 out.extend_from_slice(&self.plain_wild);
                 for (len, map) in &self.plain {
                     match text.as_bytes().get(..*len) {
-                        Some(head) => extend_from(out, map.get(head)),
+                        Some(head) => extend_from(out, map.get(&bytes_fingerprint(head))),
                         None => break,
                     }
                 }

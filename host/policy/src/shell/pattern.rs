@@ -176,16 +176,16 @@ fn units(s: &str) -> impl Iterator<Item = u32> + '_ {
 }
 
 /// Flags compared as a set for deny rules; a few long spellings map to the short one.
-fn canonical_flag(cmd: &str, flag: &str) -> String {
-    let long_prefix = |full: &str, min: usize| flag.len() >= min && full.starts_with(flag);
+fn canonical_flag(cmd: &str, flag: String) -> String {
+    let long_prefix = |full: &str, min: usize| flag.len() >= min && full.starts_with(&*flag);
     let canon = match cmd {
         "rm" if flag == "-R" || long_prefix("--recursive", 3) => "-r",
         "rm" if long_prefix("--force", 3) => "-f",
         "cp" if flag == "-R" || long_prefix("--recursive", 5) => "-r",
         "chmod" | "chown" | "chgrp" if long_prefix("--recursive", 5) => "-R",
-        _ => flag,
+        _ => return flag,
     };
-    canon.to_string()
+    canon.to_owned()
 }
 
 /// Splits arguments into a sorted flag set and the other words. `-rf` is `-r -f`.
@@ -206,10 +206,13 @@ fn split_flags<'a>(
                     && body.chars().all(|c| c.is_ascii_alphabetic())
                 {
                     for c in body.chars() {
-                        flags.push(canonical_flag(cmd, &format!("-{c}")));
+                        let mut short = String::with_capacity(1 + c.len_utf8());
+                        short.push('-');
+                        short.push(c);
+                        flags.push(canonical_flag(cmd, short));
                     }
                 } else {
-                    flags.push(canonical_flag(cmd, f));
+                    flags.push(canonical_flag(cmd, f.to_owned()));
                 }
             }
             _ => rest.push(i),
