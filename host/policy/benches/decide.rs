@@ -12,92 +12,20 @@
 
 #![allow(clippy::unwrap_used, reason = "benchmarks fail loudly")]
 
-use warden_policy::{AgentPolicy, Call, Env, Mode, RuleSet, ToolFacts};
+#[allow(dead_code, reason = "each benchmark uses part of it")]
+mod common;
+
+use common::{ENV, agent, matching_allow, path_call, plain_call, shell_call};
+use warden_policy::{AgentPolicy, Call};
 
 fn main() {
     divan::main();
 }
 
-const ENV: Env<'static> = Env {
-    workspace: "/work/proj",
-    project: "/work/proj",
-    cwd: "/work/proj",
-    home: "/home/agent",
-};
-
 const ARGS: [usize; 3] = [10, 100, 1000];
 
-/// The allow rules the calls below need, after every generated rule.
-fn matching_allow() -> Vec<String> {
-    vec![
-        "terminal.exec(cargo *)".into(),
-        "terminal.exec(git status)".into(),
-        "fs.write(/src/**)".into(),
-        "http.fetch(https://api.example.com/*)".into(),
-    ]
-}
-
-fn agent(allow: &[String], ask: &[String], deny: &[String]) -> AgentPolicy {
-    AgentPolicy::rules_only(
-        "bench",
-        Mode::Default,
-        RuleSet::parse(allow, ask, deny).unwrap(),
-    )
-}
-
-fn call<'a>(name: &'a str, category: &'a str, action: &'a str, spec: &'a str) -> Call<'a> {
-    Call {
-        tool: ToolFacts {
-            name,
-            category,
-            action_type: action,
-            side_effect: true,
-            isolated: true,
-        },
-        specifier: Some(spec),
-        resolved_path: None,
-    }
-}
-
-fn shell_call() -> Call<'static> {
-    call(
-        "terminal.exec",
-        "terminal",
-        "code:write",
-        "cargo build --release && git status | cat",
-    )
-}
-
-fn path_call() -> Call<'static> {
-    call(
-        "fs.write",
-        "file-system",
-        "code:write",
-        "src/deep/module/file.rs",
-    )
-}
-
-fn plain_call() -> Call<'static> {
-    call(
-        "http.fetch",
-        "web",
-        "external_data:request",
-        "https://api.example.com/v1/users",
-    )
-}
-
-/// Deny, ask and allow rules in turn, each from `spec(i)`.
-fn three_lists(n: usize, spec: impl Fn(usize) -> String) -> AgentPolicy {
-    let (mut allow, mut ask, mut deny) = (Vec::new(), Vec::new(), Vec::new());
-    for i in 0..n {
-        match i % 3 {
-            0 => deny.push(spec(i)),
-            1 => ask.push(spec(i)),
-            _ => allow.push(spec(i)),
-        }
-    }
-    allow.extend(matching_allow());
-    agent(&allow, &ask, &deny)
+fn run(b: divan::Bencher<'_, '_>, p: &AgentPolicy, c: &Call<'_>) {
+    b.bench(|| p.decide(divan::black_box(c), &ENV));
 }
 
 mod mixed {
@@ -122,20 +50,17 @@ mod mixed {
 
     #[divan::bench(args = ARGS)]
     fn shell(b: divan::Bencher, n: usize) {
-        let (p, c) = (policy(n), shell_call());
-        b.bench(|| p.decide(divan::black_box(&c), &ENV));
+        run(b, &policy(n), &shell_call());
     }
 
     #[divan::bench(args = ARGS)]
     fn path(b: divan::Bencher, n: usize) {
-        let (p, c) = (policy(n), path_call());
-        b.bench(|| p.decide(divan::black_box(&c), &ENV));
+        run(b, &policy(n), &path_call());
     }
 
     #[divan::bench(args = ARGS)]
     fn plain(b: divan::Bencher, n: usize) {
-        let (p, c) = (policy(n), plain_call());
-        b.bench(|| p.decide(divan::black_box(&c), &ENV));
+        run(b, &policy(n), &plain_call());
     }
 }
 
@@ -144,53 +69,35 @@ mod same_tool {
 
     #[divan::bench(args = ARGS)]
     fn shell(b: divan::Bencher, n: usize) {
-        let p = three_lists(n, |i| format!("terminal.exec(tool{i} --flag{i} *)"));
-        let c = shell_call();
-        b.bench(|| p.decide(divan::black_box(&c), &ENV));
+        run(b, &common::same_tool_shell(n), &shell_call());
     }
 
     #[divan::bench(args = ARGS)]
     fn path(b: divan::Bencher, n: usize) {
-        let p = three_lists(n, |i| format!("fs.write(/generated{i}/**)"));
-        let c = path_call();
-        b.bench(|| p.decide(divan::black_box(&c), &ENV));
+        run(b, &common::same_tool_path(n), &path_call());
     }
 
     #[divan::bench(args = ARGS)]
     fn plain(b: divan::Bencher, n: usize) {
-        let p = three_lists(n, |i| format!("http.fetch(https://host{i}.example/*)"));
-        let c = plain_call();
-        b.bench(|| p.decide(divan::black_box(&c), &ENV));
+        run(b, &common::same_tool_plain(n), &plain_call());
     }
 }
 
 mod spread {
     use super::*;
 
-    /// `n` deny rules over 100 tools (a more typical policy, and what
-    /// `warden bench` measures): the index leaves ~n/100 rules to look at.
-    fn policy(n: usize) -> AgentPolicy {
-        let deny: Vec<String> = (0..n)
-            .map(|i| format!("tool{}.x(/generated{i}/**)", i % 100))
-            .collect();
-        agent(&matching_allow(), &[], &deny)
-    }
-
     #[divan::bench(args = ARGS)]
     fn shell(b: divan::Bencher, n: usize) {
-        let (p, c) = (policy(n), shell_call());
-        b.bench(|| p.decide(divan::black_box(&c), &ENV));
+        run(b, &common::spread(n), &shell_call());
     }
 
     #[divan::bench(args = ARGS)]
     fn path(b: divan::Bencher, n: usize) {
-        let (p, c) = (policy(n), path_call());
-        b.bench(|| p.decide(divan::black_box(&c), &ENV));
+        run(b, &common::spread(n), &path_call());
     }
 
     #[divan::bench(args = ARGS)]
     fn plain(b: divan::Bencher, n: usize) {
-        let (p, c) = (policy(n), plain_call());
-        b.bench(|| p.decide(divan::black_box(&c), &ENV));
+        run(b, &common::spread(n), &plain_call());
     }
 }
