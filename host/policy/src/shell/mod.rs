@@ -20,6 +20,7 @@
 
 mod breakers;
 mod classify;
+mod forms;
 mod lex;
 mod paths;
 mod pattern;
@@ -36,9 +37,9 @@ use std::sync::OnceLock;
 
 pub use pattern::{Pattern, allowed_by_patterns, matches_any_pattern};
 
+use forms::DenyForm;
 use lex::Word;
 use paths::Places;
-use pattern::DenyForm;
 
 /// A parsed command line: every simple command bash would run, in order, including those inside
 /// subshells, groups, loops and function bodies.
@@ -252,7 +253,7 @@ impl SubCommand {
         self.deny_forms.get_or_init(|| {
             self.deny_starts
                 .iter()
-                .flat_map(|&s| pattern::deny_forms(&self.words, s))
+                .flat_map(|&s| forms::deny_forms(&self.words, s))
                 .collect()
         })
     }
@@ -262,7 +263,7 @@ impl SubCommand {
         self.allow_forms.get_or_init(|| {
             self.allow_starts
                 .iter()
-                .flat_map(|&s| pattern::allow_forms(&self.words, s))
+                .flat_map(|&s| forms::allow_forms(&self.words, s))
                 .collect()
         })
     }

@@ -10,12 +10,12 @@
 
 use std::borrow::Borrow;
 
-use super::lex::Word;
-use super::wrappers::{program_name, system_program};
+use super::forms::{DenyForm, first_word};
+use super::wrappers::program_name;
 use super::{CommandLine, SubCommand};
 
 /// Separates words. Outside the Unicode range, so no input character equals it.
-const SEP: u32 = 0x11_0000;
+pub(super) const SEP: u32 = 0x11_0000;
 /// A `*` in a pattern.
 const STAR: u32 = 0x11_0001;
 /// A `?` (any one character) in a command-name glob.
@@ -42,17 +42,7 @@ struct Norm {
     rest: Vec<Vec<u32>>,
 }
 
-/// One way of reading a subcommand for deny matching.
-#[derive(Debug, Clone)]
-pub(crate) struct DenyForm {
-    units: Vec<u32>,
-    /// The command word's glob and the units after it, when the command name is a glob.
-    glob_cmd: Option<(String, Vec<u32>)>,
-    /// The flags as a sorted set and the other words, when this is the basename form.
-    norm: Option<(Vec<String>, Vec<u32>)>,
-}
-
-fn is_ifs(c: char) -> bool {
+pub(super) fn is_ifs(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n')
 }
 
@@ -171,7 +161,7 @@ fn literal(word: &[u32]) -> Option<String> {
         .collect()
 }
 
-fn units(s: &str) -> impl Iterator<Item = u32> + '_ {
+pub(super) fn units(s: &str) -> impl Iterator<Item = u32> + '_ {
     s.chars().map(u32::from)
 }
 
@@ -189,7 +179,7 @@ fn canonical_flag(cmd: &str, flag: String) -> String {
 }
 
 /// Splits arguments into a sorted flag set and the other words. `-rf` is `-r -f`.
-fn split_flags<'a>(
+pub(super) fn split_flags<'a>(
     cmd: &str,
     args: impl Iterator<Item = Option<&'a str>>,
 ) -> (Vec<String>, Vec<usize>) {
@@ -337,54 +327,6 @@ fn heads<'a>(alts: impl Iterator<Item = &'a Vec<u32>>) -> Option<Vec<Vec<u32>>> 
     Some(out)
 }
 
-/// The units before the first word separator.
-fn first_word(units: &[u32]) -> &[u32] {
-    units.split(|&u| u == SEP).next().unwrap_or(&[])
-}
-
-impl CommandLine {
-    /// Calls `f` with the first word of every form a deny pattern is matched against, nested
-    /// command text included. Returns false when a pattern may match whatever its first word
-    /// (a command name that is a glob, `/bin/r?`): the caller must then try every pattern.
-    pub(crate) fn deny_heads(&self, f: &mut impl FnMut(&[u32])) -> bool {
-        for sub in &self.subs {
-            for form in sub.deny_forms() {
-                if form.glob_cmd.is_some() {
-                    return false;
-                }
-                f(first_word(&form.units));
-                if let Some((_, rest)) = &form.norm {
-                    f(first_word(rest));
-                }
-            }
-            for n in &sub.nested {
-                if !n.deny_heads(f) {
-                    return false;
-                }
-            }
-        }
-        true
-    }
-
-    /// Calls `f` with the first word of every allow form of the subcommands a pattern must
-    /// cover. Returns false when no subcommand needs a pattern (every pattern covers the line
-    /// alike): the caller must then try every pattern.
-    pub(crate) fn allow_heads(&self, f: &mut impl FnMut(&[u32])) -> bool {
-        let line_opaque = !self.reasons.is_empty();
-        let mut needs_pattern = false;
-        for sub in &self.subs {
-            if sub.noop && !(line_opaque || sub.is_opaque()) {
-                continue;
-            }
-            needs_pattern = true;
-            for form in sub.allow_forms() {
-                f(first_word(form));
-            }
-        }
-        needs_pattern
-    }
-}
-
 fn is_subset(small: &[String], big: &[String]) -> bool {
     small.iter().all(|f| big.binary_search(f).is_ok())
 }
@@ -446,98 +388,6 @@ pub(crate) fn word_glob(g: &str, name: &str) -> bool {
     }
     let name: Vec<u32> = units(name).collect();
     glob(&p, &name)
-}
-
-fn push_loose(out: &mut Vec<u32>, text: &str) {
-    for piece in text.split(is_ifs) {
-        if piece.is_empty() {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push(SEP);
-        }
-        out.extend(units(piece));
-    }
-}
-
-/// Deny forms for the command starting at word `s`: the command name as its basename (and as
-/// written, when that differs), with flag normalisation on the basename form.
-pub(crate) fn deny_forms(words: &[Word], s: usize) -> Vec<DenyForm> {
-    let Some(cmd) = words.get(s) else {
-        return Vec::new();
-    };
-    let args = words.get(s + 1..).unwrap_or(&[]);
-    let base = program_name(&cmd.text);
-    let mut rest_units = Vec::with_capacity(args.iter().map(|a| a.text.len() + 1).sum());
-    for a in args {
-        push_loose(&mut rest_units, &a.text);
-    }
-    let with_first = |first: &str| {
-        let mut u = Vec::new();
-        push_loose(&mut u, first);
-        if !rest_units.is_empty() {
-            if !u.is_empty() {
-                u.push(SEP);
-            }
-            u.extend_from_slice(&rest_units);
-        }
-        u
-    };
-    let (flags, idx) = split_flags(base, args.iter().map(|a| Some(a.text.as_str())));
-    let mut rest = Vec::new();
-    push_loose(&mut rest, base);
-    for i in idx {
-        if let Some(a) = args.get(i) {
-            push_loose(&mut rest, &a.text);
-        }
-    }
-    let norm = Some((flags, rest));
-    let glob_cmd = cmd.glob.then(|| {
-        let mut after = Vec::new();
-        if !rest_units.is_empty() {
-            after.push(SEP);
-            after.extend_from_slice(&rest_units);
-        }
-        (base.to_string(), after)
-    });
-    let mut forms = vec![DenyForm {
-        units: with_first(base),
-        glob_cmd,
-        norm,
-    }];
-    if base != cmd.text {
-        forms.push(DenyForm {
-            units: with_first(&cmd.text),
-            glob_cmd: None,
-            norm: None,
-        });
-    }
-    forms
-}
-
-/// Allow forms for the command starting at word `s`: words exactly as the shell passes them,
-/// with a system-directory program path read as the program.
-pub(crate) fn allow_forms(words: &[Word], s: usize) -> Vec<Vec<u32>> {
-    let Some(cmd) = words.get(s) else {
-        return Vec::new();
-    };
-    let args = words.get(s + 1..).unwrap_or(&[]);
-    let form = |first: &str| {
-        let len = first.len() + args.iter().map(|a| a.text.len() + 1).sum::<usize>();
-        let mut u: Vec<u32> = Vec::with_capacity(len);
-        u.extend(units(first));
-        for a in args {
-            u.push(SEP);
-            u.extend(units(&a.text));
-        }
-        u
-    };
-    let name = system_program(&cmd.text);
-    let mut forms = vec![form(name)];
-    if name != cmd.text {
-        forms.push(form(&cmd.text));
-    }
-    forms
 }
 
 /// For deny and ask rules: true if the pattern matches any subcommand, through every wrapper and
