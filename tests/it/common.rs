@@ -74,6 +74,7 @@ pub async fn call(
             context: &ctx,
             grants,
             limits,
+            events: None,
         })
         .await
 }

@@ -303,6 +303,7 @@ async fn resources_and_unknown_tools_are_errors_not_crashes() {
             context: &ctx,
             grants: &g,
             limits: common::limits(),
+            events: None,
         })
         .await;
     assert_eq!(error(&e).1, "unknown_tool");

@@ -4,7 +4,7 @@ use std::pin::Pin;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{CallLimits, Envelope, Grants, ToolSpec};
+use crate::{CallHooks, CallLimits, Envelope, Grants, ToolSpec};
 
 /// A boxed, sendable future: the traits below are object-safe so the MCP
 /// server can hold a `dyn ToolHost`.
@@ -37,7 +37,23 @@ pub trait ToolHost: Send + Sync {
 
     /// Runs one call through the whole call path. Never fails: every
     /// problem is an error envelope.
-    fn call(&self, request: CallRequest) -> BoxFuture<'_, Envelope>;
+    fn call(&self, request: CallRequest) -> BoxFuture<'_, Envelope> {
+        self.call_with(request, CallHooks::default())
+    }
+
+    /// A tool's on-demand document `id`, for an agent that may see the
+    /// tool: an ok envelope with the document as a string.
+    fn resource<'a>(
+        &'a self,
+        agent: &'a str,
+        tool: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Envelope>;
+
+    /// [`ToolHost::call`] with per-call hooks: who answers an ask, and
+    /// where the tool's progress and log lines go. Dropping the future
+    /// cancels the call and frees everything it held.
+    fn call_with(&self, request: CallRequest, hooks: CallHooks) -> BoxFuture<'_, Envelope>;
 
     /// Runs calls concurrently (at most `max_concurrency` at once when
     /// given). One failing call never aborts its siblings; results come
@@ -58,6 +74,8 @@ pub struct BackendCall<'a> {
     pub context: &'a CallContext,
     pub grants: &'a Grants,
     pub limits: CallLimits,
+    /// Where the tool's progress and log lines go, besides the host log.
+    pub events: Option<&'a std::sync::Arc<dyn crate::CallEvents>>,
 }
 
 /// Something that runs tools: the wasm runtime, a Docker sandbox, an MCP
@@ -72,4 +90,20 @@ pub trait Backend: Send + Sync {
 
     /// Runs one call. Never fails: every problem is an error envelope.
     fn invoke<'a>(&'a self, call: BackendCall<'a>) -> BoxFuture<'a, Envelope>;
+
+    /// One of a tool's on-demand documents (named in its spec's
+    /// `resources`), as a JSON string in an ok envelope.
+    fn resource<'a>(
+        &'a self,
+        tool: &'a str,
+        id: &'a str,
+        limits: CallLimits,
+    ) -> BoxFuture<'a, Envelope> {
+        let _ = limits;
+        Box::pin(std::future::ready(Envelope::error(
+            crate::ErrorType::UnknownTool,
+            "not_found",
+            format!("`{tool}` has no resource `{id}`"),
+        )))
+    }
 }

@@ -9,20 +9,24 @@
 //! a WebAssembly guest.
 
 mod action;
+mod approval;
 mod category;
 mod envelope;
 mod error;
 mod grant;
+mod hooks;
 mod host;
 mod limits;
 mod manifest;
 mod spec;
 
 pub use action::{ActionType, BUILTIN_ACTION_TYPES};
+pub use approval::{ApprovalAnswer, ApprovalRequest, Approver};
 pub use category::Category;
 pub use envelope::{Envelope, ErrorType};
 pub use error::SpecError;
 pub use grant::{FsAccess, FsGrant, Grants};
+pub use hooks::{CallEvents, CallHooks, LogLevel};
 pub use host::{Backend, BackendCall, BoxFuture, CallContext, CallRequest, ToolHost};
 pub use limits::CallLimits;
 pub use manifest::{

@@ -9,43 +9,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use serde::Serialize;
 use tokio::sync::oneshot;
-use warden_api::BoxFuture;
-
-/// What a person is asked.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ApprovalRequest {
-    /// Filled in by the approver that holds the request.
-    pub id: String,
-    pub agent: String,
-    pub request_id: String,
-    pub tool: String,
-    /// `tool(specifier)`, as the policy saw the call.
-    pub call: String,
-    /// Why the policy asks.
-    pub reason: String,
-    /// A rule that would allow exactly this call; the person may broaden it.
-    pub suggested_rule: String,
-}
-
-/// A person's answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ApprovalAnswer {
-    AllowOnce,
-    /// Allow, and add this allow rule for the agent.
-    AlwaysAllow {
-        rule: String,
-    },
-    Deny {
-        reason: String,
-    },
-}
-
-/// Something that can get a person's answer.
-pub trait Approver: Send + Sync {
-    fn ask(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalAnswer>;
-}
+use warden_api::{ApprovalAnswer, ApprovalRequest, Approver, BoxFuture};
 
 /// Nobody to ask: every ask is denied, saying so.
 #[derive(Debug, Clone, Copy, Default)]

@@ -7,13 +7,13 @@ use std::sync::Arc;
 use tokio::sync::Semaphore;
 use tracing::Instrument;
 use warden_api::{
-    Backend, BackendCall, BoxFuture, CallLimits, CallRequest, Envelope, ErrorType, Grants,
-    ToolHost, ToolName, ToolSpec,
+    ApprovalAnswer, ApprovalRequest, Approver, Backend, BackendCall, BoxFuture, CallHooks,
+    CallLimits, CallRequest, Envelope, ErrorType, Grants, LogLevel, ToolHost, ToolName, ToolSpec,
 };
 use warden_policy::{AgentPolicy, Call, Decision, Layer, Verdict};
 
 use crate::agents::{Agents, PolicyEnv, unknown_agent};
-use crate::approval::{ApprovalAnswer, ApprovalRequest, Approver, NoApprover};
+use crate::approval::NoApprover;
 use crate::{ArgsValidator, GateError, resolve};
 
 struct Entry {
@@ -123,6 +123,7 @@ impl GateBuilder {
                 agents: Agents::new(self.agents, self.env),
                 approver: self.approver,
                 limits: self.limits,
+                fingerprint_key: std::collections::hash_map::RandomState::new(),
             }),
         }
     }
@@ -145,6 +146,7 @@ struct Inner {
     agents: Agents,
     approver: Arc<dyn Approver>,
     limits: CallLimits,
+    fingerprint_key: std::collections::hash_map::RandomState,
 }
 
 impl std::fmt::Debug for Gate {
@@ -164,6 +166,12 @@ impl Gate {
     pub fn spec(&self, name: &str) -> Option<&ToolSpec> {
         let name: ToolName = name.parse().ok()?;
         self.inner.tools.get(&name).map(|e| &e.spec)
+    }
+
+    /// Adds an allow rule to an agent's policy (an "always allow" answer).
+    /// Fails, changing nothing, on an unknown agent or a malformed rule.
+    pub fn add_allow_rule(&self, agent: &str, rule: &str) -> Result<(), String> {
+        self.inner.agents.add_allow_rule(agent, rule)
     }
 
     /// What the policy decides for a call, without running it.
@@ -208,6 +216,14 @@ fn denied(decision: &Decision) -> Envelope {
 }
 
 impl Inner {
+    /// A keyed hash of arguments: SipHash with this gate's random key.
+    fn fingerprint(&self, args: &serde_json::Value) -> String {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = self.fingerprint_key.build_hasher();
+        h.write(args.to_string().as_bytes());
+        format!("{:016x}", h.finish())
+    }
+
     fn span(request: &CallRequest) -> tracing::Span {
         let c = &request.context;
         tracing::info_span!(
@@ -244,7 +260,7 @@ impl Inner {
         (decision, shown)
     }
 
-    async fn run(&self, request: CallRequest) -> Envelope {
+    async fn run(&self, request: CallRequest, hooks: CallHooks) -> Envelope {
         let Some(entry) = request
             .tool
             .parse::<ToolName>()
@@ -265,10 +281,20 @@ impl Inner {
             decision = ?decision.decision, layer = ?decision.layer, rule = decision.rule.as_deref(),
             reason = %decision.reason, "decided"
         );
+        hooks.log(
+            LogLevel::Info,
+            "warden",
+            &format!(
+                "{shown}: {:?} by {:?} — {}",
+                decision.decision, decision.layer, decision.reason
+            ),
+        );
         match decision.decision {
             Verdict::Deny => return denied(&decision),
             Verdict::Ask => {
-                if let Some(refusal) = self.ask(entry, &request, &decision, &shown).await {
+                let approver = hooks.approver.as_deref().unwrap_or(&*self.approver);
+                if let Some(refusal) = self.ask(approver, entry, &request, &decision, &shown).await
+                {
                     return refusal;
                 }
             }
@@ -291,6 +317,7 @@ impl Inner {
             context: &request.context,
             grants: &entry.grants,
             limits: self.limits,
+            events: hooks.events.as_ref(),
         };
         let envelope = entry.backend.invoke(call).await;
         tracing::info!(ok = envelope.is_ok(), "call done");
@@ -300,6 +327,7 @@ impl Inner {
     /// Asks a person; `None` when they allowed the call.
     async fn ask(
         &self,
+        approver: &dyn Approver,
         entry: &Entry,
         request: &CallRequest,
         decision: &Decision,
@@ -324,8 +352,9 @@ impl Inner {
             call: shown.to_owned(),
             reason: decision.reason.clone(),
             suggested_rule,
+            args_fingerprint: self.fingerprint(&request.args),
         };
-        match self.approver.ask(question).await {
+        match approver.ask(question).await {
             ApprovalAnswer::AllowOnce => {
                 tracing::info!("approved once");
                 None
@@ -350,6 +379,16 @@ impl Inner {
                 "approval_denied",
                 format!("{} — {reason}", decision.reason),
             )),
+            ApprovalAnswer::Pending { id } => Some(Envelope::error(
+                ErrorType::PermissionDenied,
+                "approval_pending",
+                format!(
+                    "{} — waiting for a person's approval {id}: ask them to run \
+                     `warden approvals approve {id}` (or `--always RULE`, or \
+                     `warden approvals deny {id}`), then retry the same call",
+                    decision.reason
+                ),
+            )),
         }
     }
 }
@@ -370,9 +409,47 @@ impl ToolHost for Gate {
             .unwrap_or_default()
     }
 
-    fn call(&self, request: CallRequest) -> BoxFuture<'_, Envelope> {
+    fn resource<'a>(
+        &'a self,
+        agent: &'a str,
+        tool: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Envelope> {
+        let entry = tool
+            .parse::<ToolName>()
+            .ok()
+            .and_then(|n| self.inner.tools.get(&n))
+            .filter(|e| {
+                self.inner
+                    .agents
+                    .with(agent, |p| p.visible(&facts(e)))
+                    .unwrap_or(false)
+            });
+        let Some(entry) = entry else {
+            return Box::pin(std::future::ready(Envelope::error(
+                ErrorType::UnknownTool,
+                "not_found",
+                format!("no tool named `{tool}` is available to agent `{agent}`"),
+            )));
+        };
+        if !entry.spec.resources.iter().any(|r| r == id) {
+            return Box::pin(std::future::ready(Envelope::error(
+                ErrorType::ArgumentValidationError,
+                "not_found",
+                format!(
+                    "`{tool}` has no resource `{id}`; it has: {}",
+                    entry.spec.resources.join(", ")
+                ),
+            )));
+        }
+        entry
+            .backend
+            .resource(entry.spec.name.as_str(), id, self.inner.limits)
+    }
+
+    fn call_with(&self, request: CallRequest, hooks: CallHooks) -> BoxFuture<'_, Envelope> {
         let span = Inner::span(&request);
-        Box::pin(self.inner.run(request).instrument(span))
+        Box::pin(self.inner.run(request, hooks).instrument(span))
     }
 
     /// Each call runs as its own task, so calls use every core and a
@@ -401,7 +478,7 @@ impl ToolHost for Gate {
                                     "the batch was cancelled",
                                 );
                             };
-                            inner.run(request).await
+                            inner.run(request, CallHooks::default()).await
                         }
                         .instrument(span),
                     )

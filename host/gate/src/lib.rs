@@ -11,13 +11,16 @@
 
 mod agents;
 mod approval;
+mod book;
 mod error;
 mod gate;
 mod resolve;
 mod validate;
 
 pub use agents::PolicyEnv;
-pub use approval::{ApprovalAnswer, ApprovalRequest, Approver, NoApprover, PendingApprovals};
+pub use approval::{NoApprover, PendingApprovals};
+pub use book::{ApprovalBook, BookError};
 pub use error::GateError;
 pub use gate::{Gate, GateBuilder};
 pub use validate::ArgsValidator;
+pub use warden_api::{ApprovalAnswer, ApprovalRequest, Approver};

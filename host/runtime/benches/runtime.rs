@@ -87,6 +87,7 @@ fn trivial_call(b: divan::Bencher, pooling: bool) {
             context: &ctx,
             grants: &grants,
             limits: CallLimits::DEFAULT,
+            events: None,
         }))
     });
 }
@@ -119,6 +120,7 @@ fn fs_read(b: divan::Bencher, content: &str) {
             context: &ctx,
             grants: &grants,
             limits: CallLimits::DEFAULT,
+            events: None,
         }));
         assert!(e.is_ok());
     });

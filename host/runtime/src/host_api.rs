@@ -2,6 +2,10 @@
 //! attributed to the plugin, tool and request, and bounded so a plugin
 //! cannot flood the host's logs.
 
+use std::sync::Arc;
+
+use warden_api::CallEvents;
+
 use crate::bindings::{self, LogLevel};
 use crate::state::HostState;
 
@@ -14,15 +18,23 @@ pub(crate) struct HostApi {
     pub tool: String,
     pub request_id: String,
     lines: u32,
+    /// The caller's sink for log lines and progress (an MCP client).
+    events: Option<Arc<dyn CallEvents>>,
 }
 
 impl HostApi {
-    pub fn new(plugin: &str, tool: &str, request_id: &str) -> HostApi {
+    pub fn new(
+        plugin: &str,
+        tool: &str,
+        request_id: &str,
+        events: Option<Arc<dyn CallEvents>>,
+    ) -> HostApi {
         HostApi {
             plugin: plugin.to_owned(),
             tool: tool.to_owned(),
             request_id: request_id.to_owned(),
             lines: 0,
+            events,
         }
     }
 
@@ -43,6 +55,16 @@ fn clip(s: &str) -> &str {
     &s[..end]
 }
 
+fn api_level(level: LogLevel) -> warden_api::LogLevel {
+    match level {
+        LogLevel::Trace => warden_api::LogLevel::Trace,
+        LogLevel::Debug => warden_api::LogLevel::Debug,
+        LogLevel::Info => warden_api::LogLevel::Info,
+        LogLevel::Warn => warden_api::LogLevel::Warn,
+        LogLevel::Error => warden_api::LogLevel::Error,
+    }
+}
+
 impl bindings::warden::tool::host::Host for HostState {
     fn log(&mut self, level: LogLevel, message: String) {
         let h = &mut self.host;
@@ -52,6 +74,9 @@ impl bindings::warden::tool::host::Host for HostState {
         }
         let message = clip(&message);
         let (plugin, tool, request_id) = (&h.plugin, &h.tool, &h.request_id);
+        if let Some(events) = &h.events {
+            events.log(api_level(level), plugin, message);
+        }
         match level {
             LogLevel::Trace => {
                 tracing::trace!(target: "warden::plugin", plugin, tool, request_id, "{message}")
@@ -73,6 +98,9 @@ impl bindings::warden::tool::host::Host for HostState {
 
     fn progress(&mut self, done: f64, total: Option<f64>, message: Option<String>) {
         let h = &self.host;
+        if let Some(events) = &h.events {
+            events.progress(done, total, message.as_deref().map(clip));
+        }
         tracing::debug!(
             target: "warden::progress",
             plugin = %h.plugin, tool = %h.tool, request_id = %h.request_id,

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use tracing::Instrument;
 
-use warden_api::{BackendCall, CallLimits, Envelope, ErrorType, Grants};
+use std::sync::Arc;
+
+use warden_api::{BackendCall, CallEvents, CallLimits, Envelope, ErrorType, Grants};
 use wasmtime::{Store, UpdateDeadline};
 
 use crate::bindings::{self, ErrorKind};
@@ -37,6 +39,7 @@ fn prepare(
     request_id: &str,
     grants: &Grants,
     limits: &CallLimits,
+    events: Option<Arc<dyn CallEvents>>,
 ) -> Result<Prepared, String> {
     let shared = &plugin.runtime.shared;
     let stdout = CappedOutput::new(limits.log_bytes);
@@ -53,7 +56,7 @@ fn prepare(
         wasi: call_wasi.ctx,
         table: wasmtime::component::ResourceTable::new(),
         limiter: CallLimiter::new(memory, Instant::now() + limits.deadline),
-        host: HostApi::new(&plugin.manifest.plugin.name, tool, request_id),
+        host: HostApi::new(&plugin.manifest.plugin.name, tool, request_id, events),
     };
     let mut store = Store::new(&shared.engine, state);
     store.limiter(|s| &mut s.limiter);
@@ -78,7 +81,7 @@ pub(crate) async fn list_tools(
     plugin: &PluginInner,
     limits: CallLimits,
 ) -> Result<Vec<bindings::ToolSpec>, String> {
-    let mut p = prepare(plugin, "tools()", "load", &Grants::default(), &limits)?;
+    let mut p = prepare(plugin, "tools()", "load", &Grants::default(), &limits, None)?;
     let run = async {
         let instance = plugin.pre.instantiate_async(&mut p.store).await?;
         instance.call_tools(&mut p.store).await
@@ -117,7 +120,14 @@ async fn run_call(plugin: &PluginInner, call: BackendCall<'_>) -> Envelope {
     let tool = call.tool.name.as_str();
     let ctx = call.context;
     let started = Instant::now();
-    let mut p = match prepare(plugin, tool, &ctx.request_id, call.grants, &call.limits) {
+    let mut p = match prepare(
+        plugin,
+        tool,
+        &ctx.request_id,
+        call.grants,
+        &call.limits,
+        call.events.cloned(),
+    ) {
         Ok(p) => p,
         Err(e) => return Envelope::error(ErrorType::HostError, "grant_unavailable", e),
     };
@@ -171,6 +181,37 @@ async fn run_call(plugin: &PluginInner, call: BackendCall<'_>) -> Envelope {
         "call finished"
     );
     envelope
+}
+
+/// `resource(tool, id)`: a tool's on-demand document, fetched in a store
+/// with no grants (documents are static), under the same limits as calls.
+pub(crate) async fn resource(
+    plugin: &PluginInner,
+    tool: &str,
+    id: &str,
+    limits: CallLimits,
+) -> Envelope {
+    let mut p = match prepare(plugin, tool, "resource", &Grants::default(), &limits, None) {
+        Ok(p) => p,
+        Err(e) => return Envelope::error(ErrorType::HostError, "grant_unavailable", e),
+    };
+    let run = async {
+        let instance = plugin.pre.instantiate_async(&mut p.store).await?;
+        instance.call_resource(&mut p.store, tool, id).await
+    };
+    let outcome = tokio::time::timeout(limits.deadline + HOST_GRACE, run).await;
+    drain_logs(plugin, tool, &p);
+    match outcome {
+        Err(_) => deadline(&limits),
+        Ok(Err(e)) if e.is::<DeadlineExceeded>() => deadline(&limits),
+        Ok(Err(e)) => Envelope::error(
+            ErrorType::ToolCrashed,
+            "guest_trap",
+            crash_message(&e, &p.stderr.contents().0),
+        ),
+        Ok(Ok(Err(err))) => tool_error(err),
+        Ok(Ok(Ok(text))) => output(serde_json::Value::String(text).to_string(), &limits),
+    }
 }
 
 fn deadline(limits: &CallLimits) -> Envelope {

@@ -200,6 +200,15 @@ impl Backend for Plugin {
     fn invoke<'a>(&'a self, call: BackendCall<'a>) -> BoxFuture<'a, Envelope> {
         Box::pin(Plugin::invoke(self, call))
     }
+
+    fn resource<'a>(
+        &'a self,
+        tool: &'a str,
+        id: &'a str,
+        limits: CallLimits,
+    ) -> BoxFuture<'a, Envelope> {
+        Box::pin(invoke::resource(&self.inner, tool, id, limits))
+    }
 }
 
 /// A spec as `tools()` reported it, in the host's types.

@@ -43,6 +43,8 @@ mod probe {
         Log { message: String },
         /// Count calls seen by this instance and remember a value in a static.
         Count { remember: String },
+        /// Busy-loop `steps` times for `ms` each, reporting progress after each.
+        Steps { steps: u32, ms: u64 },
         /// Do nothing.
         Noop,
     }
@@ -146,6 +148,23 @@ mod probe {
                 Outcome {
                     ok: true,
                     detail: format!("calls={calls} before={before:?}"),
+                }
+            }
+            Action::Steps { steps, ms } => {
+                for step in 1..=steps {
+                    let start = Instant::now();
+                    while start.elapsed() < Duration::from_millis(ms) {
+                        std::hint::spin_loop();
+                    }
+                    ctx.progress(
+                        f64::from(step),
+                        Some(f64::from(steps)),
+                        Some(&format!("step {step} of {steps}")),
+                    );
+                }
+                Outcome {
+                    ok: true,
+                    detail: format!("{steps} steps"),
                 }
             }
             Action::Noop => Outcome {

@@ -1,0 +1,58 @@
+//! What a caller can attach to one call: someone to ask when the policy
+//! asks, and a sink for the tool's progress and log lines. The MCP server
+//! fills both from its client; the CLI leaves them empty.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Approver;
+
+/// The level of a log line, as plugins and the host emit them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    Trace,
+    Debug,
+    Info,
+    Warn,
+    Error,
+}
+
+/// Receives what happens during one call, as it happens. Implementations
+/// must not block: they hand the event on (to a channel, a log).
+pub trait CallEvents: Send + Sync + fmt::Debug {
+    /// The tool reports progress: `done` of `total` (when known).
+    fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>);
+    /// A log line from the tool (`source` is the plugin) or the host
+    /// (`source` is `warden`).
+    fn log(&self, level: LogLevel, source: &str, message: &str);
+}
+
+/// The per-call attachments. `Default` attaches nothing: asks go to the
+/// host's own approver and events only reach the host's log.
+#[derive(Clone, Default)]
+pub struct CallHooks {
+    /// Asked instead of the host's approver when the policy asks.
+    pub approver: Option<Arc<dyn Approver>>,
+    pub events: Option<Arc<dyn CallEvents>>,
+}
+
+impl fmt::Debug for CallHooks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallHooks")
+            .field("approver", &self.approver.is_some())
+            .field("events", &self.events.is_some())
+            .finish()
+    }
+}
+
+impl CallHooks {
+    /// Sends a log line to the events sink, if any.
+    pub fn log(&self, level: LogLevel, source: &str, message: &str) {
+        if let Some(events) = &self.events {
+            events.log(level, source, message);
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! The approvals book: asks that wait for a person without holding the
+//! call open. An ask is written down under an id and the call returns at
+//! once as pending; a person answers by id (`warden approvals`, the admin
+//! API, or an MCP client's elicitation response); the agent's retry of
+//! the same call finds the answer and consumes it.
+//!
+//! Attacks it stops: an answer for one call being spent on another (an
+//! answer is bound to the agent and to the exact tool and arguments it
+//! was given for, and is used once), one agent answering or reading
+//! another agent's asks through the retry path (ids are checked against
+//! the asking agent), and stale consent (unanswered asks expire as denials,
+//! unused answers expire too).
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use warden_api::{ApprovalAnswer, ApprovalRequest, Approver, BoxFuture};
+
+/// Why an answer was not recorded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BookError {
+    #[error("no approval `{0}` is waiting (it was answered, expired, or never existed)")]
+    NotPending(String),
+    #[error("approval `{id}` belongs to agent `{owner}`, not `{agent}`")]
+    WrongAgent {
+        id: String,
+        owner: String,
+        agent: String,
+    },
+}
+
+struct Waiting {
+    request: ApprovalRequest,
+    key: String,
+    asked: Instant,
+}
+
+struct Answered {
+    id: String,
+    answer: ApprovalAnswer,
+    at: Instant,
+}
+
+#[derive(Default)]
+struct Pages {
+    /// By id.
+    waiting: BTreeMap<String, Waiting>,
+    /// By call key: answers not yet consumed by a retry.
+    answered: BTreeMap<String, Answered>,
+}
+
+/// Asks waiting for a person, and answers waiting for a retry.
+pub struct ApprovalBook {
+    next: AtomicU64,
+    pages: Mutex<Pages>,
+    expiry: Duration,
+}
+
+impl std::fmt::Debug for ApprovalBook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApprovalBook")
+            .field("expiry", &self.expiry)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What binds an answer to a call: the agent, the tool and the exact call
+/// the policy saw (`tool(specifier)`, which includes the arguments that
+/// matter to the policy), plus the request's arguments.
+fn key(request: &ApprovalRequest) -> String {
+    format!(
+        "{}\u{0}{}\u{0}{}\u{0}{}",
+        request.agent, request.tool, request.call, request.args_fingerprint
+    )
+}
+
+impl ApprovalBook {
+    /// Unanswered asks, and answers nobody retried for, expire after
+    /// `expiry`.
+    pub fn new(expiry: Duration) -> ApprovalBook {
+        ApprovalBook {
+            next: AtomicU64::new(1),
+            pages: Mutex::new(Pages::default()),
+            expiry,
+        }
+    }
+
+    pub fn expiry(&self) -> Duration {
+        self.expiry
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Pages> {
+        self.pages
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Moves expired asks to answered denials and drops stale answers.
+    fn sweep(&self, pages: &mut Pages, now: Instant) {
+        let expired: Vec<String> = pages
+            .waiting
+            .iter()
+            .filter(|(_, w)| now.duration_since(w.asked) >= self.expiry)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in expired {
+            if let Some(w) = pages.waiting.remove(&id) {
+                let reason = format!(
+                    "approval {id} expired after {} s without an answer",
+                    self.expiry.as_secs()
+                );
+                pages.answered.insert(
+                    w.key,
+                    Answered {
+                        id,
+                        answer: ApprovalAnswer::Deny { reason },
+                        at: now,
+                    },
+                );
+            }
+        }
+        pages
+            .answered
+            .retain(|_, a| now.duration_since(a.at) < self.expiry);
+    }
+
+    /// Asks waiting for an answer, oldest first.
+    pub fn pending(&self) -> Vec<ApprovalRequest> {
+        let mut pages = self.lock();
+        self.sweep(&mut pages, Instant::now());
+        let mut list: Vec<_> = pages.waiting.values().map(|w| w.request.clone()).collect();
+        list.sort_by_key(|r| id_number(&r.id));
+        list
+    }
+
+    /// The waiting ask `id`, if any.
+    pub fn get(&self, id: &str) -> Option<ApprovalRequest> {
+        let mut pages = self.lock();
+        self.sweep(&mut pages, Instant::now());
+        pages.waiting.get(id).map(|w| w.request.clone())
+    }
+
+    /// Records a person's answer to the waiting ask `id`; the agent's next
+    /// try of the same call receives it. With `agent`, the ask must be
+    /// that agent's (an answer relayed by the agent's own client).
+    pub fn answer(
+        &self,
+        id: &str,
+        agent: Option<&str>,
+        answer: ApprovalAnswer,
+    ) -> Result<ApprovalRequest, BookError> {
+        let mut pages = self.lock();
+        let now = Instant::now();
+        self.sweep(&mut pages, now);
+        let owner = match pages.waiting.get(id) {
+            Some(w) => w.request.agent.clone(),
+            None => return Err(BookError::NotPending(id.to_owned())),
+        };
+        if let Some(agent) = agent
+            && agent != owner
+        {
+            return Err(BookError::WrongAgent {
+                id: id.to_owned(),
+                owner,
+                agent: agent.to_owned(),
+            });
+        }
+        let Some(w) = pages.waiting.remove(id) else {
+            return Err(BookError::NotPending(id.to_owned()));
+        };
+        pages.answered.insert(
+            w.key,
+            Answered {
+                id: id.to_owned(),
+                answer,
+                at: now,
+            },
+        );
+        Ok(w.request)
+    }
+
+    /// The answer for this call if a person gave one (consumed), else the
+    /// id it waits under (written down on first ask).
+    fn lookup(&self, mut request: ApprovalRequest) -> ApprovalAnswer {
+        let key = key(&request);
+        let mut pages = self.lock();
+        let now = Instant::now();
+        self.sweep(&mut pages, now);
+        if let Some(answered) = pages.answered.remove(&key) {
+            tracing::info!(approval = %answered.id, "answer consumed");
+            return answered.answer;
+        }
+        if let Some((id, _)) = pages.waiting.iter().find(|(_, w)| w.key == key) {
+            return ApprovalAnswer::Pending { id: id.clone() };
+        }
+        let id = format!("ap-{}", self.next.fetch_add(1, Ordering::Relaxed));
+        request.id = id.clone();
+        pages.waiting.insert(
+            id.clone(),
+            Waiting {
+                request,
+                key,
+                asked: now,
+            },
+        );
+        ApprovalAnswer::Pending { id }
+    }
+}
+
+fn id_number(id: &str) -> u64 {
+    id.strip_prefix("ap-")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(u64::MAX)
+}
+
+impl Approver for ApprovalBook {
+    fn ask(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalAnswer> {
+        Box::pin(std::future::ready(self.lookup(request)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ask(agent: &str, call: &str) -> ApprovalRequest {
+        ApprovalRequest {
+            id: String::new(),
+            agent: agent.into(),
+            request_id: "r1".into(),
+            tool: "fs.write".into(),
+            call: call.into(),
+            reason: "side effect".into(),
+            suggested_rule: call.into(),
+            args_fingerprint: "{}".into(),
+        }
+    }
+
+    fn pending_id(answer: ApprovalAnswer) -> String {
+        match answer {
+            ApprovalAnswer::Pending { id } => id,
+            other => panic!("expected pending, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_answer_is_bound_to_its_call_and_used_once() {
+        let book = ApprovalBook::new(Duration::from_secs(60));
+        let id = pending_id(book.lookup(ask("a", "fs.write(/x)")));
+        assert_eq!(pending_id(book.lookup(ask("a", "fs.write(/x)"))), id);
+        assert_eq!(book.pending().len(), 1);
+        book.answer(&id, None, ApprovalAnswer::AllowOnce).unwrap();
+        // A different call does not get the answer.
+        let other = pending_id(book.lookup(ask("a", "fs.write(/y)")));
+        assert_ne!(other, id);
+        assert_eq!(
+            book.lookup(ask("a", "fs.write(/x)")),
+            ApprovalAnswer::AllowOnce
+        );
+        // Used once: the next try asks again.
+        let again = pending_id(book.lookup(ask("a", "fs.write(/x)")));
+        assert_ne!(again, id);
+    }
+
+    #[test]
+    fn another_agent_cannot_answer_or_reuse() {
+        let book = ApprovalBook::new(Duration::from_secs(60));
+        let id = pending_id(book.lookup(ask("a", "fs.write(/x)")));
+        assert!(matches!(
+            book.answer(&id, Some("b"), ApprovalAnswer::AllowOnce),
+            Err(BookError::WrongAgent { .. })
+        ));
+        book.answer(&id, Some("a"), ApprovalAnswer::AllowOnce)
+            .unwrap();
+        assert!(matches!(
+            book.lookup(ask("b", "fs.write(/x)")),
+            ApprovalAnswer::Pending { .. }
+        ));
+        assert_eq!(
+            book.answer(&id, None, ApprovalAnswer::AllowOnce),
+            Err(BookError::NotPending(id))
+        );
+    }
+
+    #[test]
+    fn unanswered_asks_expire_as_denials() {
+        let book = ApprovalBook::new(Duration::from_millis(0));
+        let id = pending_id(book.lookup(ask("a", "fs.write(/x)")));
+        assert!(book.pending().is_empty());
+        assert!(book.answer(&id, None, ApprovalAnswer::AllowOnce).is_err());
+    }
+}
