@@ -15,6 +15,7 @@ mod fs;
 mod gate_policy;
 mod hello;
 mod load;
+mod mcp;
 mod policy_cases;
 mod probe;
 

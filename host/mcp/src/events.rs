@@ -1,0 +1,136 @@
+#![allow(
+    deprecated,
+    reason = "MCP logging is deprecated by SEP-2577 in 2026-07-28, but older revisions use it and the issue requires it"
+)]
+//! A call's progress and log lines, forwarded to the MCP client: progress
+//! as notifications/progress when the request carried a progress token,
+//! log lines as notifications/message at or above the level the client
+//! set. One forwarding task per call keeps them in order; the sink never
+//! blocks the tool.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+};
+use rmcp::service::Peer;
+use serde_json::json;
+use tokio::sync::mpsc;
+use warden_api::{CallEvents, LogLevel};
+
+/// At most this many events wait to be sent; beyond it they are dropped
+/// (a tool cannot grow the host's memory by logging faster than the
+/// client reads).
+const QUEUE: usize = 1024;
+
+enum Event {
+    Progress(ProgressNotificationParam),
+    Log(LoggingMessageNotificationParam),
+}
+
+/// The client's logging threshold, shared by a session's calls.
+#[derive(Debug, Clone)]
+pub(crate) struct LogThreshold(Arc<AtomicU8>);
+
+impl LogThreshold {
+    pub fn new(level: LoggingLevel) -> LogThreshold {
+        LogThreshold(Arc::new(AtomicU8::new(rank(level))))
+    }
+    pub fn set(&self, level: LoggingLevel) {
+        self.0.store(rank(level), Ordering::Relaxed);
+    }
+    fn admits(&self, level: LoggingLevel) -> bool {
+        rank(level) >= self.0.load(Ordering::Relaxed)
+    }
+}
+
+fn rank(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
+fn mcp_level(level: LogLevel) -> LoggingLevel {
+    match level {
+        LogLevel::Trace | LogLevel::Debug => LoggingLevel::Debug,
+        LogLevel::Info => LoggingLevel::Info,
+        LogLevel::Warn => LoggingLevel::Warning,
+        LogLevel::Error => LoggingLevel::Error,
+    }
+}
+
+/// The events sink of one call.
+pub(crate) struct McpEvents {
+    queue: mpsc::Sender<Event>,
+    progress_token: Option<ProgressToken>,
+    threshold: LogThreshold,
+}
+
+impl std::fmt::Debug for McpEvents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpEvents")
+            .field("progress_token", &self.progress_token)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpEvents {
+    /// Starts the forwarding task; it ends when the call drops the sink.
+    /// Await the handle before answering the request, so every event
+    /// reaches the client before the result.
+    pub fn start(
+        peer: Peer<RoleServer>,
+        progress_token: Option<ProgressToken>,
+        threshold: LogThreshold,
+    ) -> (Arc<McpEvents>, tokio::task::JoinHandle<()>) {
+        let (queue, mut events) = mpsc::channel(QUEUE);
+        let forwarder = tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                let sent = match event {
+                    Event::Progress(p) => peer.notify_progress(p).await,
+                    Event::Log(l) => peer.notify_logging_message(l).await,
+                };
+                if sent.is_err() {
+                    break;
+                }
+            }
+        });
+        let sink = Arc::new(McpEvents {
+            queue,
+            progress_token,
+            threshold,
+        });
+        (sink, forwarder)
+    }
+}
+
+impl CallEvents for McpEvents {
+    fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(token) = &self.progress_token else {
+            return;
+        };
+        let mut p = ProgressNotificationParam::new(token.clone(), done);
+        p.total = total;
+        p.message = message.map(str::to_owned);
+        let _ = self.queue.try_send(Event::Progress(p));
+    }
+
+    fn log(&self, level: LogLevel, source: &str, message: &str) {
+        let level = mcp_level(level);
+        if !self.threshold.admits(level) {
+            return;
+        }
+        let mut l = LoggingMessageNotificationParam::new(level, json!(message));
+        l.logger = Some(source.to_owned());
+        let _ = self.queue.try_send(Event::Log(l));
+    }
+}

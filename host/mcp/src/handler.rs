@@ -1,0 +1,409 @@
+#![allow(
+    deprecated,
+    reason = "MCP logging is deprecated by SEP-2577 in 2026-07-28, but older revisions use it and the issue requires it"
+)]
+//! The MCP server handler: one [`Server`] per process holding the host,
+//! the approvals book, disclosure state and list-changed listeners; one
+//! session handler per MCP session (stdio connection, HTTP session or
+//! sessionless request) that knows its agent and logging level.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, InitializeResult,
+    ListToolsResult, LoggingLevel, PaginatedRequestParams, ServerCapabilities,
+    SetLevelRequestParams, SubscriptionFilter, Tool,
+};
+use rmcp::service::{RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+use warden_api::{
+    Approver, CallContext, CallHooks, CallRequest, Envelope, ErrorType, ToolHost, ToolSpec,
+};
+use warden_gate::ApprovalBook;
+
+use crate::approve::{self, ElicitingApprover, Recording};
+use crate::convert;
+use crate::disclosure::{self, Disclosure, DisclosureConfig};
+use crate::events::{LogThreshold, McpEvents};
+use crate::http::TokenAgent;
+use crate::notify::Notifier;
+
+/// How long a finished call's progress and log lines may take to flush.
+const DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How the server presents itself and behaves.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    pub name: String,
+    pub version: String,
+    pub disclosure: DisclosureConfig,
+}
+
+struct Shared {
+    host: Arc<dyn ToolHost>,
+    book: Arc<ApprovalBook>,
+    disclosure: Disclosure,
+    notifier: Notifier,
+    options: ServerOptions,
+    sessions: AtomicU64,
+}
+
+/// The MCP face of a host. Cheap to clone.
+#[derive(Clone)]
+pub struct Server {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("options", &self.shared.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// Asks that no MCP client answers wait in `book`.
+    pub fn new(host: Arc<dyn ToolHost>, book: Arc<ApprovalBook>, options: ServerOptions) -> Server {
+        Server {
+            shared: Arc::new(Shared {
+                host,
+                book,
+                disclosure: Disclosure::new(options.disclosure),
+                notifier: Notifier::default(),
+                options,
+                sessions: AtomicU64::new(1),
+            }),
+        }
+    }
+
+    pub fn book(&self) -> &Arc<ApprovalBook> {
+        &self.shared.book
+    }
+
+    /// A handler for one MCP session. `agent` fixes the agent (stdio);
+    /// without it, each request names its agent through its bearer token.
+    pub fn session(&self, agent: Option<String>) -> Session {
+        let n = self.shared.sessions.fetch_add(1, Ordering::Relaxed);
+        Session {
+            shared: self.shared.clone(),
+            agent,
+            id: format!("s-{n}"),
+            threshold: LogThreshold::new(LoggingLevel::Info),
+            registered: AtomicBool::new(false),
+        }
+    }
+}
+
+/// One MCP session.
+pub struct Session {
+    shared: Arc<Shared>,
+    agent: Option<String>,
+    id: String,
+    threshold: LogThreshold,
+    registered: AtomicBool,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .field("agent", &self.agent)
+            .finish_non_exhaustive()
+    }
+}
+
+fn discovery_tools() -> Vec<Tool> {
+    let schema = |v: Value| match v {
+        Value::Object(m) => Arc::new(m),
+        _ => Arc::new(serde_json::Map::new()),
+    };
+    let mut list = Tool::new(
+        disclosure::LIST,
+        "Lists the tools you may use: name, one-line summary, category and cost tier. Page with `offset` when `next_offset` is set.",
+        schema(
+            json!({"type": "object", "properties": {"offset": {"type": "integer", "minimum": 0}}, "additionalProperties": false}),
+        ),
+    );
+    list.title = Some("List available tools".into());
+    let mut load = Tool::new(
+        disclosure::LOAD,
+        "Returns a tool's full definition (schema, examples, failure modes) and adds it to your tool list.",
+        schema(
+            json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"], "additionalProperties": false}),
+        ),
+    );
+    load.title = Some("Load a tool".into());
+    let mut resource = Tool::new(
+        disclosure::RESOURCE,
+        "Returns one of a tool's documents (ids are in the tool's `resources`).",
+        schema(
+            json!({"type": "object", "properties": {"tool": {"type": "string"}, "id": {"type": "string"}}, "required": ["tool", "id"], "additionalProperties": false}),
+        ),
+    );
+    resource.title = Some("Load a tool document".into());
+    for tool in [&mut list, &mut load, &mut resource] {
+        let mut hints = rmcp::model::ToolAnnotations::default();
+        hints.read_only_hint = Some(true);
+        hints.open_world_hint = Some(false);
+        tool.annotations = Some(hints);
+    }
+    vec![list, load, resource]
+}
+
+fn error_result(error_type: ErrorType, code: &str, message: String) -> CallToolResult {
+    convert::result(&Envelope::error(error_type, code, message))
+}
+
+impl Session {
+    /// The agent this request acts for.
+    fn agent(&self, ctx: &RequestContext<RoleServer>) -> Result<String, ErrorData> {
+        if let Some(agent) = &self.agent {
+            return Ok(agent.clone());
+        }
+        ctx.extensions
+            .get::<http::request::Parts>()
+            .and_then(|p| p.extensions.get::<TokenAgent>())
+            .map(|t| t.0.clone())
+            .ok_or_else(|| ErrorData::invalid_request("no agent is bound to this request", None))
+    }
+
+    /// Remembers this session's peer for tools/list_changed (once).
+    fn register(&self, agent: &str, ctx: &RequestContext<RoleServer>) {
+        if !self.registered.swap(true, Ordering::Relaxed) {
+            self.shared.notifier.add_peer(agent, &ctx.peer);
+        }
+    }
+
+    fn announce(&self, agent: &str) {
+        let shared = self.shared.clone();
+        let agent = agent.to_owned();
+        tokio::spawn(async move { shared.notifier.tools_changed(&agent).await });
+    }
+
+    /// The discovery tools, when disclosure is on for this agent.
+    async fn discovery(&self, agent: &str, name: &str, args: &Value) -> Option<CallToolResult> {
+        if ![disclosure::LIST, disclosure::LOAD, disclosure::RESOURCE].contains(&name) {
+            return None;
+        }
+        let permitted = self.shared.host.list_tools(agent);
+        let d = &self.shared.disclosure;
+        if !d.active(permitted.len()) {
+            return None;
+        }
+        let text = |field: &str| args.get(field).and_then(Value::as_str).map(str::to_owned);
+        let result = match name {
+            disclosure::LIST => {
+                let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(0);
+                let page = d.list(&permitted, usize::try_from(offset).unwrap_or(usize::MAX));
+                convert::result(&Envelope::ok(page))
+            }
+            disclosure::LOAD => match text("name").and_then(|n| find(&permitted, &n)) {
+                Some(spec) => {
+                    let loaded = d.load(agent, spec);
+                    if loaded.changed {
+                        self.announce(agent);
+                    }
+                    convert::result(&Envelope::ok(json!({
+                        "tool": loaded.body,
+                        "unloaded": loaded.unloaded,
+                    })))
+                }
+                None => error_result(
+                    ErrorType::UnknownTool,
+                    "not_found",
+                    format!(
+                        "no tool named `{}` is available to you; call {} to see what is",
+                        text("name").unwrap_or_default(),
+                        disclosure::LIST
+                    ),
+                ),
+            },
+            _ => match (text("tool"), text("id")) {
+                (Some(tool), Some(id)) => {
+                    convert::result(&self.shared.host.resource(agent, &tool, &id).await)
+                }
+                _ => error_result(
+                    ErrorType::ArgumentValidationError,
+                    "invalid_argument",
+                    format!("{} needs `tool` and `id` strings", disclosure::RESOURCE),
+                ),
+            },
+        };
+        Some(result)
+    }
+}
+
+fn find<'a>(specs: &'a [ToolSpec], name: &str) -> Option<&'a ToolSpec> {
+    let name = name.trim().to_ascii_lowercase();
+    specs.iter().find(|s| s.name.as_str() == name)
+}
+
+fn is_pending(envelope: &Envelope) -> bool {
+    matches!(envelope, Envelope::Error { domain_code, .. } if domain_code == "approval_pending")
+}
+
+impl ServerHandler for Session {
+    fn get_info(&self) -> InitializeResult {
+        let capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        InitializeResult::new(capabilities)
+            .with_server_info(Implementation::new(
+                self.shared.options.name.clone(),
+                self.shared.options.version.clone(),
+            ))
+            .with_instructions(
+                "Warden runs each tool call under a policy: a call may run, be denied (the \
+                 result says by which rule and what would allow it), or wait for a person's \
+                 approval (answer the approval prompt, or retry after the approval id in the \
+                 result is answered).",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let agent = self.agent(&ctx)?;
+        self.register(&agent, &ctx);
+        let permitted = self.shared.host.list_tools(&agent);
+        let d = &self.shared.disclosure;
+        let tools = if d.active(permitted.len()) {
+            let mut tools = discovery_tools();
+            tools.extend(d.loaded(&agent, &permitted).into_iter().map(convert::tool));
+            tools
+        } else {
+            permitted.iter().map(convert::tool).collect()
+        };
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let agent = self.agent(&ctx)?;
+        self.register(&agent, &ctx);
+        let name = params.name.to_string();
+        let args = Value::Object(params.arguments.clone().unwrap_or_default());
+        if let Some(result) = self.discovery(&agent, &name, &args).await {
+            return Ok(result.into());
+        }
+        let book = &self.shared.book;
+        if let (Some(state), Some(responses)) = (&params.request_state, &params.input_responses)
+            && let Err(message) = approve::record_response(book, &agent, state, responses)
+        {
+            return Ok(error_result(
+                ErrorType::PermissionDenied,
+                "approval_invalid_response",
+                message,
+            )
+            .into());
+        }
+        let elicits = ctx
+            .client_capabilities()
+            .is_some_and(|c| c.elicitation.is_some());
+        let modern = ctx
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= "2026-07-28");
+        let recording = Arc::new(Recording {
+            book: book.clone(),
+            pending: Mutex::new(None),
+        });
+        let approver: Arc<dyn Approver> = if elicits && !modern {
+            Arc::new(ElicitingApprover {
+                peer: ctx.peer.clone(),
+                expiry: book.expiry(),
+            })
+        } else {
+            recording.clone()
+        };
+        let (events, forwarder) = McpEvents::start(
+            ctx.peer.clone(),
+            ctx.meta.get_progress_token(),
+            self.threshold.clone(),
+        );
+        let request_id = match serde_json::to_value(&ctx.id) {
+            Ok(Value::String(s)) => s,
+            Ok(other) => other.to_string(),
+            Err(_) => String::new(),
+        };
+        let request = CallRequest {
+            tool: name,
+            args,
+            context: CallContext {
+                agent,
+                session: self.id.clone(),
+                task: None,
+                request_id,
+            },
+        };
+        let hooks = CallHooks {
+            approver: Some(approver),
+            events: Some(events),
+        };
+        let envelope = tokio::select! {
+            envelope = self.shared.host.call_with(request, hooks) => envelope,
+            () = ctx.ct.cancelled() => {
+                tracing::info!(session = %self.id, "call cancelled by the client");
+                return Err(ErrorData::internal_error("the call was cancelled", None));
+            }
+        };
+        // The call dropped its events sink; let the queue drain so progress
+        // and log lines arrive before the result.
+        let _ = tokio::time::timeout(DRAIN, forwarder).await;
+        if elicits
+            && modern
+            && is_pending(&envelope)
+            && let Some(pending) = recording
+                .pending
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take()
+        {
+            return match approve::input_required(&pending) {
+                Ok(input) => Ok(CallToolResponse::InputRequired(input)),
+                Err(message) => {
+                    Ok(error_result(ErrorType::HostError, "host_error", message).into())
+                }
+            };
+        }
+        Ok(convert::result(&envelope).into())
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.threshold.set(request.level);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut filter = SubscriptionFilter::new();
+        filter.tools_list_changed = Some(true);
+        Some(filter)
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        let agent = self.agent(subscription.request_context())?;
+        let id = self
+            .shared
+            .notifier
+            .add_stream(&agent, subscription.sink().clone());
+        subscription.cancelled().await;
+        self.shared.notifier.remove(&agent, id);
+        Ok(())
+    }
+}

@@ -1,0 +1,32 @@
+//! Warden over the Model Context Protocol.
+//!
+//! Owns: the MCP server (rmcp; its types stay in this crate) over stdio
+//! and Streamable HTTP — tools/list per agent, tools/call through the
+//! gate, asks as elicitation (an elicitation request on older protocol
+//! revisions, an input-required result on 2026-07-28) or as pending
+//! approvals in the approvals book, progress and log notifications,
+//! cancellation, progressive disclosure; bearer-token identity and
+//! Origin/Host checks for HTTP; the admin API (approvals) on a Unix socket
+//! in the state directory and on the HTTP listener, and its client.
+//!
+//! Does not own: deciding or running calls (the gate behind
+//! [`warden_api::ToolHost`]), configuration files (the CLI).
+
+mod admin;
+mod approve;
+mod auth;
+mod convert;
+mod disclosure;
+mod error;
+mod events;
+mod handler;
+mod http;
+mod notify;
+mod stdio;
+
+pub use admin::{AdminClient, AnswerBody, admin_router, serve_admin_socket};
+pub use disclosure::{Disclosure, DisclosureConfig, DisclosureMode};
+pub use error::McpError;
+pub use handler::{Server, ServerOptions};
+pub use http::{HttpOptions, TokenAgent, serve_http};
+pub use stdio::{serve_stdio, serve_stream};

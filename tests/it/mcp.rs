@@ -1,0 +1,541 @@
+//! The MCP server in-process: a raw JSON-RPC client over an in-memory
+//! stream (stdio framing) and over real HTTP, against the real gate and
+//! real plugins. Covers the call paths the Python SDK tests drive, plus
+//! protocol abuse: malformed JSON, unknown methods, oversized bodies, and
+//! a client that disconnects mid-call.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+use tokio_util::sync::CancellationToken;
+use warden_api::{ApprovalAnswer, Grants};
+use warden_gate::{ApprovalBook, Gate, PolicyEnv};
+use warden_mcp::{DisclosureConfig, HttpOptions, Server, ServerOptions};
+use warden_policy::{Policy, config::PolicyConfig};
+
+use crate::common;
+
+struct Host {
+    server: Server,
+    book: Arc<ApprovalBook>,
+    _ws: tempfile::TempDir,
+}
+
+async fn host(disclosure: DisclosureConfig) -> Host {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("hello.txt"), "hello\n").unwrap();
+    let grants = Grants {
+        fs: vec![warden_api::FsGrant {
+            host_path: ws.path().to_path_buf(),
+            guest_path: "/workspace".into(),
+            access: warden_api::FsAccess::ReadWrite,
+        }],
+    };
+    let config: PolicyConfig = toml::from_str(
+        r#"
+        [levels.reader]
+        categories = ["file-system"]
+        file-scope = "project-directory"
+        network = "none"
+        terminal = "none"
+        git = "local-only"
+        code-execution = "containerized"
+        [agents.alice]
+        level = "standard"
+        rules = { allow = ["probe.run"] }
+        [agents.bob]
+        level = "reader"
+        "#,
+    )
+    .unwrap();
+    let policy = Policy::from_config(&config, &warden_api::BUILTIN_ACTION_TYPES).unwrap();
+    let book = Arc::new(ApprovalBook::new(Duration::from_secs(60)));
+    let mut builder = Gate::builder()
+        .env(PolicyEnv {
+            workspace: "/workspace".into(),
+            project: "/workspace".into(),
+            home: "/home/agent".into(),
+        })
+        .approver(book.clone())
+        .limits(common::limits())
+        .backend("fs", Arc::new(common::fs_plugin().await), grants.clone())
+        .unwrap()
+        .backend("probe", Arc::new(common::probe().await), grants)
+        .unwrap();
+    for agent in policy.agents() {
+        builder = builder.agent(agent.clone());
+    }
+    let server = Server::new(
+        Arc::new(builder.build()),
+        book.clone(),
+        ServerOptions {
+            name: "warden".into(),
+            version: "test".into(),
+            disclosure,
+        },
+    );
+    Host {
+        server,
+        book,
+        _ws: ws,
+    }
+}
+
+/// A JSON-RPC peer over newline-delimited JSON.
+struct Wire {
+    write: WriteHalf<DuplexStream>,
+    read: tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>,
+}
+
+impl Wire {
+    /// Starts a session for `agent` and returns the client's end.
+    fn start(server: &Server, agent: &str) -> Wire {
+        use rmcp_free::serve;
+        let (client, server_side) = tokio::io::duplex(1 << 20);
+        serve(server, agent, server_side);
+        let (read, write) = tokio::io::split(client);
+        Wire {
+            write,
+            read: BufReader::new(read).lines(),
+        }
+    }
+
+    async fn send(&mut self, message: Value) {
+        self.send_raw(&message.to_string()).await;
+    }
+
+    async fn send_raw(&mut self, line: &str) {
+        self.write.write_all(line.as_bytes()).await.unwrap();
+        self.write.write_all(b"\n").await.unwrap();
+        self.write.flush().await.unwrap();
+    }
+
+    async fn recv(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(30), self.read.next_line())
+            .await
+            .expect("the server answers in time")
+            .unwrap()
+            .expect("the server keeps the stream open");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Sends a request and returns its response, collecting whatever
+    /// notifications and server requests arrive first.
+    async fn request(&mut self, id: u64, method: &str, params: Value) -> (Value, Vec<Value>) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        self.until_response(id).await
+    }
+
+    async fn until_response(&mut self, id: u64) -> (Value, Vec<Value>) {
+        let mut seen = Vec::new();
+        loop {
+            let message = self.recv().await;
+            if message.get("id") == Some(&json!(id)) && message.get("method").is_none() {
+                return (message, seen);
+            }
+            seen.push(message);
+        }
+    }
+
+    async fn initialize(&mut self, capabilities: Value) {
+        let (response, _) = self
+            .request(
+                0,
+                "initialize",
+                json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": capabilities,
+                    "clientInfo": {"name": "raw", "version": "0"}
+                }),
+            )
+            .await;
+        assert_eq!(
+            response["result"]["protocolVersion"], "2025-11-25",
+            "{response}"
+        );
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+    }
+}
+
+/// Keeps rmcp's serve call in one place (the test crate has no rmcp).
+mod rmcp_free {
+    use tokio::io::DuplexStream;
+    use warden_mcp::Server;
+
+    pub fn serve(server: &Server, agent: &str, io: DuplexStream) {
+        let server = server.clone();
+        let agent = agent.to_owned();
+        tokio::spawn(async move {
+            let _ = warden_mcp::serve_stream(server, agent, io).await;
+        });
+    }
+}
+
+fn tool_names(response: &Value) -> Vec<String> {
+    response["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+async fn call(wire: &mut Wire, id: u64, name: &str, args: Value) -> (Value, Vec<Value>) {
+    wire.request(id, "tools/call", json!({"name": name, "arguments": args}))
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn lists_calls_denials_and_pending_approvals() {
+    let host = host(DisclosureConfig::default()).await;
+    let mut alice = Wire::start(&host.server, "alice");
+    alice.initialize(json!({})).await;
+    let (list, _) = alice.request(1, "tools/list", json!({})).await;
+    let names = tool_names(&list);
+    assert!(names.contains(&"probe.run".to_owned()), "{names:?}");
+    let read = &list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "fs.read")
+        .unwrap()["annotations"];
+    assert_eq!(read["readOnlyHint"], true);
+
+    let mut bob = Wire::start(&host.server, "bob");
+    bob.initialize(json!({})).await;
+    let (list, _) = bob.request(1, "tools/list", json!({})).await;
+    let bob_names = tool_names(&list);
+    assert!(
+        !bob_names.contains(&"probe.run".to_owned()) && bob_names.contains(&"fs.read".to_owned())
+    );
+
+    let (ok, _) = call(&mut alice, 2, "fs.read", json!({"path": "hello.txt"})).await;
+    assert_eq!(ok["result"]["isError"], false, "{ok}");
+
+    let (denied, _) = call(&mut alice, 3, "fs.read", json!({"path": "/etc/shadow"})).await;
+    let envelope = &denied["result"]["structuredContent"];
+    assert_eq!(denied["result"]["isError"], true, "{denied}");
+    assert_eq!(envelope["status"], "error");
+    assert_eq!(envelope["error_type"], "PermissionDenied");
+
+    let write = json!({"path": "new.txt", "content": "x"});
+    let (pending, _) = call(&mut alice, 4, "fs.write", write.clone()).await;
+    assert_eq!(
+        pending["result"]["structuredContent"]["domain_code"], "approval_pending",
+        "{pending}"
+    );
+    let id = host.book.pending()[0].id.clone();
+    // Bob cannot spend Alice's approval.
+    assert!(
+        host.book
+            .answer(&id, Some("bob"), ApprovalAnswer::AllowOnce)
+            .is_err()
+    );
+    host.book
+        .answer(&id, None, ApprovalAnswer::AllowOnce)
+        .unwrap();
+    let (done, _) = call(&mut alice, 5, "fs.write", write).await;
+    assert_eq!(done["result"]["isError"], false, "{done}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn elicitation_answers_an_ask_inside_the_call() {
+    let host = host(DisclosureConfig::default()).await;
+    let mut alice = Wire::start(&host.server, "alice");
+    alice.initialize(json!({"elicitation": {"form": {}}})).await;
+    alice
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "fs.write", "arguments": {"path": "e.txt", "content": "y"}}}))
+        .await;
+    let ask = alice.recv().await;
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    assert_eq!(ask["params"]["mode"], "form");
+    alice
+        .send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {
+            "action": "accept",
+            "content": {"decision": "always_allow", "rule": "fs.write"}
+        }}))
+        .await;
+    let (done, _) = alice.until_response(1).await;
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    // The rule the person chose now allows other writes without asking.
+    let (again, seen) = call(
+        &mut alice,
+        2,
+        "fs.write",
+        json!({"path": "f.txt", "content": "z"}),
+    )
+    .await;
+    assert_eq!(again["result"]["isError"], false, "{again}");
+    assert!(seen.iter().all(|m| m["method"] != "elicitation/create"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn progress_logging_and_cancellation() {
+    let host = host(DisclosureConfig::default()).await;
+    let mut alice = Wire::start(&host.server, "alice");
+    alice.initialize(json!({})).await;
+    let (_, _) = alice
+        .request(1, "logging/setLevel", json!({"level": "info"}))
+        .await;
+    let (done, seen) = alice
+        .request(
+            2,
+            "tools/call",
+            json!({"name": "probe.run", "arguments": {"action": "steps", "steps": 3, "ms": 5},
+                   "_meta": {"progressToken": "p1"}}),
+        )
+        .await;
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    let progress: Vec<f64> = seen
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| m["params"]["progress"].as_f64().unwrap())
+        .collect();
+    assert_eq!(progress, [1.0, 2.0, 3.0]);
+    assert!(
+        seen.iter()
+            .any(|m| m["method"] == "notifications/message" && m["params"]["logger"] == "warden"),
+        "the host's decision line reaches the client: {seen:?}"
+    );
+
+    // A long call, cancelled: its progress stops and the session serves on.
+    alice
+        .send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "probe.run", "arguments": {"action": "steps", "steps": 1000, "ms": 20},
+                       "_meta": {"progressToken": "p2"}}}))
+        .await;
+    loop {
+        let m = alice.recv().await;
+        if m["method"] == "notifications/progress" {
+            break;
+        }
+    }
+    alice
+        .send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 3, "reason": "test"}}),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (ok, seen) = call(&mut alice, 4, "probe.run", json!({"action": "noop"})).await;
+    assert_eq!(ok["result"]["isError"], false, "{ok}");
+    let before = seen
+        .iter()
+        .filter(|m| m["params"]["progressToken"] == "p2")
+        .count();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (_, later) = call(&mut alice, 5, "probe.run", json!({"action": "noop"})).await;
+    let after = later
+        .iter()
+        .filter(|m| m["params"]["progressToken"] == "p2")
+        .count();
+    assert!(
+        before <= 20 && after == 0,
+        "the cancelled call kept running: {before} then {after}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn disclosure_loads_tools_and_announces_changes() {
+    let host = host(DisclosureConfig {
+        mode: warden_mcp::DisclosureMode::On,
+        ..DisclosureConfig::default()
+    })
+    .await;
+    let mut alice = Wire::start(&host.server, "alice");
+    alice.initialize(json!({})).await;
+    let (list, _) = alice.request(1, "tools/list", json!({})).await;
+    assert_eq!(
+        tool_names(&list),
+        ["list_tools", "load_tool", "load_tool_resource"]
+    );
+    let (l1, _) = call(&mut alice, 2, "list_tools", json!({})).await;
+    assert!(
+        l1["result"]["structuredContent"]["tools"]
+            .as_array()
+            .unwrap()
+            .len()
+            >= 5
+    );
+    let (l2, _) = call(&mut alice, 3, "load_tool", json!({"name": "fs.read"})).await;
+    assert!(l2["result"]["structuredContent"]["tool"]["input_schema"].is_object());
+    let (list, seen) = alice.request(4, "tools/list", json!({})).await;
+    assert!(tool_names(&list).contains(&"fs.read".to_owned()));
+    assert!(
+        seen.iter()
+            .any(|m| m["method"] == "notifications/tools/list_changed"),
+        "{seen:?}"
+    );
+    let (missing, _) = call(&mut alice, 5, "load_tool", json!({"name": "nope.x"})).await;
+    assert_eq!(missing["result"]["isError"], true);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn protocol_abuse_gets_clear_errors() {
+    let host = host(DisclosureConfig::default()).await;
+    let mut alice = Wire::start(&host.server, "alice");
+    alice.initialize(json!({})).await;
+    let (unknown, _) = alice.request(1, "tools/frobnicate", json!({})).await;
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let (bad, _) = alice.request(2, "tools/call", json!({"nome": 3})).await;
+    assert!(bad["error"]["code"].is_i64(), "{bad}");
+    let (ok, _) = alice.request(3, "tools/list", json!({})).await;
+    assert!(ok["result"]["tools"].is_array(), "still serving: {ok}");
+}
+
+async fn http(host: &Host, tokens: Vec<(String, String)>) -> (String, CancellationToken) {
+    let shutdown = CancellationToken::new();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let options = HttpOptions {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        tokens,
+        admin_tokens: vec!["admin-token-0123456789".into()],
+        open_agent: None,
+        allowed_origins: Vec::new(),
+        allowed_hosts: Vec::new(),
+        max_body_bytes: 64 << 10,
+    };
+    let server = host.server.clone();
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        warden_mcp::serve_http(server, options, stop, |addr| {
+            let _ = tx.send(addr);
+        })
+        .await
+        .unwrap();
+    });
+    let addr = rx.await.unwrap();
+    (format!("http://{addr}"), shutdown)
+}
+
+/// One HTTP/1.1 request; returns status and body.
+async fn post(base: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, String) {
+    use tokio::io::AsyncReadExt;
+    let authority = base.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(authority).await.unwrap();
+    let mut head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let _ = stream.write_all(body).await;
+    let mut raw = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw)).await;
+    let text = String::from_utf8_lossy(&raw).to_string();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, text)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn http_refuses_strangers_and_survives_abuse() {
+    let host = host(DisclosureConfig::default()).await;
+    let token = "alice-token-0123456789";
+    let (base, shutdown) = http(&host, vec![(token.into(), "alice".into())]).await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string();
+    let bearer = format!("Bearer {token}");
+
+    let (status, text) = post(&base, "/mcp", &[], init.as_bytes()).await;
+    assert_eq!(status, 401, "{text}");
+    assert!(text.ends_with("\r\n\r\n"), "a 401 carries nothing: {text}");
+    let (status, _) = post(
+        &base,
+        "/mcp",
+        &[("Authorization", "Bearer nope-nope-nope-nope")],
+        init.as_bytes(),
+    )
+    .await;
+    assert_eq!(status, 401);
+    let (status, text) = post(
+        &base,
+        "/mcp",
+        &[
+            ("Authorization", &bearer),
+            ("Origin", "http://evil.example"),
+        ],
+        init.as_bytes(),
+    )
+    .await;
+    assert_eq!(status, 403, "{text}");
+    let (status, text) = post(&base, "/mcp", &[("Authorization", &bearer)], b"{not json").await;
+    assert!((400..500).contains(&status), "malformed JSON: {text}");
+    let huge = vec![b' '; 128 << 10];
+    let (status, text) = post(&base, "/mcp", &[("Authorization", &bearer)], &huge).await;
+    assert_eq!(status, 413, "oversized: {text}");
+    // The admin API needs its own token.
+    let (status, _) = post(
+        &base,
+        "/admin/approvals/ap-1",
+        &[("Authorization", &bearer)],
+        b"{}",
+    )
+    .await;
+    assert_eq!(status, 401);
+    // After all that, a proper session works.
+    let (status, text) = post(
+        &base,
+        "/mcp",
+        &[("Authorization", &bearer)],
+        init.as_bytes(),
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("protocolVersion"), "{text}");
+    shutdown.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_disconnects_mid_call_harms_no_one() {
+    let host = host(DisclosureConfig::default()).await;
+    let mut first = Wire::start(&host.server, "alice");
+    first.initialize(json!({})).await;
+    first
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "probe.run", "arguments": {"action": "steps", "steps": 1000, "ms": 20}}}))
+        .await;
+    drop(first);
+    let mut second = Wire::start(&host.server, "alice");
+    second.initialize(json!({})).await;
+    let (ok, _) = call(&mut second, 1, "probe.run", json!({"action": "noop"})).await;
+    assert_eq!(ok["result"]["isError"], false, "{ok}");
+}
+
+#[test]
+fn a_public_address_without_tokens_refuses_to_start() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let host = host(DisclosureConfig::default()).await;
+        let options = HttpOptions {
+            addr: "0.0.0.0:0".parse().unwrap(),
+            tokens: Vec::new(),
+            admin_tokens: Vec::new(),
+            open_agent: Some("alice".into()),
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            max_body_bytes: 1 << 20,
+        };
+        let err = warden_mcp::serve_http(
+            host.server.clone(),
+            options,
+            CancellationToken::new(),
+            |_| {},
+        )
+        .await
+        .unwrap_err();
+        assert!(err.to_string().contains("no bearer tokens"), "{err}");
+    });
+}
