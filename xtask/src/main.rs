@@ -1,5 +1,9 @@
 //! Project automation, so a fresh machine needs only cargo and rustup:
 //!
+//!   cargo xtask serve [ARGS]
+//!                       build the bundled plugins and `warden`, then run
+//!                       `warden serve` on embedded defaults (default ARGS:
+//!                       --http 127.0.0.1:7878)
 //!   cargo xtask demo    build the bundled plugins and show calls with and
 //!                       without grants on a scratch workspace
 //!   cargo xtask test    the whole test suite
@@ -20,11 +24,12 @@ fn main() -> anyhow::Result<()> {
     let root = root()?;
     match task.as_str() {
         "demo" => demo::run(&root),
+        "serve" => serve(&root, std::env::args().skip(2).collect()),
         "test" => test(&root),
         "lint" => lint(&root),
         "plugins" => plugins(&root).map(drop),
         "fuzz" => fuzz(&root, std::env::args().nth(2).as_deref().unwrap_or("30")),
-        _ => bail!("usage: cargo xtask demo|test|lint|plugins|fuzz [SECONDS]"),
+        _ => bail!("usage: cargo xtask serve [ARGS]|demo|test|lint|plugins|fuzz [SECONDS]"),
     }
 }
 
@@ -38,9 +43,20 @@ fn root() -> anyhow::Result<PathBuf> {
 
 /// Runs a command in `dir`, echoing it; fails if it fails.
 pub fn run(dir: &Path, program: &str, args: &[&str]) -> anyhow::Result<()> {
+    run_env(dir, program, args, &[])
+}
+
+/// [`run`] with extra environment variables.
+pub fn run_env(
+    dir: &Path,
+    program: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> anyhow::Result<()> {
     eprintln!("+ {program} {}", args.join(" "));
     let status = Command::new(program)
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .status()
         .with_context(|| format!("running {program}"))?;
@@ -48,6 +64,63 @@ pub fn run(dir: &Path, program: &str, args: &[&str]) -> anyhow::Result<()> {
         bail!("`{program} {}` failed ({status})", args.join(" "));
     }
     Ok(())
+}
+
+/// Builds the bundled plugins and `warden`, then runs `warden serve` in
+/// the repository root (state in `.warden/`, workspace in `workspace/`).
+fn serve(root: &Path, args: Vec<String>) -> anyhow::Result<()> {
+    let plugins = plugins(root)?;
+    run(root, "cargo", &["build", "--package", "warden"])?;
+    let args = if args.is_empty() {
+        vec!["--http".to_owned(), "127.0.0.1:7878".to_owned()]
+    } else {
+        args
+    };
+    let mut full = vec!["serve".to_owned(), "--plugin-dir".to_owned()];
+    full.push(
+        plugins
+            .to_str()
+            .context("plugin path is not UTF-8")?
+            .to_owned(),
+    );
+    full.extend(args);
+    let refs: Vec<&str> = full.iter().map(String::as_str).collect();
+    let warden = root.join("target/debug/warden");
+    run(root, warden.to_str().context("path is not UTF-8")?, &refs)
+}
+
+/// A virtualenv under `target/` with the MCP Python SDK the MCP tests
+/// drive Warden with (`tests/mcp/requirements.txt`); created or updated
+/// when the requirements changed. Returns its interpreter.
+fn mcp_python(root: &Path) -> anyhow::Result<PathBuf> {
+    let venv = root.join("target/mcp-venv");
+    let python = venv.join("bin/python");
+    let requirements = root.join("tests/mcp/requirements.txt");
+    let wanted = std::fs::read_to_string(&requirements)
+        .with_context(|| format!("reading {}", requirements.display()))?;
+    let stamp = venv.join("requirements.installed");
+    if python.exists() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(&wanted) {
+        return Ok(python);
+    }
+    let venv_str = venv.to_str().context("venv path is not UTF-8")?;
+    run(root, "python3", &["-m", "venv", venv_str])?;
+    let req = requirements.to_str().context("path is not UTF-8")?;
+    let py = python.to_str().context("path is not UTF-8")?;
+    run(
+        root,
+        py,
+        &[
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+            req,
+        ],
+    )?;
+    std::fs::write(&stamp, wanted)?;
+    Ok(python)
 }
 
 /// Makes sure the wasm32-wasip2 target is installed for this toolchain.
@@ -94,17 +167,28 @@ fn has_nextest(root: &Path) -> bool {
 
 fn test(root: &Path) -> anyhow::Result<()> {
     ensure_wasm_target(root)?;
+    let python = mcp_python(root)?;
+    let python = python
+        .to_str()
+        .context("venv path is not UTF-8")?
+        .to_owned();
     if has_nextest(root) {
-        run(
+        run_env(
             root,
             "cargo",
             &["nextest", "run", "--workspace", "--no-fail-fast"],
+            &[("WARDEN_TEST_PYTHON", &python)],
         )?;
         // nextest does not run doctests.
         run(root, "cargo", &["test", "--workspace", "--doc"])
     } else {
         eprintln!("cargo-nextest not found; using cargo test");
-        run(root, "cargo", &["test", "--workspace", "--no-fail-fast"])
+        run_env(
+            root,
+            "cargo",
+            &["test", "--workspace", "--no-fail-fast"],
+            &[("WARDEN_TEST_PYTHON", &python)],
+        )
     }
 }
 

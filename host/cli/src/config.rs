@@ -44,6 +44,86 @@ pub struct Config {
     /// Agents by id.
     #[serde(default)]
     pub agents: BTreeMap<String, AgentConfig>,
+    /// `warden serve`: tokens, approvals, HTTP checks, disclosure.
+    #[serde(default)]
+    pub serve: ServeConfig,
+}
+
+/// The MCP server's settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct ServeConfig {
+    /// Bearer tokens for `--http`, each acting as one agent. Required to
+    /// listen beyond loopback.
+    pub tokens: Vec<TokenConfig>,
+    /// Tokens that may use the admin API (`/admin`) over HTTP. The admin
+    /// socket in the state directory needs none.
+    pub admin_tokens: Vec<SecretConfig>,
+    /// Unanswered approvals (and answers nobody retried for) expire as
+    /// denials after this many seconds.
+    pub approval_timeout_secs: u64,
+    /// Browser origins allowed to call over HTTP (`scheme://host:port`,
+    /// `:*` for any port). Empty: requests carrying an Origin are refused.
+    pub allowed_origins: Vec<String>,
+    /// Host names the HTTP server answers to besides loopback names.
+    pub allowed_hosts: Vec<String>,
+    /// Largest HTTP request body, in bytes.
+    pub max_body_bytes: usize,
+    /// Progressive tool disclosure.
+    pub disclosure: warden_mcp::DisclosureConfig,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            tokens: Vec::new(),
+            admin_tokens: Vec::new(),
+            approval_timeout_secs: 300,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            max_body_bytes: 4 << 20,
+            disclosure: warden_mcp::DisclosureConfig::default(),
+        }
+    }
+}
+
+/// A bearer token and the agent it acts as.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct TokenConfig {
+    pub agent: String,
+    /// The token, inline.
+    pub token: Option<String>,
+    /// The environment variable holding the token (keeps it out of the file).
+    pub token_env: Option<String>,
+}
+
+/// An admin token, inline or from an environment variable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SecretConfig {
+    pub token: Option<String>,
+    pub token_env: Option<String>,
+}
+
+/// The secret of a token entry: exactly one of `token` and `token-env`,
+/// at least 16 characters.
+pub fn resolve_token(
+    token: &Option<String>,
+    token_env: &Option<String>,
+    at: &str,
+) -> anyhow::Result<String> {
+    let value = match (token, token_env) {
+        (Some(t), None) => t.clone(),
+        (None, Some(var)) => {
+            std::env::var(var).with_context(|| format!("{at}: token-env `{var}` is not set"))?
+        }
+        _ => anyhow::bail!("{at}: give exactly one of `token` and `token-env`"),
+    };
+    if value.len() < 16 {
+        anyhow::bail!("{at}: a token must be at least 16 characters");
+    }
+    Ok(value)
 }
 
 /// One plugin and the directories its calls may reach.

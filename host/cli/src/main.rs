@@ -41,6 +41,11 @@ enum Command {
     /// The configuration file.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Serve MCP over stdio (default) or Streamable HTTP.
+    Serve(commands::serve::ServeArgs),
+    /// Answer approvals waiting in a running server.
+    #[command(subcommand)]
+    Approvals(commands::approvals::ApprovalsCommand),
     /// Measure end-to-end figures (call latency percentiles, load times).
     Bench(commands::bench::BenchArgs),
 }
@@ -94,6 +99,8 @@ fn main() -> ExitCode {
         Command::Config(ConfigCommand::Schema) => commands::config::schema(),
         Command::Config(ConfigCommand::Check { file }) => commands::config::check(&file),
         Command::Bench(args) => commands::bench::run(args),
+        Command::Serve(args) => commands::serve::run(args),
+        Command::Approvals(command) => commands::approvals::run(command),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -2,7 +2,7 @@
 //! gate and runtime `warden call` uses. Reports percentiles, not a pass or
 //! fail: targets live in DESIGN.md and the figures go in notes.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,10 +30,13 @@ pub struct BenchArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Also measure a real `warden serve` child over stdio and HTTP.
+    #[arg(long)]
+    pub mcp: bool,
 }
 
 /// Percentiles of a set of durations, in microseconds.
-fn summary(mut samples: Vec<Duration>) -> Value {
+pub(crate) fn summary(mut samples: Vec<Duration>) -> Value {
     samples.sort();
     let pct = |p: f64| {
         let i = ((samples.len() as f64 - 1.0) * p).round() as usize;
@@ -145,6 +148,20 @@ async fn bench(args: &BenchArgs) -> anyhow::Result<Value> {
     }
 
     let throughput = throughput(&gate, &call_args, args.concurrency, args.iterations).await?;
+    let mcp = if args.mcp {
+        let plugins: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+        let config = dir.join("warden.toml");
+        std::fs::write(&config, super::bench_mcp::config(&plugins, &dir))?;
+        let warden = std::env::current_exe().context("locating the warden binary")?;
+        let n = args.iterations.min(1000);
+        json!({
+            "plugins": plugins.len(),
+            "stdio": super::bench_mcp::stdio(&warden, &config, n, args.concurrency).await?,
+            "http": super::bench_mcp::http(&warden, &config, n, args.concurrency).await?,
+        })
+    } else {
+        Value::Null
+    };
     let _ = std::fs::remove_dir_all(&dir);
     Ok(json!({
         "loads": loads,
@@ -152,6 +169,7 @@ async fn bench(args: &BenchArgs) -> anyhow::Result<Value> {
         "fs_read_1b": summary(small),
         "throughput": throughput,
         "decisions": decisions(),
+        "mcp": mcp,
     }))
 }
 
@@ -330,5 +348,35 @@ fn render(r: &Value) -> String {
         t["concurrency"],
         t["calls_per_sec"].as_f64().unwrap_or_default()
     ));
+    for transport in ["stdio", "http"] {
+        let m = &r["mcp"][transport];
+        if m.is_null() {
+            continue;
+        }
+        out.push_str(&format!(
+            "\nMCP over {transport}: first tools/list {:.1} ms after start ({} plugins)",
+            m["start_to_first_tools_list_ms"]
+                .as_f64()
+                .unwrap_or_default(),
+            r["mcp"]["plugins"],
+        ));
+        for (label, what) in [
+            ("fs_read_1b", "fs.read 1 B"),
+            ("fs_read_4k", "fs.read 4 KiB"),
+        ] {
+            out.push_str(&format!(
+                "\nMCP over {transport}, tools/call {what}: p50 {:.1} us, p99 {:.1} us",
+                m[label]["p50_us"].as_f64().unwrap_or_default(),
+                m[label]["p99_us"].as_f64().unwrap_or_default(),
+            ));
+        }
+        out.push_str(&format!(
+            "\nMCP over {transport}, {} concurrent callers: {:.0} calls/s",
+            m["throughput_4k"]["concurrency"],
+            m["throughput_4k"]["calls_per_s"]
+                .as_f64()
+                .unwrap_or_default(),
+        ));
+    }
     out
 }

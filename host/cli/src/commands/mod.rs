@@ -1,9 +1,12 @@
 //! One module per command.
 
+pub mod approvals;
 pub mod bench;
+pub mod bench_mcp;
 pub mod call;
 pub mod config;
 pub mod inspect;
 pub mod policy;
+pub mod serve;
 pub mod setup;
 pub mod tools;

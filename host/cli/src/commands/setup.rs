@@ -92,6 +92,14 @@ impl HostArgs {
         }
     }
 
+    /// The state directory: the flag, else the config's, else `.warden`.
+    pub fn state_dir(&self, config: &Config) -> PathBuf {
+        self.state_dir
+            .clone()
+            .or_else(|| config.state_dir.clone())
+            .unwrap_or_else(|| PathBuf::from(".warden"))
+    }
+
     pub fn limits(&self, config: &Config) -> CallLimits {
         let d = CallLimits::DEFAULT;
         let l = &config.limits;
@@ -116,13 +124,13 @@ impl HostArgs {
     /// Loads the config, the runtime and every plugin (any failure names
     /// the file and stops).
     pub async fn load(&self) -> anyhow::Result<Host> {
-        let config = self.config()?;
+        self.load_with(self.config()?).await
+    }
+
+    /// [`HostArgs::load`] with a configuration chosen by the caller.
+    pub async fn load_with(&self, config: Config) -> anyhow::Result<Host> {
         let limits = self.limits(&config);
-        let state = self
-            .state_dir
-            .clone()
-            .or_else(|| config.state_dir.clone())
-            .unwrap_or_else(|| PathBuf::from(".warden"));
+        let state = self.state_dir(&config);
         let mut rc = RuntimeConfig::new((!self.no_cache).then(|| state.join("cache")));
         rc.max_memory_bytes = rc.max_memory_bytes.max(limits.memory_bytes);
         let runtime = Runtime::new(rc)?;
@@ -178,6 +186,15 @@ impl Host {
     /// A gate over the plugins, with the config's agents plus the command
     /// line's agent adjustments.
     pub fn gate(&self, agent: &AgentArgs, approver: Arc<dyn Approver>) -> anyhow::Result<Gate> {
+        self.gate_with(agents(&self.config, agent)?, approver)
+    }
+
+    /// A gate over the plugins with these agents.
+    pub fn gate_with(
+        &self,
+        agents: Vec<AgentPolicy>,
+        approver: Arc<dyn Approver>,
+    ) -> anyhow::Result<Gate> {
         let mut builder = Gate::builder()
             .limits(self.limits)
             .env(self.env())
@@ -186,7 +203,7 @@ impl Host {
             let source = format!("{} ({})", plugin.name(), plugin.path().display());
             builder = builder.backend(&source, Arc::new(plugin.clone()), grants.clone())?;
         }
-        for policy in agents(&self.config, agent)? {
+        for policy in agents {
             builder = builder.agent(policy);
         }
         Ok(builder.build())
@@ -214,10 +231,20 @@ pub fn env(config: &Config, first_grant: Option<String>) -> PolicyEnv {
 /// does not define it; the command line's mode and rules apply to the
 /// agent acting.
 pub fn agents(config: &Config, args: &AgentArgs) -> anyhow::Result<Vec<AgentPolicy>> {
+    agents_with(config, args, DEFAULT_AGENT)
+}
+
+/// [`agents`] with `builtin` as the agent added at level standard in
+/// default mode when the config does not define it.
+pub fn agents_with(
+    config: &Config,
+    args: &AgentArgs,
+    builtin: &str,
+) -> anyhow::Result<Vec<AgentPolicy>> {
     let mut pc = config.policy();
-    if !pc.agents.contains_key(DEFAULT_AGENT) {
+    if !pc.agents.contains_key(builtin) {
         pc.agents.insert(
-            DEFAULT_AGENT.into(),
+            builtin.into(),
             warden_policy::config::AgentConfig {
                 level: Level::Standard.name().into(),
                 mode: Mode::Default,

@@ -1,0 +1,233 @@
+//! `warden serve`: the MCP server, over stdio or Streamable HTTP, with the
+//! admin API on a socket in the state directory.
+//!
+//! Configuration: `--config FILE`, else `./warden.toml` when present, else
+//! embedded defaults — the bundled plugins (from `--plugin-dir`,
+//! `WARDEN_PLUGIN_DIR`, a development checkout's
+//! `plugins/target/wasm32-wasip2/release`, or `plugins/` beside the
+//! binary), state under `./.warden`, `./workspace` granted read-write at
+//! `/workspace`, and agent `default` at level standard in default mode.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use tokio_util::sync::CancellationToken;
+use warden_api::ToolHost;
+use warden_gate::ApprovalBook;
+use warden_mcp::{HttpOptions, Server, ServerOptions};
+
+use super::setup::{self, AgentArgs, HostArgs};
+use crate::Outcome;
+use crate::config::{Config, PluginConfig, resolve_token};
+
+/// The agent `warden serve` acts as when none is named.
+pub const SERVE_AGENT: &str = "default";
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Serve one MCP session on stdin/stdout (the default).
+    #[arg(long, conflicts_with = "http")]
+    pub stdio: bool,
+    /// Serve Streamable HTTP at ADDR (e.g. 127.0.0.1:7878) under `/mcp`.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+    /// The agent of the stdio session, and of HTTP requests when no tokens
+    /// are configured (loopback only).
+    #[arg(long, default_value = SERVE_AGENT)]
+    pub agent: String,
+    /// Override that agent's mode: default, plan, accept-edits, autonomous.
+    #[arg(long, value_parser = setup::parse_mode)]
+    pub mode: Option<warden_policy::Mode>,
+    /// Where the bundled plugins are (used without a config).
+    #[arg(long, value_name = "DIR", env = "WARDEN_PLUGIN_DIR")]
+    pub plugin_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub host: HostArgs,
+}
+
+/// The bundled plugins' directory.
+fn bundled_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = flag {
+        return Ok(dir.to_path_buf());
+    }
+    let checkout = PathBuf::from("plugins/target/wasm32-wasip2/release");
+    if checkout.is_dir() {
+        return Ok(checkout);
+    }
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|d| d.join("plugins")));
+    match beside {
+        Some(dir) if dir.is_dir() => Ok(dir),
+        _ => anyhow::bail!(
+            "no bundled plugins found: build them with `cargo xtask plugins`, or pass --plugin-dir DIR, --plugin FILE or --config FILE"
+        ),
+    }
+}
+
+/// The embedded default configuration.
+fn defaults(args: &ServeArgs) -> anyhow::Result<Config> {
+    let dir = bundled_dir(args.plugin_dir.as_deref())?;
+    let workspace = PathBuf::from("workspace");
+    std::fs::create_dir_all(&workspace).context("creating ./workspace")?;
+    let workspace = workspace.canonicalize().context("resolving ./workspace")?;
+    let mut plugins = Vec::new();
+    if args.host.plugins.is_empty() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .with_context(|| format!("reading {}", dir.display()))?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
+            .collect();
+        files.sort();
+        if files.is_empty() {
+            anyhow::bail!("{} holds no .wasm plugins", dir.display());
+        }
+        for path in files {
+            plugins.push(PluginConfig {
+                path,
+                grant_fs: vec![format!("{}:/workspace:rw", workspace.display())],
+            });
+        }
+    }
+    Ok(Config {
+        workspace: Some("/workspace".into()),
+        plugins,
+        ..Config::default()
+    })
+}
+
+fn choose_config(args: &ServeArgs) -> anyhow::Result<Config> {
+    if args.host.config.is_some() {
+        return args.host.config();
+    }
+    let local = Path::new("warden.toml");
+    if local.is_file() {
+        return Config::load(local);
+    }
+    defaults(args)
+}
+
+async fn shutdown_signal(token: CancellationToken) {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    token.cancel();
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+    token.cancel();
+}
+
+pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
+    setup::tokio()?.block_on(serve(args))
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
+    let config = choose_config(&args)?;
+    let state = args.host.state_dir(&config);
+    std::fs::create_dir_all(&state)
+        .with_context(|| format!("creating the state directory {}", state.display()))?;
+    let host = args.host.load_with(config).await?;
+    let serve = &host.config.serve;
+    let book = Arc::new(ApprovalBook::new(Duration::from_secs(
+        serve.approval_timeout_secs.max(1),
+    )));
+    let agent_args = AgentArgs {
+        agent: args.agent.clone(),
+        mode: args.mode,
+        allow: Vec::new(),
+        ask: Vec::new(),
+        deny: Vec::new(),
+    };
+    let agents = setup::agents_with(&host.config, &agent_args, SERVE_AGENT)?;
+    let gate = host.gate_with(agents, book.clone())?;
+    let tools = gate.list_tools(&args.agent).len();
+    let server = Server::new(
+        Arc::new(gate),
+        book.clone(),
+        ServerOptions {
+            name: "warden".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            disclosure: serve.disclosure,
+        },
+    );
+    let shutdown = CancellationToken::new();
+    tokio::spawn(shutdown_signal(shutdown.clone()));
+    let socket = state.join("admin.sock");
+    let admin = {
+        let book = book.clone();
+        let shutdown = shutdown.clone();
+        let socket = socket.clone();
+        tokio::spawn(async move { warden_mcp::serve_admin_socket(&socket, book, shutdown).await })
+    };
+    tracing::info!(agent = %args.agent, tools, admin = %socket.display(), "serving");
+    let result = match args.http {
+        Some(addr) => {
+            let tokens = serve
+                .tokens
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    resolve_token(&t.token, &t.token_env, &format!("serve.tokens[{i}]"))
+                        .map(|secret| (secret, t.agent.clone()))
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let admin_tokens = serve
+                .admin_tokens
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    resolve_token(&t.token, &t.token_env, &format!("serve.admin-tokens[{i}]"))
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let open_agent = tokens.is_empty().then(|| args.agent.clone());
+            let options = HttpOptions {
+                addr,
+                tokens,
+                admin_tokens,
+                open_agent,
+                allowed_origins: serve.allowed_origins.clone(),
+                allowed_hosts: serve.allowed_hosts.clone(),
+                max_body_bytes: serve.max_body_bytes,
+            };
+            warden_mcp::serve_http(server, options, shutdown.clone(), |bound| {
+                #[expect(clippy::print_stderr, reason = "tells the operator where to connect")]
+                {
+                    eprintln!(
+                        "warden: serving MCP at http://{bound}/mcp (admin socket {})",
+                        socket.display()
+                    );
+                }
+            })
+            .await
+            .context("the HTTP server")
+        }
+        None => warden_mcp::serve_stdio(server, args.agent.clone())
+            .await
+            .context("the stdio session"),
+    };
+    shutdown.cancel();
+    if let Ok(Err(e)) = admin.await {
+        tracing::warn!(error = %e, "the admin socket stopped");
+    }
+    result.map(|()| Outcome::Ok)
+}

@@ -1,0 +1,319 @@
+"""Drives a real `warden serve` with the official MCP Python SDK.
+
+Usage: client.py --warden BIN --config FILE --disclosure-config FILE
+                 --state DIR --transport stdio|http --protocol legacy|modern
+
+The config defines agents `alice` (standard) and `bob` (level `reader`:
+file-system only), tokens for both, the fs and probe plugins. Every check
+raises on failure; the script exits non-zero with the failing check's name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import re
+import subprocess
+import sys
+import time
+from typing import Any
+
+import httpx2
+import mcp.types as types
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import listen
+
+TOKENS = {"alice": "alice-token-0123456789", "bob": "bob-token-0123456789ab"}
+
+
+class Check(Exception):
+    pass
+
+
+def expect(cond: bool, what: str, detail: Any = "") -> None:
+    if not cond:
+        raise Check(f"{what}: {detail}")
+    print(f"ok - {what}", flush=True)
+
+
+def envelope(result: types.CallToolResult) -> dict:
+    return result.structured_content or {}
+
+
+class Server:
+    """A `warden serve --http` process on an ephemeral loopback port."""
+
+    def __init__(self, warden: str, config: str, state: str) -> None:
+        self.proc = subprocess.Popen(
+            [warden, "serve", "--http", "127.0.0.1:0", "--config", config, "--state-dir", state],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.url = ""
+        deadline = time.time() + 120
+        assert self.proc.stderr is not None
+        while time.time() < deadline:
+            line = self.proc.stderr.readline()
+            if not line:
+                raise Check(f"warden serve exited early with {self.proc.wait()}")
+            m = re.search(r"serving MCP at (http://\S+/mcp)", line)
+            if m:
+                self.url = m.group(1)
+                return
+        raise Check("warden serve did not report its address")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@contextlib.asynccontextmanager
+async def connect(args, agent: str, server: Server | None, config: str, **session_kwargs):
+    if args.transport == "stdio":
+        params = StdioServerParameters(
+            command=args.warden,
+            args=["serve", "--stdio", "--agent", agent, "--config", config, "--state-dir", args.state],
+        )
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write, **session_kwargs) as session:
+                await handshake(args, session)
+                yield session
+    else:
+        assert server is not None
+        headers = {"Authorization": f"Bearer {TOKENS[agent]}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
+            async with streamable_http_client(server.url, http_client=http) as streams:
+                read, write = streams[0], streams[1]
+                async with ClientSession(read, write, **session_kwargs) as session:
+                    await handshake(args, session)
+                    yield session
+
+
+async def handshake(args, session: ClientSession) -> None:
+    if args.protocol == "legacy":
+        result = await session.initialize()
+        expect(not result.protocol_version.startswith("2026"), "legacy handshake", result.protocol_version)
+    else:
+        await session.discover()
+        expect(session.protocol_version == "2026-07-28", "2026-07-28 discovery", session.protocol_version)
+
+
+async def call(session: ClientSession, name: str, arguments: dict, **kw) -> Any:
+    return await session.call_tool(name, arguments, allow_input_required=True, **kw)
+
+
+def approve_once(_ctx, params) -> types.ElicitResult:
+    return types.ElicitResult(action="accept", content={"decision": "allow_once"})
+
+
+async def elicitation_callback(context, params):
+    return approve_once(context, params)
+
+
+async def answer_input_required(session, name, arguments, result):
+    """Fulfils an input-required result the way a person would, and retries."""
+    responses = {}
+    for key, request in (result.input_requests or {}).items():
+        responses[key] = types.ElicitResult(action="accept", content={"decision": "allow_once"}).model_dump(
+            by_alias=True, exclude_none=True
+        )
+    return await call(session, name, arguments, input_responses=responses, request_state=result.request_state)
+
+
+async def scenario_lists_and_calls(args, server) -> None:
+    async with connect(args, "alice", server, args.config) as alice:
+        tools = {t.name: t for t in (await alice.list_tools()).tools}
+        expect({"fs.read", "fs.write", "probe.run"} <= set(tools), "alice sees fs and probe tools", sorted(tools))
+        expect(tools["fs.read"].annotations.read_only_hint is True, "fs.read is read-only", tools["fs.read"].annotations)
+        expect(tools["fs.delete"].annotations.destructive_hint is True, "fs.delete is destructive", tools["fs.delete"].annotations)
+
+        result = await call(alice, "fs.read", {"path": "hello.txt"})
+        expect(not result.is_error, "an allowed call runs", result)
+        expect("hello from the workspace" in json.dumps(result.structured_content), "it returns the file", result)
+
+        result = await call(alice, "fs.read", {"path": "/etc/passwd"})
+        env = envelope(result)
+        expect(result.is_error and env.get("status") == "error", "a denied call is an error result", result)
+        expect(env.get("error_type") == "PermissionDenied" and env.get("domain_code"), "its envelope says why", env)
+        expect("/etc/passwd" in env.get("message", ""), "the reason names the call", env)
+
+    async with connect(args, "bob", server, args.config) as bob:
+        names = {t.name for t in (await bob.list_tools()).tools}
+        expect("fs.read" in names and "probe.run" not in names, "bob's level shows fewer tools", sorted(names))
+        result = await call(bob, "probe.run", {"action": "noop"})
+        expect(result.is_error and envelope(result).get("domain_code") == "denied_by_category", "bob cannot call a tool he cannot see", envelope(result))
+
+
+async def scenario_elicitation(args, server) -> None:
+    async with connect(args, "alice", server, args.config, elicitation_callback=elicitation_callback) as alice:
+        arguments = {"path": "elicited.txt", "content": "approved"}
+        result = await call(alice, "fs.write", arguments)
+        if isinstance(result, types.InputRequiredResult):
+            expect(args.protocol == "modern", "input-required only on 2026-07-28", result)
+            expect("approval" in (result.input_requests or {}), "it asks for an approval", result)
+            result = await answer_input_required(alice, "fs.write", arguments, result)
+        expect(isinstance(result, types.CallToolResult) and not result.is_error, "an ask answered by elicitation runs", result)
+
+
+async def scenario_pending_approval(args, server) -> None:
+    async with connect(args, "alice", server, args.config) as alice:
+        arguments = {"path": "pending.txt", "content": "later"}
+        result = await call(alice, "fs.write", arguments)
+        env = envelope(result)
+        expect(result.is_error and env.get("domain_code") == "approval_pending", "without elicitation an ask is pending", env)
+        approval = re.search(r"approval (ap-\d+)", env.get("message", ""))
+        expect(approval is not None, "the result carries the approval id", env)
+        listed = subprocess.run(
+            [args.warden, "approvals", "list", "--state-dir", args.state], capture_output=True, text=True, check=True
+        )
+        expect(approval.group(1) in listed.stdout, "warden approvals list shows it", listed.stdout)
+        subprocess.run(
+            [args.warden, "approvals", "approve", approval.group(1), "--state-dir", args.state],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        result = await call(alice, "fs.write", arguments)
+        expect(not result.is_error, "the retry after approval runs", result)
+        result = await call(alice, "fs.write", arguments)
+        expect(envelope(result).get("domain_code") == "approval_pending", "an approval is used once", envelope(result))
+
+
+async def scenario_progress_logging_cancel(args, server) -> None:
+    logs: list = []
+
+    async def on_log(params) -> None:
+        logs.append(params)
+
+    async with connect(args, "alice", server, args.config, logging_callback=on_log) as alice:
+        if args.protocol == "legacy":
+            await alice.set_logging_level("info")
+        progress: list = []
+
+        async def on_progress(done, total, message) -> None:
+            progress.append((done, total, message))
+
+        arguments = {"action": "steps", "steps": 3, "ms": 20}
+        result = await call(alice, "probe.run", arguments, progress_callback=on_progress)
+        expect(not result.is_error, "a call with progress runs", result)
+        expect([p[0] for p in progress] == [1, 2, 3] and progress[-1][1] == 3, "progress notifications arrive in order", progress)
+
+        if args.protocol == "legacy":
+            result = await call(alice, "probe.run", {"action": "log", "message": "plugin says hi"})
+            await asyncio.sleep(0.2)
+            messages = [json.dumps(l.data) for l in logs]
+            expect(any("plugin says hi" in m for m in messages), "plugin log lines reach the client", messages)
+            expect(any("probe.run" in m and "Allow" in m for m in messages), "host log lines reach the client", messages)
+
+        late: list = []
+
+        async def on_late(done, total, message) -> None:
+            late.append(time.time())
+
+        task = asyncio.create_task(call(alice, "probe.run", {"action": "steps", "steps": 400, "ms": 50}, progress_callback=on_late))
+        while not late:
+            await asyncio.sleep(0.05)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        cancelled_at = time.time()
+        await asyncio.sleep(1.0)
+        result = await call(alice, "probe.run", {"action": "noop"})
+        expect(not result.is_error, "the server serves on after a cancellation", result)
+        expect(all(t <= cancelled_at + 0.2 for t in late), "a cancelled call stops running", [t - cancelled_at for t in late])
+
+
+async def scenario_disclosure(args, server) -> None:
+    changed = asyncio.Event()
+
+    async def on_message(message) -> None:
+        if isinstance(message, types.ServerNotification) and isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+        root = getattr(message, "root", message)
+        if isinstance(root, types.ToolListChangedNotification):
+            changed.set()
+
+    async with connect(args, "alice", server, args.disclosure_config, message_handler=on_message) as alice:
+        names = [t.name for t in (await alice.list_tools()).tools]
+        expect(names == ["list_tools", "load_tool", "load_tool_resource"], "disclosure lists only the discovery tools", names)
+        listing = await call(alice, "list_tools", {})
+        entries = listing.structured_content["tools"]
+        expect(any(e["name"] == "fs.read" and e["cost_tier"] for e in entries), "list_tools returns L1 entries", entries)
+        if args.protocol == "modern":
+            async with listen(alice, tools_list_changed=True) as subscription:
+                loaded = await call(alice, "load_tool", {"name": "fs.read"})
+                expect("input_schema" in loaded.structured_content["tool"], "load_tool returns the L2 body", loaded)
+                event = await asyncio.wait_for(subscription.__anext__(), 10)
+                expect(event is not None, "list_changed arrives on the listen stream", event)
+        else:
+            loaded = await call(alice, "load_tool", {"name": "fs.read"})
+            expect("input_schema" in loaded.structured_content["tool"], "load_tool returns the L2 body", loaded)
+            await asyncio.wait_for(changed.wait(), 10)
+            expect(True, "tools/list_changed arrives after load_tool")
+        names = [t.name for t in (await alice.list_tools()).tools]
+        expect("fs.read" in names, "a loaded tool joins the list", names)
+
+
+async def scenario_http_checks(args, server) -> None:
+    async with httpx2.AsyncClient(timeout=10) as http:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        r = await http.post(server.url, json=body, headers=headers)
+        expect(r.status_code == 401 and r.content == b"", "no token: 401 and nothing else", (r.status_code, r.content))
+        r = await http.post(server.url, json=body, headers={**headers, "Authorization": "Bearer wrong-token-0123456789"})
+        expect(r.status_code == 401, "a wrong token: 401", r.status_code)
+        r = await http.post(
+            server.url,
+            json=body,
+            headers={**headers, "Authorization": f"Bearer {TOKENS['alice']}", "Origin": "http://evil.example"},
+        )
+        expect(r.status_code == 403, "a foreign Origin is refused", (r.status_code, r.text))
+        r = await http.post(
+            server.url,
+            json=body,
+            headers={**headers, "Authorization": f"Bearer {TOKENS['alice']}", "Host": "evil.example"},
+        )
+        expect(r.status_code in (403, 421), "a foreign Host is refused", (r.status_code, r.text))
+
+
+async def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--warden", required=True)
+    p.add_argument("--config", required=True)
+    p.add_argument("--disclosure-config", required=True)
+    p.add_argument("--state", required=True)
+    p.add_argument("--transport", choices=["stdio", "http"], required=True)
+    p.add_argument("--protocol", choices=["legacy", "modern"], required=True)
+    args = p.parse_args()
+    servers = []
+    try:
+        server = disclosure_server = None
+        if args.transport == "http":
+            server = Server(args.warden, args.config, args.state)
+            disclosure_server = Server(args.warden, args.disclosure_config, args.state + "-disclosure")
+            servers = [server, disclosure_server]
+            await scenario_http_checks(args, server)
+        await scenario_lists_and_calls(args, server)
+        await scenario_elicitation(args, server)
+        await scenario_pending_approval(args, server)
+        await scenario_progress_logging_cancel(args, server)
+        await scenario_disclosure(args, disclosure_server)
+    except Check as failed:
+        print(f"FAILED - {failed}", flush=True)
+        return 1
+    finally:
+        for s in servers:
+            s.stop()
+    print("all checks passed", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
