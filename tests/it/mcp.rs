@@ -384,6 +384,8 @@ async fn protocol_abuse_gets_clear_errors() {
     assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
     let (bad, _) = alice.request(2, "tools/call", json!({"nome": 3})).await;
     assert!(bad["error"]["code"].is_i64(), "{bad}");
+    alice.send_raw("{this is not json").await;
+    alice.send_raw(r#"{"jsonrpc": "2.0", "id": 9}"#).await;
     let (ok, _) = alice.request(3, "tools/list", json!({})).await;
     assert!(ok["result"]["tools"].is_array(), "still serving: {ok}");
 }
