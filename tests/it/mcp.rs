@@ -213,8 +213,12 @@ async fn lists_calls_denials_and_pending_approvals() {
         !bob_names.contains(&"probe.run".to_owned()) && bob_names.contains(&"fs.read".to_owned())
     );
 
-    let (ok, _) = call(&mut alice, 2, "fs.read", json!({"path": "hello.txt"})).await;
+    let (ok, seen) = call(&mut alice, 2, "fs.read", json!({"path": "hello.txt"})).await;
     assert_eq!(ok["result"]["isError"], false, "{ok}");
+    assert!(
+        seen.is_empty(),
+        "no log lines before logging/setLevel: {seen:?}"
+    );
 
     let (denied, _) = call(&mut alice, 3, "fs.read", json!({"path": "/etc/shadow"})).await;
     let envelope = &denied["result"]["structuredContent"];

@@ -30,16 +30,23 @@ enum Event {
     Log(LoggingMessageNotificationParam),
 }
 
-/// The client's logging threshold, shared by a session's calls.
+/// No level set: nothing is sent.
+const OFF: u8 = u8::MAX;
+
+/// The client's logging threshold, shared by a session's calls. Off until
+/// the client sets a level with logging/setLevel.
 #[derive(Debug, Clone)]
 pub(crate) struct LogThreshold(Arc<AtomicU8>);
 
 impl LogThreshold {
-    pub fn new(level: LoggingLevel) -> LogThreshold {
-        LogThreshold(Arc::new(AtomicU8::new(rank(level))))
+    pub fn off() -> LogThreshold {
+        LogThreshold(Arc::new(AtomicU8::new(OFF)))
     }
     pub fn set(&self, level: LoggingLevel) {
         self.0.store(rank(level), Ordering::Relaxed);
+    }
+    pub fn is_off(&self) -> bool {
+        self.0.load(Ordering::Relaxed) == OFF
     }
     fn admits(&self, level: LoggingLevel) -> bool {
         rank(level) >= self.0.load(Ordering::Relaxed)

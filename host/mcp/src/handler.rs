@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, InitializeResult,
-    ListToolsResult, LoggingLevel, PaginatedRequestParams, ServerCapabilities,
-    SetLevelRequestParams, SubscriptionFilter, Tool,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, SetLevelRequestParams,
+    SubscriptionFilter, Tool,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -91,7 +91,7 @@ impl Server {
             shared: self.shared.clone(),
             agent,
             id: format!("s-{n}"),
-            threshold: LogThreshold::new(LoggingLevel::Info),
+            threshold: LogThreshold::off(),
             registered: AtomicBool::new(false),
         }
     }
@@ -170,8 +170,13 @@ impl Session {
             .ok_or_else(|| ErrorData::invalid_request("no agent is bound to this request", None))
     }
 
-    /// Remembers this session's peer for tools/list_changed (once).
+    /// Remembers this session's peer for tools/list_changed (once). Only
+    /// sessions on older revisions: 2026-07-28 clients have no session and
+    /// hear about changes on their subscriptions/listen streams.
     fn register(&self, agent: &str, ctx: &RequestContext<RoleServer>) {
+        if is_modern(ctx) {
+            return;
+        }
         if !self.registered.swap(true, Ordering::Relaxed) {
             self.shared.notifier.add_peer(agent, &ctx.peer);
         }
@@ -239,6 +244,11 @@ impl Session {
 fn find<'a>(specs: &'a [ToolSpec], name: &str) -> Option<&'a ToolSpec> {
     let name = name.trim().to_ascii_lowercase();
     specs.iter().find(|s| s.name.as_str() == name)
+}
+
+fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.protocol_version()
+        .is_some_and(|v| v.as_str() >= "2026-07-28")
 }
 
 fn is_pending(envelope: &Envelope) -> bool {
@@ -310,9 +320,7 @@ impl ServerHandler for Session {
         let elicits = ctx
             .client_capabilities()
             .is_some_and(|c| c.elicitation.is_some());
-        let modern = ctx
-            .protocol_version()
-            .is_some_and(|v| v.as_str() >= "2026-07-28");
+        let modern = is_modern(&ctx);
         let recording = Arc::new(Recording {
             book: book.clone(),
             pending: Mutex::new(None),
@@ -325,11 +333,18 @@ impl ServerHandler for Session {
         } else {
             recording.clone()
         };
-        let (events, forwarder) = McpEvents::start(
-            ctx.peer.clone(),
-            ctx.meta.get_progress_token(),
-            self.threshold.clone(),
-        );
+        // A sink only when the client wants progress or log lines.
+        let progress_token = ctx.meta.get_progress_token();
+        let (events, forwarder) = if progress_token.is_some() || !self.threshold.is_off() {
+            let (sink, forwarder) =
+                McpEvents::start(ctx.peer.clone(), progress_token, self.threshold.clone());
+            (
+                Some(sink as Arc<dyn warden_api::CallEvents>),
+                Some(forwarder),
+            )
+        } else {
+            (None, None)
+        };
         let request_id = match serde_json::to_value(&ctx.id) {
             Ok(Value::String(s)) => s,
             Ok(other) => other.to_string(),
@@ -347,7 +362,7 @@ impl ServerHandler for Session {
         };
         let hooks = CallHooks {
             approver: Some(approver),
-            events: Some(events),
+            events,
         };
         let envelope = tokio::select! {
             envelope = self.shared.host.call_with(request, hooks) => envelope,
@@ -358,7 +373,9 @@ impl ServerHandler for Session {
         };
         // The call dropped its events sink; let the queue drain so progress
         // and log lines arrive before the result.
-        let _ = tokio::time::timeout(DRAIN, forwarder).await;
+        if let Some(forwarder) = forwarder {
+            let _ = tokio::time::timeout(DRAIN, forwarder).await;
+        }
         if elicits
             && modern
             && is_pending(&envelope)

@@ -44,7 +44,15 @@ impl Notifier {
     }
 
     /// Registers a legacy session's peer (each session registers once).
+    /// Peers whose session ended are dropped first, so the list tracks
+    /// live sessions.
     pub fn add_peer(&self, agent: &str, peer: &Peer<RoleServer>) {
+        if let Some(list) = self.lock().get_mut(agent) {
+            list.retain(|(_, t)| match t {
+                Target::Peer(p) => !p.is_transport_closed(),
+                Target::Stream(_) => true,
+            });
+        }
         self.add(agent, Target::Peer(peer.clone()));
     }
 

@@ -177,7 +177,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
         let book = book.clone();
         let shutdown = shutdown.clone();
         let socket = socket.clone();
-        tokio::spawn(async move { warden_mcp::serve_admin_socket(&socket, book, shutdown).await })
+        tokio::spawn(async move {
+            let result = warden_mcp::serve_admin_socket(&socket, book, shutdown).await;
+            if let Err(e) = &result {
+                tracing::warn!(error = %e, "the admin API is not available; `warden approvals` cannot reach this server");
+            }
+            result
+        })
     };
     tracing::info!(agent = %args.agent, tools, admin = %socket.display(), "serving");
     let result = match args.http {
@@ -226,8 +232,6 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
             .context("the stdio session"),
     };
     shutdown.cancel();
-    if let Ok(Err(e)) = admin.await {
-        tracing::warn!(error = %e, "the admin socket stopped");
-    }
+    let _ = admin.await;
     result.map(|()| Outcome::Ok)
 }
