@@ -18,7 +18,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use crate::glob;
 use crate::path::{self, Anchor, PathEnv};
 use crate::rule::Rule;
-use crate::shell::CommandLine;
+use crate::shell::{CommandLine, Head};
 
 /// Buckets this small are scanned whole: look-ups would cost more.
 const SCAN_BELOW: usize = 8;
@@ -53,6 +53,15 @@ fn fingerprint(units: impl IntoIterator<Item = u32>) -> u64 {
     h ^= h >> 32;
     h = h.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     h ^ (h >> 29)
+}
+
+/// The fingerprint of a command line's head: the same as that of a pattern's head of the same
+/// characters.
+fn head_key(h: Head<'_>) -> u64 {
+    match h {
+        Head::Text(t) => fingerprint(t.chars().map(u32::from)),
+        Head::Units(u) => fingerprint(u.iter().copied()),
+    }
 }
 
 fn bytes_fingerprint(text: &[u8]) -> u64 {
@@ -186,15 +195,11 @@ impl Bucket {
             Probe::Unscoped => true,
             Probe::ShellDeny(line) => {
                 out.extend_from_slice(&self.shell_deny.wild);
-                line.deny_heads(&mut |h| {
-                    extend_from(out, self.shell_deny.get(fingerprint(h.iter().copied())));
-                })
+                line.deny_heads(&mut |h| extend_from(out, self.shell_deny.get(head_key(h))))
             }
             Probe::ShellAllow(line) => {
                 out.extend_from_slice(&self.shell_allow.wild);
-                line.allow_heads(&mut |h| {
-                    extend_from(out, self.shell_allow.get(fingerprint(h.iter().copied())));
-                })
+                line.allow_heads(&mut |h| extend_from(out, self.shell_allow.get(head_key(h))))
             }
             Probe::Paths(paths, env) => {
                 out.extend_from_slice(&self.path_wild);

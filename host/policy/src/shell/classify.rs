@@ -166,7 +166,6 @@ pub(crate) fn build_sub(
         deny_starts,
         allow_starts,
         deny_forms: OnceLock::new(),
-        allow_forms: OnceLock::new(),
         wrappers: seen,
         noop,
     }

@@ -7,10 +7,10 @@
 //! exactly as the shell passes them). The first word of each form is what the rule index
 //! (`crate::index`) looks up, so a rule whose pattern starts with another word is never tried.
 
-use super::CommandLine;
 use super::lex::Word;
-use super::pattern::{SEP, is_ifs, split_flags, units};
+use super::pattern::{SEP, Units, is_ifs, split_flags, units};
 use super::wrappers::{program_name, system_program};
+use super::{CommandLine, SubCommand};
 
 /// One way of reading a subcommand for deny matching.
 #[derive(Debug, Clone)]
@@ -89,29 +89,60 @@ pub(crate) fn deny_forms(words: &[Word], s: usize) -> Vec<DenyForm> {
     forms
 }
 
-/// Allow forms for the command starting at word `s`: words exactly as the shell passes them,
-/// with a system-directory program path read as the program.
-pub(crate) fn allow_forms(words: &[Word], s: usize) -> Vec<Vec<u32>> {
+/// An allow form: the words of the command starting at some word, exactly as the shell passes
+/// them, with the command word read as `first`. Read in place, never copied.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AllowForm<'s> {
+    first: &'s str,
+    args: &'s [Word],
+}
+
+/// A position in an [`AllowForm`]: a word (0 is `first`) and a byte offset in it; at the end of a
+/// word that is not the last, the unit there is the word separator.
+impl Units for AllowForm<'_> {
+    type Pos = (usize, usize);
+
+    fn start(&self) -> (usize, usize) {
+        (0, 0)
+    }
+
+    fn next(&self, (w, b): (usize, usize)) -> Option<(u32, (usize, usize))> {
+        let text = if w == 0 {
+            self.first
+        } else {
+            self.args.get(w - 1)?.text.as_str()
+        };
+        match text.as_bytes().get(b) {
+            Some(&ascii) if ascii.is_ascii() => Some((u32::from(ascii), (w, b + 1))),
+            Some(_) => {
+                let c = text.get(b..)?.chars().next()?;
+                Some((u32::from(c), (w, b + c.len_utf8())))
+            }
+            None if w < self.args.len() => Some((SEP, (w + 1, 0))),
+            None => None,
+        }
+    }
+}
+
+/// Calls `f` with the allow forms of the command starting at word `s` until it returns true: the
+/// words as the shell passes them, with a system-directory program path read as the program
+/// (and, when that differs, the path as written).
+pub(crate) fn any_allow_form(
+    words: &[Word],
+    s: usize,
+    f: &mut impl FnMut(AllowForm<'_>) -> bool,
+) -> bool {
     let Some(cmd) = words.get(s) else {
-        return Vec::new();
+        return false;
     };
     let args = words.get(s + 1..).unwrap_or(&[]);
-    let form = |first: &str| {
-        let len = first.len() + args.iter().map(|a| a.text.len() + 1).sum::<usize>();
-        let mut u: Vec<u32> = Vec::with_capacity(len);
-        u.extend(units(first));
-        for a in args {
-            u.push(SEP);
-            u.extend(units(&a.text));
-        }
-        u
-    };
     let name = system_program(&cmd.text);
-    let mut forms = vec![form(name)];
-    if name != cmd.text {
-        forms.push(form(&cmd.text));
-    }
-    forms
+    f(AllowForm { first: name, args })
+        || (name != cmd.text
+            && f(AllowForm {
+                first: &cmd.text,
+                args,
+            }))
 }
 
 /// The units before the first word separator.
@@ -119,20 +150,64 @@ pub(super) fn first_word(units: &[u32]) -> &[u32] {
     units.split(|&u| u == SEP).next().unwrap_or(&[])
 }
 
+/// The first word of a form, as the rule index looks it up.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Head<'h> {
+    Text(&'h str),
+    Units(&'h [u32]),
+}
+
+/// The first loose piece of `text` (split at blanks and newlines), if it has one.
+fn first_piece(text: &str) -> Option<&str> {
+    text.split(is_ifs).find(|p| !p.is_empty())
+}
+
+impl SubCommand {
+    /// [`CommandLine::deny_heads`] for this subcommand alone, nested text excluded. The first word
+    /// of a deny form is the first piece of its command word, so the forms are not built unless
+    /// a command word has no piece (then the first word comes from the arguments).
+    fn deny_heads(&self, f: &mut impl FnMut(Head<'_>)) -> bool {
+        for &s in &self.deny_starts {
+            let Some(cmd) = self.words.get(s) else {
+                continue;
+            };
+            if cmd.glob {
+                return false;
+            }
+            let base = program_name(&cmd.text);
+            let (Some(head), Some(written)) = (first_piece(base), first_piece(&cmd.text)) else {
+                return self.deny_heads_from_forms(f);
+            };
+            f(Head::Text(head));
+            if base != cmd.text {
+                f(Head::Text(written));
+            }
+        }
+        true
+    }
+
+    fn deny_heads_from_forms(&self, f: &mut impl FnMut(Head<'_>)) -> bool {
+        for form in self.deny_forms() {
+            if form.glob_cmd.is_some() {
+                return false;
+            }
+            f(Head::Units(first_word(&form.units)));
+            if let Some((_, rest)) = &form.norm {
+                f(Head::Units(first_word(rest)));
+            }
+        }
+        true
+    }
+}
+
 impl CommandLine {
     /// Calls `f` with the first word of every form a deny pattern is matched against, nested
     /// command text included. Returns false when a pattern may match whatever its first word
     /// (a command name that is a glob, `/bin/r?`): the caller must then try every pattern.
-    pub(crate) fn deny_heads(&self, f: &mut impl FnMut(&[u32])) -> bool {
+    pub(crate) fn deny_heads(&self, f: &mut impl FnMut(Head<'_>)) -> bool {
         for sub in &self.subs {
-            for form in sub.deny_forms() {
-                if form.glob_cmd.is_some() {
-                    return false;
-                }
-                f(first_word(&form.units));
-                if let Some((_, rest)) = &form.norm {
-                    f(first_word(rest));
-                }
+            if !sub.deny_heads(f) {
+                return false;
             }
             for n in &sub.nested {
                 if !n.deny_heads(f) {
@@ -146,7 +221,7 @@ impl CommandLine {
     /// Calls `f` with the first word of every allow form of the subcommands a pattern must
     /// cover. Returns false when no subcommand needs a pattern (every pattern covers the line
     /// alike): the caller must then try every pattern.
-    pub(crate) fn allow_heads(&self, f: &mut impl FnMut(&[u32])) -> bool {
+    pub(crate) fn allow_heads(&self, f: &mut impl FnMut(Head<'_>)) -> bool {
         let line_opaque = !self.reasons.is_empty();
         let mut needs_pattern = false;
         for sub in &self.subs {
@@ -154,8 +229,15 @@ impl CommandLine {
                 continue;
             }
             needs_pattern = true;
-            for form in sub.allow_forms() {
-                f(first_word(form));
+            for &s in &sub.allow_starts {
+                // The first word of an allow form is its command word, whole.
+                if let Some(cmd) = sub.words.get(s) {
+                    let name = system_program(&cmd.text);
+                    f(Head::Text(name));
+                    if name != cmd.text {
+                        f(Head::Text(&cmd.text));
+                    }
+                }
             }
         }
         needs_pattern

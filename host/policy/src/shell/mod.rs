@@ -38,6 +38,7 @@ use std::sync::OnceLock;
 pub use pattern::{Pattern, allowed_by_patterns, matches_any_pattern};
 
 use forms::DenyForm;
+pub(crate) use forms::Head;
 use lex::Word;
 use paths::Places;
 
@@ -73,10 +74,9 @@ pub struct SubCommand {
     pub(crate) deny_starts: Vec<usize>,
     /// Word indices where a command starts once only harmless wrappers are stripped.
     pub(crate) allow_starts: Vec<usize>,
-    /// The deny and allow forms, built when a rule is first matched: a call whose tool has no
-    /// rules never pays for them.
+    /// The deny forms, built when a deny or ask rule is first matched: a call for which no such
+    /// rule is a candidate never pays for them. Allow forms are read in place from the words.
     pub(crate) deny_forms: OnceLock<Vec<DenyForm>>,
-    pub(crate) allow_forms: OnceLock<Vec<Vec<u32>>>,
     pub(crate) wrappers: Vec<String>,
     /// Runs nothing by itself (a `for` header, or only harmless redirections).
     pub(crate) noop: bool,
@@ -258,14 +258,12 @@ impl SubCommand {
         })
     }
 
-    /// How allow patterns read this command: one form per harmlessly-stripped start.
-    pub(crate) fn allow_forms(&self) -> &[Vec<u32>] {
-        self.allow_forms.get_or_init(|| {
-            self.allow_starts
-                .iter()
-                .flat_map(|&s| forms::allow_forms(&self.words, s))
-                .collect()
-        })
+    /// How allow patterns read this command: whether `f` holds for a form of any
+    /// harmlessly-stripped start.
+    pub(crate) fn any_allow_form(&self, mut f: impl FnMut(forms::AllowForm<'_>) -> bool) -> bool {
+        self.allow_starts
+            .iter()
+            .any(|&s| forms::any_allow_form(&self.words, s, &mut f))
     }
 
     fn is_assignment(&self, i: usize) -> bool {

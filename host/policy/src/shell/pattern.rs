@@ -272,7 +272,7 @@ impl Pattern {
     }
 
     fn matches_deny_form(&self, f: &DenyForm) -> bool {
-        if self.loose.iter().any(|p| glob(p, &f.units)) {
+        if self.loose.iter().any(|p| glob(p, f.units.as_slice())) {
             return true;
         }
         if let (Some(first), Some((g, rest))) = (&self.first_literal, &f.glob_cmd)
@@ -280,12 +280,12 @@ impl Pattern {
         {
             let mut subject: Vec<u32> = units(first).collect();
             subject.extend_from_slice(rest);
-            if self.loose.iter().any(|p| glob(p, &subject)) {
+            if self.loose.iter().any(|p| glob(p, subject.as_slice())) {
                 return true;
             }
         }
         if let (Some(n), Some((flags, rest))) = (&self.norm, &f.norm) {
-            return is_subset(&n.flags, flags) && n.rest.iter().any(|p| glob(p, rest));
+            return is_subset(&n.flags, flags) && n.rest.iter().any(|p| glob(p, rest.as_slice()));
         }
         false
     }
@@ -304,9 +304,7 @@ impl Pattern {
     }
 
     fn covers(&self, sub: &SubCommand) -> bool {
-        sub.allow_forms()
-            .iter()
-            .any(|f| self.strict.iter().any(|p| glob(p, f)))
+        sub.any_allow_form(|f| self.strict.iter().any(|p| glob(p, &f)))
     }
 }
 
@@ -331,35 +329,64 @@ fn is_subset(small: &[String], big: &[String]) -> bool {
     small.iter().all(|f| big.binary_search(f).is_ok())
 }
 
+/// What [`glob`] matches against: a sequence of units read through a position that can be
+/// saved and resumed, so a subject need not be laid out in memory.
+pub(super) trait Units {
+    type Pos: Copy;
+    fn start(&self) -> Self::Pos;
+    /// The unit at `at` and the position after it; `None` at the end.
+    fn next(&self, at: Self::Pos) -> Option<(u32, Self::Pos)>;
+}
+
+impl Units for [u32] {
+    type Pos = usize;
+
+    fn start(&self) -> usize {
+        0
+    }
+
+    fn next(&self, at: usize) -> Option<(u32, usize)> {
+        self.get(at).map(|&u| (u, at + 1))
+    }
+}
+
 /// Glob over units: `STAR` matches any run (word separators included), `ANY` one character;
 /// the rest match exactly. Linear backtracking on the last star, so hostile globs stay cheap.
-fn glob(p: &[u32], s: &[u32]) -> bool {
-    let (mut pi, mut si) = (0usize, 0usize);
-    let mut back: Option<(usize, usize)> = None;
+pub(super) fn glob<S: Units + ?Sized>(p: &[u32], s: &S) -> bool {
+    let mut pi = 0usize;
+    let mut si = s.start();
+    let mut back: Option<(usize, S::Pos)> = None;
     loop {
-        let Some(&su) = s.get(si) else {
+        let Some((su, after)) = s.next(si) else {
             return p
                 .get(pi..)
                 .is_some_and(|rest| rest.iter().all(|&u| u == STAR));
         };
         match p.get(pi) {
             Some(&STAR) => {
+                // Stars to the end match whatever is left.
+                if p.get(pi..)
+                    .is_some_and(|rest| rest.iter().all(|&u| u == STAR))
+                {
+                    return true;
+                }
                 back = Some((pi, si));
                 pi += 1;
                 continue;
             }
             Some(&pu) if pu == su || (pu == ANY && su != SEP) => {
                 pi += 1;
-                si += 1;
+                si = after;
                 continue;
             }
             _ => {}
         }
-        match back {
-            Some((bp, bs)) => {
+        // A star was set at a position with a unit after it, so there is one to skip.
+        match back.and_then(|(bp, bs)| s.next(bs).map(|(_, next)| (bp, next))) {
+            Some((bp, next)) => {
                 pi = bp + 1;
-                si = bs + 1;
-                back = Some((bp, bs + 1));
+                si = next;
+                back = Some((bp, next));
             }
             None => return false,
         }
@@ -387,7 +414,7 @@ pub(crate) fn word_glob(g: &str, name: &str) -> bool {
         }
     }
     let name: Vec<u32> = units(name).collect();
-    glob(&p, &name)
+    glob(&p, name.as_slice())
 }
 
 /// For deny and ask rules: true if the pattern matches any subcommand, through every wrapper and
