@@ -245,21 +245,15 @@ impl AgentPolicy {
         if let Some(d) = constraints_check::check(self, call, &prepared, env) {
             return d;
         }
-        for rule in self
+        let deny = self
             .rules
             .deny
-            .candidates(&name, &prepared.probe(true, env))
-        {
+            .candidates(&name, &prepared.probe(true, env));
+        for rule in deny.iter() {
             if prepared.fires(rule, env) {
                 return Decision::deny(
                     Layer::Rule,
-                    concat(&[
-                        "`",
-                        &prepared.display(&name),
-                        "` is denied by rule `",
-                        rule.text(),
-                        "`",
-                    ]),
+                    prepared.describe(&name, "`", &["` is denied by rule `", rule.text(), "`"]),
                 )
                 .with_rule(rule.text());
             }
@@ -282,17 +276,16 @@ impl AgentPolicy {
                 ),
             );
         }
-        for rule in self.rules.ask.candidates(&name, &prepared.probe(true, env)) {
+        let ask = self.rules.ask.candidates(&name, &prepared.probe(true, env));
+        for rule in ask.iter() {
             if prepared.fires(rule, env) {
                 return Decision::ask(
                     Layer::Rule,
-                    concat(&[
+                    prepared.describe(
+                        &name,
                         "`",
-                        &prepared.display(&name),
-                        "` needs approval by rule `",
-                        rule.text(),
-                        "`",
-                    ]),
+                        &["` needs approval by rule `", rule.text(), "`"],
+                    ),
                 )
                 .with_rule(rule.text());
             }
@@ -316,13 +309,7 @@ impl AgentPolicy {
         if let Some(rule) = prepared.covered_by(&self.rules.allow, &name, env) {
             return Decision::allow(
                 Layer::Rule,
-                concat(&[
-                    "`",
-                    &prepared.display(&name),
-                    "` is allowed by rule `",
-                    &rule,
-                    "`",
-                ]),
+                prepared.describe(&name, "`", &["` is allowed by rule `", &rule, "`"]),
             )
             .with_rule(&rule);
         }
@@ -380,32 +367,33 @@ impl AgentPolicy {
         name: &str,
         env: &Env<'_>,
     ) -> Decision {
-        let shown = prepared.display(name);
         match self.mode {
             Mode::Autonomous => Decision::allow(
                 Layer::Mode,
-                concat(&["autonomous mode allows `", &shown, "`"]),
+                prepared.describe(name, "autonomous mode allows `", &["`"]),
             ),
             Mode::AcceptEdits if prepared.is_workspace_edit(&call.tool, env) => Decision::allow(
                 Layer::Mode,
-                concat(&[
+                prepared.describe(
+                    name,
                     "accept-edits mode allows editing `",
-                    &shown,
-                    "` inside the workspace",
-                ]),
+                    &["` inside the workspace"],
+                ),
             ),
             Mode::Plan => Decision::deny(
                 Layer::Mode,
-                concat(&["plan mode allows no side effects (`", &shown, "`)"]),
+                prepared.describe(name, "plan mode allows no side effects (`", &["`)"]),
             ),
             Mode::Default | Mode::AcceptEdits => Decision::ask(
                 Layer::Mode,
-                concat(&[
+                prepared.describe(
+                    name,
                     "`",
-                    &shown,
-                    "` has side effects and no allow rule covers it; ",
-                    &prepared.advice(name),
-                ]),
+                    &[
+                        "` has side effects and no allow rule covers it; ",
+                        &prepared.advice(name),
+                    ],
+                ),
             ),
         }
     }

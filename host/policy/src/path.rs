@@ -226,6 +226,14 @@ pub(crate) fn resolve(base: &str, path: &str, dot_glob_climbs: bool) -> String {
 
 /// Relative text that folding leaves unchanged: no empty, `.` or `..` segment (nor, with
 /// `dot_glob_climbs`, a dot glob).
+/// [`resolve`], borrowing `path` when it is already absolute and normal (what it would copy).
+pub(crate) fn resolve_cow<'p>(base: &str, path: &'p str, dot_glob_climbs: bool) -> Cow<'p, str> {
+    match path.strip_prefix('/') {
+        Some(rest) if rest.is_empty() || is_plain(rest, dot_glob_climbs) => Cow::Borrowed(path),
+        _ => Cow::Owned(resolve(base, path, dot_glob_climbs)),
+    }
+}
+
 fn is_plain(text: &str, dot_glob_climbs: bool) -> bool {
     !text.is_empty()
         && text

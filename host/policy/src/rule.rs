@@ -141,7 +141,7 @@ impl RuleList {
 
     /// The rules for `tool` that may match `probe`, in written order: every
     /// rule of [`RuleList::for_tool`] that matches is among them.
-    pub(crate) fn candidates(&self, tool: &str, probe: &Probe<'_>) -> Vec<&Rule> {
+    pub(crate) fn candidates(&self, tool: &str, probe: &Probe<'_>) -> Candidates<'_> {
         let mut idx = Vec::new();
         if let Some(bucket) = self.by_tool.get(tool) {
             bucket.candidates(probe, &mut idx);
@@ -155,7 +155,10 @@ impl RuleList {
         );
         idx.sort_unstable();
         idx.dedup();
-        idx.iter().filter_map(|&i| self.rules.get(i)).collect()
+        Candidates {
+            rules: &self.rules,
+            idx,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -168,6 +171,32 @@ impl RuleList {
 
     pub fn iter(&self) -> impl Iterator<Item = &Rule> {
         self.rules.iter()
+    }
+}
+
+/// The rules a call may match, in written order (see [`RuleList::candidates`]), kept as indices
+/// so finding them costs one vector.
+#[derive(Debug)]
+pub(crate) struct Candidates<'l> {
+    rules: &'l [Rule],
+    idx: Vec<usize>,
+}
+
+impl<'l> Candidates<'l> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &'l Rule> + '_ {
+        let rules = self.rules;
+        self.idx.iter().filter_map(move |&i| rules.get(i))
+    }
+
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.idx.is_empty()
+    }
+
+    /// Keeps only the rules for which `keep` holds.
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&Rule) -> bool) {
+        let rules = self.rules;
+        self.idx.retain(|&i| rules.get(i).is_some_and(&mut keep));
     }
 }
 

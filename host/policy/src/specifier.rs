@@ -1,6 +1,8 @@
 //! A call's specifier, parsed once per decision in the form its tool
 //! needs, and the matching questions the engine asks of it.
 
+use std::borrow::Cow;
+
 use crate::decision::concat;
 use crate::engine::path_env;
 use crate::facts::{Call, Env};
@@ -21,18 +23,18 @@ pub(crate) enum Prepared<'a> {
     None,
     Shell {
         line: shell::Checked<'a>,
-        text: String,
+        text: &'a str,
     },
     /// The normalised path and, when it differs, the symlink-resolved one.
     Path {
         paths: Vec<String>,
         text: String,
     },
-    Plain(String),
+    Plain(&'a str),
 }
 
 impl<'a> Prepared<'a> {
-    pub fn new(call: &Call<'_>, env: &Env<'a>) -> Result<Prepared<'a>, String> {
+    pub fn new(call: &Call<'a>, env: &Env<'a>) -> Result<Prepared<'a>, String> {
         let Some(text) = call.specifier else {
             return Ok(Prepared::None);
         };
@@ -44,7 +46,7 @@ impl<'a> Prepared<'a> {
                     env.cwd,
                     env.home,
                 ),
-                text: text.to_owned(),
+                text,
             },
             SpecifierKind::Path => {
                 let lexical = normalize(text, env.cwd)?;
@@ -60,18 +62,36 @@ impl<'a> Prepared<'a> {
                     text: lexical,
                 }
             }
-            SpecifierKind::Plain => Prepared::Plain(text.to_owned()),
+            SpecifierKind::Plain => Prepared::Plain(text),
         })
     }
 
     /// `tool(specifier)` as decisions show it.
     pub fn display(&self, name: &str) -> String {
+        concat(&self.shown(name))
+    }
+
+    /// The parts of [`Prepared::display`].
+    fn shown<'s>(&'s self, name: &'s str) -> [&'s str; 4] {
         match self {
-            Prepared::None => name.to_owned(),
-            Prepared::Shell { text, .. } | Prepared::Path { text, .. } | Prepared::Plain(text) => {
-                concat(&[name, "(", text, ")"])
-            }
+            Prepared::None => [name, "", "", ""],
+            Prepared::Shell { text, .. } | Prepared::Plain(text) => [name, "(", text, ")"],
+            Prepared::Path { text, .. } => [name, "(", text, ")"],
         }
+    }
+
+    /// `before`, [`Prepared::display`], then `after`, in one allocation: most reasons.
+    pub fn describe(&self, name: &str, before: &str, after: &[&str]) -> String {
+        let [a, b, c, d] = self.shown(name);
+        let len = before.len() + a.len() + b.len() + c.len() + d.len();
+        let mut out = String::with_capacity(len + after.iter().map(|p| p.len()).sum::<usize>());
+        for p in [before, a, b, c, d]
+            .into_iter()
+            .chain(after.iter().copied())
+        {
+            out.push_str(p);
+        }
+        out
     }
 
     /// An allow rule covering exactly this call; `None` for a compound or
@@ -90,12 +110,12 @@ impl<'a> Prepared<'a> {
     }
 
     /// What would allow the call, as advice in a reason.
-    pub fn advice(&self, name: &str) -> String {
+    pub fn advice(&self, name: &str) -> Cow<'static, str> {
         match self.exact_rule(name) {
-            Some(rule) => concat(&["approve it, or add an allow rule such as `", &rule, "`"]),
+            Some(rule) => concat(&["approve it, or add an allow rule such as `", &rule, "`"]).into(),
             None => "approve it, or add allow rules covering each part of the command (parts the policy cannot \
                      read, such as `$(...)` or `sh -c`, need a person)"
-                .to_owned(),
+                .into(),
         }
     }
 
@@ -140,11 +160,10 @@ impl<'a> Prepared<'a> {
             Prepared::Shell { line, .. } => line.any_write_target(&mut |t| !writes_inside(t, env)),
             _ => false,
         };
-        let usable = |r: &&Rule| !writes_outside || r.shell().is_some_and(|p| !p.has_wildcard());
+        let usable = |r: &Rule| !writes_outside || r.shell().is_some_and(|p| !p.has_wildcard());
         // Only the candidates can cover the call, alone or part by part.
         let mut rules = list.candidates(name, &self.probe(false, env));
         rules.retain(usable);
-        let rules = rules.as_slice();
         // First match wins: the first rule that covers the call alone.
         let alone = rules.iter().find(|r| {
             !r.is_scoped()
@@ -167,12 +186,11 @@ impl<'a> Prepared<'a> {
         // A compound command may be covered part by part by several rules.
         match self {
             Prepared::Shell { line, .. } => {
-                let patterns: Vec<&shell::Pattern> =
-                    rules.iter().filter_map(|r| r.shell()).collect();
+                let patterns = || rules.iter().filter_map(Rule::shell);
                 // Cites every usable rule for the tool, as it always has.
-                shell::allowed_by_patterns(&patterns, line).then(|| {
+                shell::allowed_by_each(patterns, line).then(|| {
                     list.for_tool(name)
-                        .filter(usable)
+                        .filter(|r| usable(r))
                         .map(Rule::text)
                         .collect::<Vec<_>>()
                         .join("` + `")

@@ -167,7 +167,7 @@ fn check(category: &str, rule_specs: &[&str], calls: &[&str]) {
         for rule in set.deny.for_tool("t") {
             if prepared.fires(rule, &ENV) {
                 assert!(
-                    deny.iter().any(|c| std::ptr::eq(*c, rule)),
+                    deny.iter().any(|c| std::ptr::eq(c, rule)),
                     "{category}: `{}` fires on {spec:?} but is no candidate",
                     rule.text()
                 );
@@ -183,7 +183,7 @@ fn check(category: &str, rule_specs: &[&str], calls: &[&str]) {
             };
             if prepared.covered_by(&alone.allow, "t", &ENV).is_some() {
                 assert!(
-                    allow.iter().any(|c| std::ptr::eq(*c, rule)),
+                    allow.iter().any(|c| std::ptr::eq(c, rule)),
                     "{category}: `{}` covers {spec:?} but is no candidate",
                     rule.text()
                 );

@@ -8,6 +8,8 @@
 //! (`cd / && rm -rf *`) is followed, and a variable that may be empty (`rm -rf "$X"/*`) is read
 //! as empty.
 
+use std::borrow::Cow;
+
 use super::lex::Word;
 use super::paths::{Places, dev_name, is_block_device, is_harmless_device};
 use super::pattern::word_glob;
@@ -22,15 +24,19 @@ struct Ctx<'a> {
 }
 
 /// See [`super::circuit_breaker`].
-pub(crate) fn circuit_breaker(line: &CommandLine, p: &Places) -> Option<String> {
+pub(crate) fn circuit_breaker(line: &CommandLine, p: &Places<'_>) -> Option<String> {
     let ctx = Ctx {
         ws: &p.ws,
         home: &p.home,
     };
-    check_line(line, &ctx, Some(p.cwd.clone()))
+    check_line(line, &ctx, Some(Cow::Borrowed(&p.cwd)))
 }
 
-fn check_line(line: &CommandLine, ctx: &Ctx<'_>, mut cwd: Option<String>) -> Option<String> {
+fn check_line<'c>(
+    line: &CommandLine,
+    ctx: &Ctx<'c>,
+    mut cwd: Option<Cow<'c, str>>,
+) -> Option<String> {
     for f in &line.functions {
         let calls_itself = line
             .subs
@@ -76,7 +82,11 @@ fn short(text: &str) -> String {
 }
 
 /// Follows `cd` so that `cd / && rm -rf *` is read as `rm -rf /*`. Unknown after `cd $X`.
-fn next_cwd(sub: &SubCommand, ctx: &Ctx<'_>, cwd: Option<String>) -> Option<String> {
+fn next_cwd<'c>(
+    sub: &SubCommand,
+    ctx: &Ctx<'c>,
+    cwd: Option<Cow<'c, str>>,
+) -> Option<Cow<'c, str>> {
     let start = sub
         .deny_starts
         .iter()
@@ -96,14 +106,14 @@ fn next_cwd(sub: &SubCommand, ctx: &Ctx<'_>, cwd: Option<String>) -> Option<Stri
         .iter()
         .find(|w| !w.text.starts_with('-') || w.text == "-");
     match target {
-        None => Some(ctx.home.to_owned()),
+        None => Some(Cow::Borrowed(ctx.home)),
         Some(w) if w.text == "-" => None,
         Some(w) => {
             let path = expand_known(w, ctx, cwd.as_deref())?;
             if path.starts_with('/') {
-                Some(resolve("/", &path, false))
+                Some(Cow::Owned(resolve("/", &path, false)))
             } else {
-                cwd.map(|c| resolve(&c, &path, false))
+                cwd.map(|c| Cow::Owned(resolve(&c, &path, false)))
             }
         }
     }
@@ -324,7 +334,7 @@ fn check_sub(sub: &SubCommand, ctx: &Ctx<'_>, cwd: Option<&str>) -> Option<Strin
             ));
         }
     }
-    for &s in &sub.deny_starts {
+    for &s in sub.deny_starts.iter() {
         let Some(cmd) = sub.words.get(s) else {
             continue;
         };

@@ -139,7 +139,7 @@ pub(crate) fn build_sub(
             reasons: &mut reasons,
             nested: &mut nested,
         };
-        for &s in &deny_starts {
+        for &s in deny_starts.iter() {
             classify_at(&words, s, &redirects, &mut c);
             if let Some(w) = words.get(s)
                 && !w.assignment

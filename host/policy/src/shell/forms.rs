@@ -167,7 +167,7 @@ impl SubCommand {
     /// of a deny form is the first piece of its command word, so the forms are not built unless
     /// a command word has no piece (then the first word comes from the arguments).
     fn deny_heads(&self, f: &mut impl FnMut(Head<'_>)) -> bool {
-        for &s in &self.deny_starts {
+        for &s in self.deny_starts.iter() {
             let Some(cmd) = self.words.get(s) else {
                 continue;
             };
@@ -229,7 +229,7 @@ impl CommandLine {
                 continue;
             }
             needs_pattern = true;
-            for &s in &sub.allow_starts {
+            for &s in sub.allow_starts.iter() {
                 // The first word of an allow form is its command word, whole.
                 if let Some(cmd) = sub.words.get(s) {
                     let name = system_program(&cmd.text);

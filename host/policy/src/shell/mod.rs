@@ -26,6 +26,7 @@ mod paths;
 mod pattern;
 mod readonly;
 mod split;
+mod starts;
 mod wrappers;
 
 #[cfg(test)]
@@ -35,12 +36,14 @@ use std::cell::{Cell, OnceCell};
 use std::ops::Range;
 use std::sync::OnceLock;
 
+pub(crate) use pattern::allowed_by_each;
 pub use pattern::{Pattern, allowed_by_patterns, matches_any_pattern};
 
 use forms::DenyForm;
 pub(crate) use forms::Head;
 use lex::Word;
 use paths::Places;
+use starts::Starts;
 
 /// A parsed command line: every simple command bash would run, in order, including those inside
 /// subshells, groups, loops and function bodies.
@@ -71,9 +74,9 @@ pub struct SubCommand {
     pub(crate) reasons: Vec<String>,
     pub(crate) nested: Vec<CommandLine>,
     /// Word indices where a command may start once wrappers are stripped (deny view: all of them).
-    pub(crate) deny_starts: Vec<usize>,
+    pub(crate) deny_starts: Starts,
     /// Word indices where a command starts once only harmless wrappers are stripped.
-    pub(crate) allow_starts: Vec<usize>,
+    pub(crate) allow_starts: Starts,
     /// The deny forms, built when a deny or ask rule is first matched: a call for which no such
     /// rule is a candidate never pays for them. Allow forms are read in place from the words.
     pub(crate) deny_forms: OnceLock<Vec<DenyForm>>,
@@ -325,7 +328,7 @@ pub(crate) struct Checked<'a> {
     workspace: &'a str,
     cwd: &'a str,
     home: &'a str,
-    places: OnceCell<Places>,
+    places: OnceCell<Places<'a>>,
 }
 
 impl std::ops::Deref for Checked<'_> {
@@ -347,7 +350,7 @@ impl<'a> Checked<'a> {
         }
     }
 
-    fn places(&self) -> &Places {
+    fn places(&self) -> &Places<'a> {
         self.places
             .get_or_init(|| Places::new(self.workspace, self.cwd, self.home))
     }

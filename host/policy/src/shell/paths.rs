@@ -4,7 +4,9 @@
 //! access), the same normalisation file tools get, so a path that climbs out of the workspace
 //! with `..` is seen as outside however it is spelled. Symbolic links cannot be seen this way.
 
-use crate::path::resolve;
+use std::borrow::Cow;
+
+use crate::path::{resolve, resolve_cow};
 
 /// Writing here does nothing harmful.
 pub(crate) fn is_harmless_sink(target: &str) -> bool {
@@ -40,22 +42,23 @@ pub(crate) fn is_harmless_device(name: &str) -> bool {
 }
 
 /// The workspace, working directory and home of a check, normalised; a relative `cwd`
-/// resolves against the workspace, a relative workspace or home against `/`.
+/// resolves against the workspace, a relative workspace or home against `/`. Borrowed from the
+/// environment when already normal, as they nearly always are.
 #[derive(Debug)]
-pub(crate) struct Places {
-    pub ws: String,
-    pub cwd: String,
-    pub home: String,
+pub(crate) struct Places<'a> {
+    pub ws: Cow<'a, str>,
+    pub cwd: Cow<'a, str>,
+    pub home: Cow<'a, str>,
     /// The home given was absolute (a relative one is never inside the workspace).
     pub home_absolute: bool,
 }
 
-impl Places {
-    pub(crate) fn new(workspace: &str, cwd: &str, home: &str) -> Places {
-        let ws = resolve("/", workspace, false);
+impl<'a> Places<'a> {
+    pub(crate) fn new(workspace: &'a str, cwd: &'a str, home: &'a str) -> Places<'a> {
+        let ws = resolve_cow("/", workspace, false);
         Places {
-            cwd: resolve(&ws, cwd, false),
-            home: resolve("/", home, false),
+            cwd: resolve_cow(&ws, cwd, false),
+            home: resolve_cow("/", home, false),
             home_absolute: home.starts_with('/'),
             ws,
         }

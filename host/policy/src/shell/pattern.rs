@@ -432,6 +432,14 @@ pub fn matches_any_pattern(pattern: &Pattern, line: &CommandLine) -> bool {
 /// line) with anything opaque is covered only by a pattern without `*`.
 /// Accepts `&[Pattern]` or `&[&Pattern]`.
 pub fn allowed_by_patterns<P: Borrow<Pattern>>(patterns: &[P], line: &CommandLine) -> bool {
+    allowed_by_each(|| patterns.iter().map(Borrow::borrow), line)
+}
+
+/// [`allowed_by_patterns`] over the patterns `patterns` yields each time it is called.
+pub(crate) fn allowed_by_each<'p, I: Iterator<Item = &'p Pattern>>(
+    patterns: impl Fn() -> I,
+    line: &CommandLine,
+) -> bool {
     if line.subs.is_empty() {
         return false;
     }
@@ -441,9 +449,6 @@ pub fn allowed_by_patterns<P: Borrow<Pattern>>(patterns: &[P], line: &CommandLin
         if sub.noop && !opaque {
             return true;
         }
-        patterns
-            .iter()
-            .map(Borrow::borrow)
-            .any(|p: &Pattern| !(opaque && p.has_star) && p.covers(sub))
+        patterns().any(|p: &Pattern| !(opaque && p.has_star) && p.covers(sub))
     })
 }

@@ -50,13 +50,13 @@ impl Ctx<'_> {
 }
 
 /// See [`super::is_read_only`].
-pub(crate) fn is_read_only(line: &CommandLine, p: &Places) -> bool {
+pub(crate) fn is_read_only(line: &CommandLine, p: &Places<'_>) -> bool {
     if line.subs.is_empty() || line.is_opaque() || !is_within(&p.cwd, &p.ws) {
         return false;
     }
     let ctx = Ctx {
         // Home counts as inside only when it is inside the workspace; otherwise `~` is rejected.
-        home: (p.home_absolute && is_within(&p.home, &p.ws)).then_some(p.home.as_str()),
+        home: (p.home_absolute && is_within(&p.home, &p.ws)).then_some(&*p.home),
         ws: &p.ws,
         cwd: &p.cwd,
     };
@@ -80,13 +80,27 @@ fn sub_read_only(sub: &SubCommand, ctx: &Ctx<'_>) -> bool {
         return false;
     }
     let words = sub.words.get(start + 1..).unwrap_or(&[]);
-    let args: Vec<&str> = words.iter().map(|w: &Word| w.text.as_str()).collect();
+    // Most commands have few arguments: no vector for them.
+    let mut inline = [""; 16];
+    let heap: Vec<&str>;
+    let args: &[&str] = match inline.get_mut(..words.len()) {
+        Some(slots) => {
+            for (slot, w) in slots.iter_mut().zip(words) {
+                *slot = &w.text;
+            }
+            slots
+        }
+        None => {
+            heap = words.iter().map(|w: &Word| w.text.as_str()).collect();
+            &heap
+        }
+    };
     let name = system_program(&cmd.text);
     // Text is checked as written; a word the shell expands (`$HOME/x`) could be any path.
     if words.iter().any(Word::expands) && !NO_PATHS.contains(&name) {
         return false;
     }
-    command_ok(name, &args, ctx)
+    command_ok(name, args, ctx)
 }
 
 /// Commands whose arguments are not paths and which write nothing.

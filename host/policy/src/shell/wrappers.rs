@@ -9,6 +9,7 @@
 //! only when their options are fully understood; `sudo ls` is not `ls`.
 
 use super::lex::Word;
+use super::starts::Starts;
 
 /// The program a command word names: its last path component, so `/bin/rm` is `rm`.
 pub(crate) fn program_name(text: &str) -> &str {
@@ -379,13 +380,13 @@ pub(crate) fn runs_command(words: &[Word], at: usize) -> bool {
 
 /// Every word index where a command may start once any wrappers (and leading `NAME=value`
 /// assignments) are stripped, including 0 (the unstripped form). Sorted.
-pub(crate) fn deny_starts(words: &[Word]) -> Vec<usize> {
+pub(crate) fn deny_starts(words: &[Word]) -> Starts {
     // The common case: a command that is neither an assignment nor a wrapper.
     if let Some(w) = words.first()
         && !w.assignment
         && deny_spec(program_name(&w.text)).is_none()
     {
-        return vec![0];
+        return Starts::one(0);
     }
     let n = words.len();
     let mut visited = vec![false; n];
@@ -405,16 +406,17 @@ pub(crate) fn deny_starts(words: &[Word]) -> Vec<usize> {
         work.extend(next_starts_deny(words, s));
     }
     starts.sort_unstable();
-    starts
+    starts.into()
 }
 
 /// Word indices where the command starts once harmless wrappers are stripped: 0, then one more
 /// per wrapper peeled off. Leading assignments are not stripped (`PATH=/tmp/x ls` is not `ls`).
-pub(crate) fn allow_starts(words: &[Word]) -> Vec<usize> {
+pub(crate) fn allow_starts(words: &[Word]) -> Starts {
+    let mut starts = Starts::default();
     if words.is_empty() {
-        return Vec::new();
+        return starts;
     }
-    let mut starts = vec![0];
+    starts.push(0);
     let mut s = 0;
     while let Some(w) = words.get(s) {
         if w.assignment || w.expands() || w.glob || w.brace {

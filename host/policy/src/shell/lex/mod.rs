@@ -98,7 +98,8 @@ impl<'b> Lexer<'b> {
     /// Lexes a command sequence. With `stop_at_paren` it ends at the `)` closing a `$(` or `<(`
     /// and reports whether that `)` was found.
     pub(crate) fn lex_seq(&mut self, stop_at_paren: bool) -> (Vec<Tok>, bool) {
-        let mut toks = Vec::new();
+        // Room for a token per four characters: one allocation for most lines.
+        let mut toks = Vec::with_capacity(self.chars.len().saturating_sub(self.pos) / 4 + 1);
         let mut pending: Vec<PendingHereDoc> = Vec::new();
         let mut parens = 0usize;
         while let Some(c) = self.peek() {
