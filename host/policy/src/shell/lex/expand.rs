@@ -10,10 +10,9 @@ use super::word::Builder;
 use super::{Lexer, MAX_DEPTH};
 use crate::shell::{CommandLine, split};
 
-impl Lexer<'_> {
+impl Lexer<'_, '_> {
     fn push_raw_literal(&self, b: &mut Builder, start: usize) {
-        let text: Vec<char> = self.slice(start, self.pos).to_vec();
-        for c in text {
+        for c in self.slice(start, self.pos).chars() {
             b.lit(c);
         }
     }
@@ -90,18 +89,19 @@ impl Lexer<'_> {
     fn skip_to_close_paren(&mut self) -> bool {
         let mut depth = 0usize;
         while let Some(c) = self.peek() {
-            self.pos += 1;
+            self.bump(c);
             match c {
-                '\\' => self.pos += 1,
+                '\\' => self.skip_char(),
                 '\'' => {
-                    while self.peek().is_some_and(|c| c != '\'') {
-                        self.pos += 1;
-                    }
+                    self.skip_to('\'');
                     self.pos += 1;
                 }
                 '"' => {
                     while let Some(c) = self.peek() {
-                        self.pos += if c == '\\' { 2 } else { 1 };
+                        self.bump(c);
+                        if c == '\\' {
+                            self.skip_char();
+                        }
                         if c == '"' {
                             break;
                         }
@@ -113,8 +113,17 @@ impl Lexer<'_> {
                 _ => {}
             }
         }
-        self.pos = self.pos.min(self.chars.len());
+        self.pos = self.pos.min(self.len());
         false
+    }
+
+    /// Steps to the next `stop` (an ASCII character), or to the end.
+    fn skip_to(&mut self, stop: char) {
+        while let Some(c) = self.peek()
+            && c != stop
+        {
+            self.bump(c);
+        }
     }
 
     /// The inside of `${...}`; the position is just after `${`. Defaults such as
@@ -135,12 +144,13 @@ impl Lexer<'_> {
                     self.pos += 1;
                     break;
                 }
-                Some('\\') => self.pos += 2,
+                Some('\\') => {
+                    self.pos += 1;
+                    self.skip_char();
+                }
                 Some('\'') => {
                     self.pos += 1;
-                    while self.peek().is_some_and(|c| c != '\'') {
-                        self.pos += 1;
-                    }
+                    self.skip_to('\'');
                     self.pos += 1;
                 }
                 Some('"') if !deep => {
@@ -159,11 +169,11 @@ impl Lexer<'_> {
                     self.backtick(&mut inner);
                     b.w.absorb(inner.w);
                 }
-                Some(_) => self.pos += 1,
+                Some(c) => self.bump(c),
             }
         }
         self.depth -= 1;
-        self.pos = self.pos.min(self.chars.len());
+        self.pos = self.pos.min(self.len());
     }
 
     pub(super) fn backtick(&mut self, b: &mut Builder) {
@@ -190,7 +200,7 @@ impl Lexer<'_> {
                 },
                 _ => {
                     inner.push(c);
-                    self.pos += 1;
+                    self.bump(c);
                 }
             }
         }

@@ -59,8 +59,11 @@ pub(crate) enum Tok {
 }
 
 #[derive(Debug)]
-pub(crate) struct Lexer<'b> {
-    chars: Vec<char>,
+pub(crate) struct Lexer<'s, 'b> {
+    src: &'s str,
+    /// A byte offset into `src`. It stays on a character boundary: it moves by one only past
+    /// ASCII characters, and past any other by its UTF-8 length ([`Lexer::bump`]). Every
+    /// character bash treats specially is ASCII.
     pos: usize,
     depth: usize,
     budget: &'b Cell<usize>,
@@ -70,36 +73,59 @@ fn is_blank(c: char) -> bool {
     c == ' ' || c == '\t'
 }
 
-impl<'b> Lexer<'b> {
-    pub(crate) fn new(src: &str, depth: usize, budget: &'b Cell<usize>) -> Self {
-        let mut chars = Vec::with_capacity(src.len());
-        chars.extend(src.chars());
+impl<'s, 'b> Lexer<'s, 'b> {
+    pub(crate) fn new(src: &'s str, depth: usize, budget: &'b Cell<usize>) -> Self {
         Lexer {
-            chars,
+            src,
             pos: 0,
             depth,
             budget,
         }
     }
 
+    fn char_at(&self, at: usize) -> Option<char> {
+        match self.src.as_bytes().get(at) {
+            Some(&b) if b.is_ascii() => Some(char::from(b)),
+            Some(_) => self.src.get(at..).and_then(|rest| rest.chars().next()),
+            None => None,
+        }
+    }
+
     fn peek(&self) -> Option<char> {
-        self.chars.get(self.pos).copied()
+        self.char_at(self.pos)
     }
 
+    /// The character `off` bytes ahead: callers look past ASCII characters only.
     fn peek_at(&self, off: usize) -> Option<char> {
-        self.chars.get(self.pos.saturating_add(off)).copied()
+        self.char_at(self.pos.saturating_add(off))
     }
 
-    fn slice(&self, start: usize, end: usize) -> &[char] {
-        let end = end.min(self.chars.len());
-        self.chars.get(start.min(end)..end).unwrap_or(&[])
+    /// Steps past `c`, the character at the position.
+    fn bump(&mut self, c: char) {
+        self.pos += c.len_utf8();
+    }
+
+    /// Steps past the character at the position, if any.
+    fn skip_char(&mut self) {
+        if let Some(c) = self.peek() {
+            self.bump(c);
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.src.len()
+    }
+
+    fn slice(&self, start: usize, end: usize) -> &'s str {
+        let end = end.min(self.src.len());
+        self.src.get(start.min(end)..end).unwrap_or("")
     }
 
     /// Lexes a command sequence. With `stop_at_paren` it ends at the `)` closing a `$(` or `<(`
     /// and reports whether that `)` was found.
     pub(crate) fn lex_seq(&mut self, stop_at_paren: bool) -> (Vec<Tok>, bool) {
         // Room for a token per four characters: one allocation for most lines.
-        let mut toks = Vec::with_capacity(self.chars.len().saturating_sub(self.pos) / 4 + 1);
+        let mut toks = Vec::with_capacity(self.len().saturating_sub(self.pos) / 4 + 1);
         let mut pending: Vec<PendingHereDoc> = Vec::new();
         let mut parens = 0usize;
         while let Some(c) = self.peek() {
@@ -107,8 +133,10 @@ impl<'b> Lexer<'b> {
                 ' ' | '\t' => self.pos += 1,
                 '\\' if self.peek_at(1) == Some('\n') => self.pos += 2,
                 '#' => {
-                    while self.peek().is_some_and(|c| c != '\n') {
-                        self.pos += 1;
+                    while let Some(c) = self.peek()
+                        && c != '\n'
+                    {
+                        self.bump(c);
                     }
                 }
                 '\n' => {
@@ -188,7 +216,7 @@ impl<'b> Lexer<'b> {
                     }
                     if self.pos == before {
                         // Cannot happen for the characters routed here; never loop forever.
-                        self.pos += 1;
+                        self.bump(c);
                     }
                     toks.extend(words.into_iter().map(Tok::Word));
                 }

@@ -7,7 +7,7 @@
 use super::Lexer;
 use super::word::Builder;
 
-impl Lexer<'_> {
+impl Lexer<'_, '_> {
     /// Double-quoted text up to `terminator`, or to the end of input for here-document bodies.
     pub(super) fn dquote(&mut self, b: &mut Builder, terminator: Option<char>) {
         b.w.quoted = true;
@@ -20,7 +20,7 @@ impl Lexer<'_> {
                     return;
                 }
                 Some(c) if Some(c) == terminator => {
-                    self.pos += 1;
+                    self.bump(c);
                     return;
                 }
                 Some('\\') => match self.peek_at(1) {
@@ -38,7 +38,7 @@ impl Lexer<'_> {
                 Some('`') => self.backtick(b),
                 Some(c) => {
                     b.lit(c);
-                    self.pos += 1;
+                    self.bump(c);
                 }
             }
         }
@@ -70,7 +70,7 @@ impl Lexer<'_> {
                     }
                 }
                 Some(c) => {
-                    self.pos += 1;
+                    self.bump(c);
                     if !cut {
                         b.lit(c);
                     }
@@ -95,7 +95,7 @@ impl Lexer<'_> {
         let Some(c) = self.peek() else {
             return vec!['\\'];
         };
-        self.pos += 1;
+        self.bump(c);
         let simple = match c {
             'a' => Some('\x07'),
             'b' => Some('\x08'),
@@ -121,7 +121,7 @@ impl Lexer<'_> {
             'U' => self.read_digits(16, 8),
             'c' => match self.peek() {
                 Some(n) => {
-                    self.pos += 1;
+                    self.bump(n);
                     Some(u32::from(n) & 0x1f)
                 }
                 None => None,

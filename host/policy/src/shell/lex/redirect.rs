@@ -11,12 +11,12 @@ use crate::shell::RedirectKind;
 
 pub(super) struct PendingHereDoc {
     tok: usize,
-    delim: Vec<char>,
+    delim: String,
     strip_tabs: bool,
     expands: bool,
 }
 
-impl Lexer<'_> {
+impl Lexer<'_, '_> {
     pub(super) fn lex_redirect(
         &mut self,
         fd: Option<u32>,
@@ -61,7 +61,7 @@ impl Lexer<'_> {
                 let expands = !t.quoted;
                 pending.push(PendingHereDoc {
                     tok: toks.len(),
-                    delim: t.text.chars().collect(),
+                    delim: t.text.clone(),
                     strip_tabs,
                     expands,
                 });
@@ -75,32 +75,30 @@ impl Lexer<'_> {
     /// Consumes here-document bodies after a newline so their lines are never read as commands.
     pub(super) fn read_heredocs(&mut self, toks: &mut [Tok], pending: &mut Vec<PendingHereDoc>) {
         for doc in pending.drain(..) {
-            let mut body: Vec<char> = Vec::new();
-            while self.pos < self.chars.len() {
+            let mut body = String::new();
+            while self.pos < self.len() {
                 let start = self.pos;
-                let mut end = start;
-                while self.chars.get(end).is_some_and(|&c| c != '\n') {
-                    end += 1;
-                }
-                let line = self.slice(start, end).to_vec();
-                self.pos = if end < self.chars.len() { end + 1 } else { end };
-                let cmp: &[char] = if doc.strip_tabs {
-                    let tabs = line.iter().take_while(|&&c| c == '\t').count();
-                    line.get(tabs..).unwrap_or(&[])
+                let end = self
+                    .slice(start, self.len())
+                    .find('\n')
+                    .map_or(self.len(), |at| start + at);
+                let line = self.slice(start, end);
+                self.pos = if end < self.len() { end + 1 } else { end };
+                let cmp = if doc.strip_tabs {
+                    line.trim_start_matches('\t')
                 } else {
-                    &line
+                    line
                 };
-                if cmp == doc.delim.as_slice() {
+                if cmp == doc.delim {
                     break;
                 }
-                body.extend(line);
+                body.push_str(line);
                 body.push('\n');
             }
             if !doc.expands || body.is_empty() {
                 continue;
             }
-            let text: String = body.into_iter().collect();
-            let mut sub = Lexer::new(&text, self.depth, self.budget);
+            let mut sub = Lexer::new(&body, self.depth, self.budget);
             let mut b = Builder::default();
             sub.dquote(&mut b, None);
             if let Some(Tok::Redir(RawRedirect {

@@ -67,7 +67,7 @@ impl Builder {
     }
 }
 
-impl Lexer<'_> {
+impl Lexer<'_, '_> {
     /// Lexes one word; brace expansion may turn it into several.
     pub(crate) fn lex_word(&mut self) -> Vec<Word> {
         match self.plain_word() {
@@ -90,7 +90,8 @@ impl Lexer<'_> {
                     }
                 }
                 '\\' => {
-                    match self.peek_at(1) {
+                    let next = self.peek_at(1);
+                    match next {
                         Some('\n') => {}
                         Some(n) => {
                             b.lit(n);
@@ -98,7 +99,7 @@ impl Lexer<'_> {
                         }
                         None => b.lit('\\'),
                     }
-                    self.pos += 2;
+                    self.pos += 1 + next.map_or(1, char::len_utf8);
                 }
                 '\'' => {
                     self.pos += 1;
@@ -115,7 +116,7 @@ impl Lexer<'_> {
                             }
                             Some(ch) => {
                                 b.lit(ch);
-                                self.pos += 1;
+                                self.bump(ch);
                             }
                         }
                     }
@@ -128,11 +129,11 @@ impl Lexer<'_> {
                 '`' => self.backtick(&mut b),
                 _ => {
                     b.raw(c);
-                    self.pos += 1;
+                    self.bump(c);
                 }
             }
         }
-        self.pos = self.pos.min(self.chars.len());
+        self.pos = self.pos.min(self.len());
         self.finish(b)
     }
 
@@ -140,16 +141,20 @@ impl Lexer<'_> {
     /// characters that mean nothing special to bash (no quote, escape, expansion, glob, brace or
     /// `~`), so the word is its text as written. `None` (nothing consumed) otherwise.
     pub(super) fn plain_word(&mut self) -> Option<Word> {
-        let rest = self.chars.get(self.pos..).unwrap_or(&[]);
-        let len = rest.iter().take_while(|&&c| !is_special(c)).count();
-        let ends_word = match rest.get(len) {
+        // Special characters are ASCII, so a byte that is not one never starts one.
+        let rest = self.src.get(self.pos..).unwrap_or("");
+        let len = rest
+            .bytes()
+            .take_while(|&b| !b.is_ascii() || !is_special(char::from(b)))
+            .count();
+        let ends_word = match rest.as_bytes().get(len) {
             None => true,
-            Some(&c) => is_word_end(c) || matches!(c, '<' | '>'),
+            Some(&b) => is_word_end(char::from(b)) || matches!(b, b'<' | b'>'),
         };
         if len == 0 || !ends_word {
             return None;
         }
-        let text: String = rest.get(..len)?.iter().collect();
+        let text = rest.get(..len)?.to_owned();
         self.pos += len;
         Some(Word {
             assignment: is_assignment(text.chars().map(|c| (c, false))),
