@@ -97,6 +97,18 @@ pub(crate) struct AllowForm<'s> {
     args: &'s [Word],
 }
 
+impl AllowForm<'_> {
+    /// The command word as the form reads it.
+    pub(crate) fn first(&self) -> &str {
+        self.first
+    }
+
+    /// The position just after the command word.
+    pub(crate) fn after_first(&self) -> (usize, usize) {
+        (0, self.first.len())
+    }
+}
+
 /// A position in an [`AllowForm`]: a word (0 is `first`) and a byte offset in it; at the end of a
 /// word that is not the last, the unit there is the word separator.
 impl Units for AllowForm<'_> {

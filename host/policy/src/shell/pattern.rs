@@ -27,6 +27,11 @@ pub struct Pattern {
     source: String,
     /// Alternatives for allow matching (with and without the trailing ` *`).
     strict: Vec<Vec<u32>>,
+    /// For each of `strict`: its first word and that word's length in units, when the word is
+    /// literal. Globbing compares units exactly up to the first `*`, and a literal first word is
+    /// followed by a separator or the end, so a form matches only if its first word is this one:
+    /// a string comparison rejects the rest before any globbing.
+    strict_heads: Vec<Option<(String, usize)>>,
     /// Alternatives for deny matching.
     loose: Vec<Vec<u32>>,
     has_star: bool,
@@ -251,9 +256,21 @@ impl Pattern {
                 rest: alternatives(&rest),
             })
         });
+        let strict_heads = strict
+            .iter()
+            .map(|alt| {
+                let head = first_word(alt);
+                let text: Option<String> = head
+                    .iter()
+                    .map(|&u| if u == ANY { None } else { char::from_u32(u) })
+                    .collect();
+                text.map(|t| (t, head.len()))
+            })
+            .collect();
         Pattern {
             source: src.to_string(),
             strict,
+            strict_heads,
             loose,
             has_star,
             first_literal: first.as_deref().map(|f| program_name(f).to_string()),
@@ -304,7 +321,18 @@ impl Pattern {
     }
 
     fn covers(&self, sub: &SubCommand) -> bool {
-        sub.any_allow_form(|f| self.strict.iter().any(|p| glob(p, &f)))
+        sub.any_allow_form(|f| {
+            self.strict
+                .iter()
+                .zip(&self.strict_heads)
+                .any(|(p, head)| match head {
+                    Some((word, len)) => {
+                        f.first() == word
+                            && glob_from(p.get(*len..).unwrap_or(&[]), &f, f.after_first())
+                    }
+                    None => glob(p, &f),
+                })
+        })
     }
 }
 
@@ -353,8 +381,12 @@ impl Units for [u32] {
 /// Glob over units: `STAR` matches any run (word separators included), `ANY` one character;
 /// the rest match exactly. Linear backtracking on the last star, so hostile globs stay cheap.
 pub(super) fn glob<S: Units + ?Sized>(p: &[u32], s: &S) -> bool {
+    glob_from(p, s, s.start())
+}
+
+/// [`glob`] of `p` against the units of `s` from `si` on.
+fn glob_from<S: Units + ?Sized>(p: &[u32], s: &S, mut si: S::Pos) -> bool {
     let mut pi = 0usize;
-    let mut si = s.start();
     let mut back: Option<(usize, S::Pos)> = None;
     loop {
         let Some((su, after)) = s.next(si) else {
