@@ -70,14 +70,14 @@ fn bytes_fingerprint(text: &[u8]) -> u64 {
 
 /// Hashes the already mixed fingerprints by passing them through.
 #[derive(Debug, Clone, Copy, Default)]
-struct Prehashed(u64);
+pub(crate) struct Prehashed(u64);
 
 impl Hasher for Prehashed {
     fn finish(&self) -> u64 {
         self.0
     }
 
-    /// Not used for the `u64` keys; folds anything else in all the same.
+    /// Folds bytes in: the names of a [`NameMap`] (the `u64` keys of [`ByKey`] pass through).
     fn write(&mut self, bytes: &[u8]) {
         let seed = self.0;
         self.0 = fingerprint(bytes.iter().map(|&b| u32::from(b))) ^ seed.rotate_left(17);
@@ -90,6 +90,11 @@ impl Hasher for Prehashed {
 
 /// Rule indices by key fingerprint.
 type ByKey = HashMap<u64, Vec<usize>, BuildHasherDefault<Prehashed>>;
+
+/// A map keyed by configured names (tools), hashed with the fingerprint instead of SipHash: a
+/// decision looks a tool up once per list, and only configuration inserts keys, so there is no
+/// flooding to defend against.
+pub(crate) type NameMap<V> = HashMap<String, V, BuildHasherDefault<Prehashed>>;
 
 /// Rule indices filed by a literal key, and those whose key is a wildcard.
 #[derive(Debug, Clone, Default)]

@@ -3,9 +3,7 @@
 //! specifier matches. The specifier is read as a shell pattern, a path
 //! pattern or a plain glob, depending on the tool it is matched against.
 
-use std::collections::HashMap;
-
-use crate::index::{Bucket, Probe};
+use crate::index::{Bucket, NameMap, Probe};
 use crate::path::PathPattern;
 use crate::{PolicyError, glob, shell};
 
@@ -109,7 +107,7 @@ impl Rule {
 #[derive(Debug, Clone, Default)]
 pub struct RuleList {
     rules: Vec<Rule>,
-    by_tool: HashMap<String, Bucket>,
+    by_tool: NameMap<Bucket>,
     globbed: Bucket,
 }
 

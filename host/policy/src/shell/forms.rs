@@ -171,6 +171,9 @@ pub(crate) enum Head<'h> {
 
 /// The first loose piece of `text` (split at blanks and newlines), if it has one.
 fn first_piece(text: &str) -> Option<&str> {
+    if !text.bytes().any(|b| matches!(b, b' ' | b'\t' | b'\n')) {
+        return (!text.is_empty()).then_some(text);
+    }
     text.split(is_ifs).find(|p| !p.is_empty())
 }
 
@@ -187,13 +190,17 @@ impl SubCommand {
                 return false;
             }
             let base = program_name(&cmd.text);
-            let (Some(head), Some(written)) = (first_piece(base), first_piece(&cmd.text)) else {
+            let Some(head) = first_piece(base) else {
                 return self.deny_heads_from_forms(f);
             };
-            f(Head::Text(head));
-            if base != cmd.text {
+            // The basename is a suffix of the word: the same length means the same text.
+            if base.len() != cmd.text.len() {
+                let Some(written) = first_piece(&cmd.text) else {
+                    return self.deny_heads_from_forms(f);
+                };
                 f(Head::Text(written));
             }
+            f(Head::Text(head));
         }
         true
     }
