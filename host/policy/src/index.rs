@@ -32,9 +32,9 @@ pub(crate) enum Probe<'a> {
     /// The call has no specifier: only unscoped rules can apply.
     Unscoped,
     /// A command line, matched as deny and ask rules match.
-    ShellDeny(&'a CommandLine),
+    ShellDeny(&'a CommandLine<'a>),
     /// A command line, matched as allow rules match.
-    ShellAllow(&'a CommandLine),
+    ShellAllow(&'a CommandLine<'a>),
     /// Normalised absolute paths.
     Paths(&'a [String], PathEnv<'a>),
     Plain(&'a str),

@@ -122,7 +122,7 @@ fn next_cwd<'c>(
 /// Replaces `~`, `$HOME`, `${HOME}`, `$PWD`, `$(pwd)`; None if other expansions remain.
 fn expand_known(w: &Word, ctx: &Ctx<'_>, cwd: Option<&str>) -> Option<String> {
     // `~user` stays as written.
-    let mut t = expand_home(&w.text, Some(ctx.home)).map_or_else(|| w.text.clone(), Into::into);
+    let mut t = expand_home(&w.text, Some(ctx.home)).map_or_else(|| w.text.to_string(), Into::into);
     for (var, value) in [
         ("${HOME}", Some(ctx.home)),
         ("$HOME", Some(ctx.home)),
@@ -213,7 +213,7 @@ fn is_wild_only(c: &str) -> bool {
 
 /// Why deleting (or chmod-ing) `w` recursively is catastrophic, if it is.
 fn dangerous_target(w: &Word, ctx: &Ctx<'_>, cwd: Option<&str>) -> Option<String> {
-    let t = w.text.as_str();
+    let t = w.text.as_ref();
     if let Some(user) = t.strip_prefix('~')
         && !user.is_empty()
         && !user.starts_with('/')
@@ -311,7 +311,7 @@ const CHECKED: &[&str] = &[
 ];
 
 /// The programs a command word may name.
-fn programs(w: &Word) -> impl Iterator<Item = &str> {
+fn programs<'w>(w: &'w Word<'_>) -> impl Iterator<Item = &'w str> {
     let base = program_name(&w.text);
     let checked = w.glob.then(|| {
         CHECKED
@@ -352,12 +352,15 @@ fn check_sub(sub: &SubCommand, ctx: &Ctx<'_>, cwd: Option<&str>) -> Option<Strin
 }
 
 /// Operands and whether the flags ask for recursion (`recursive` reads one flag).
-fn scan_flags(args: &[Word], recursive: impl Fn(&str) -> bool) -> (bool, Vec<&Word>) {
+fn scan_flags<'a, 's>(
+    args: &'a [Word<'s>],
+    recursive: impl Fn(&str) -> bool,
+) -> (bool, Vec<&'a Word<'s>>) {
     let mut rec = false;
     let mut operands = Vec::new();
     let mut done = false;
     for a in args {
-        let t = a.text.as_str();
+        let t = a.text.as_ref();
         if !done && t == "--" {
             done = true;
         } else if !done && t.len() > 1 && t.starts_with('-') {
@@ -425,7 +428,7 @@ fn check_program(prog: &str, args: &[Word], ctx: &Ctx<'_>, cwd: Option<&str>) ->
         "fdisk" | "sfdisk" | "cfdisk" | "gdisk" | "sgdisk" | "parted" => {
             let listing = args
                 .iter()
-                .any(|a| matches!(a.text.as_str(), "-l" | "--list"));
+                .any(|a| matches!(a.text.as_ref(), "-l" | "--list"));
             (!listing && operands_on_device(args)).then(|| format!("`{prog}` repartitions a disk"))
         }
         "shred" => args
@@ -459,7 +462,7 @@ fn check_program(prog: &str, args: &[Word], ctx: &Ctx<'_>, cwd: Option<&str>) ->
                 return None;
             }
             let dot = Word {
-                text: ".".to_string(),
+                text: Cow::Borrowed("."),
                 ..Word::default()
             };
             let roots = if roots.is_empty() { vec![&dot] } else { roots };

@@ -19,14 +19,14 @@ const SHELLS: &[&str] = &[
     "rbash", "yash", "posh",
 ];
 
-struct Collect<'a, 'b> {
+struct Collect<'a, 'b, 's> {
     depth: usize,
     budget: &'b Cell<usize>,
     reasons: &'a mut Vec<String>,
-    nested: &'a mut Vec<CommandLine>,
+    nested: &'a mut Vec<CommandLine<'s>>,
 }
 
-impl Collect<'_, '_> {
+impl<'s> Collect<'_, '_, 's> {
     fn reason(&mut self, r: &str) {
         if !self.reasons.iter().any(|x| x == r) {
             self.reasons.push(r.to_string());
@@ -39,11 +39,12 @@ impl Collect<'_, '_> {
             self.reason("nesting too deep to read");
             return;
         }
-        self.nested
-            .push(CommandLine::parse_at(text, self.depth + 1, self.budget));
+        // The text is made for this purpose (joined, unquoted): copy what is read from it.
+        let nested = CommandLine::parse_at(text, self.depth + 1, self.budget);
+        self.nested.push(nested.into_owned());
     }
 
-    fn nested_words(&mut self, words: &[Word]) {
+    fn nested_words(&mut self, words: &[Word<'s>]) {
         if words.is_empty() {
             return;
         }
@@ -66,7 +67,7 @@ impl Collect<'_, '_> {
     }
 }
 
-fn word_reasons(w: &Word, c: &mut Collect<'_, '_>) {
+fn word_reasons(w: &Word<'_>, c: &mut Collect<'_, '_, '_>) {
     if w.cmdsub {
         c.reason("command substitution");
     }
@@ -82,15 +83,15 @@ fn word_reasons(w: &Word, c: &mut Collect<'_, '_>) {
 }
 
 /// Builds a subcommand from its words and redirections.
-pub(crate) fn build_sub(
-    mut words: Vec<Word>,
-    redirs: Vec<RawRedirect>,
+pub(crate) fn build_sub<'s>(
+    mut words: Vec<Word<'s>>,
+    redirs: Vec<RawRedirect<'s>>,
     mut reasons: Vec<String>,
     depth: usize,
     for_header: bool,
     budget: &Cell<usize>,
-) -> SubCommand {
-    let mut nested: Vec<CommandLine> = Vec::new();
+) -> SubCommand<'s> {
+    let mut nested: Vec<CommandLine<'s>> = Vec::new();
     let mut redirects = Vec::with_capacity(redirs.len());
     {
         let mut c = Collect {
@@ -115,7 +116,7 @@ pub(crate) fn build_sub(
                         c.reason("redirection target only known at run time");
                     }
                     c.nested.append(&mut t.nested);
-                    t.text
+                    t.text.into_owned()
                 }
             };
             if r.kind == (RedirectKind::HereDoc { expands: true }) {
@@ -172,7 +173,12 @@ pub(crate) fn build_sub(
 }
 
 /// Looks at the command that starts at word `s` (one of the wrapper-stripped views).
-fn classify_at(words: &[Word], s: usize, redirects: &[Redirect], c: &mut Collect<'_, '_>) {
+fn classify_at<'s>(
+    words: &[Word<'s>],
+    s: usize,
+    redirects: &[Redirect],
+    c: &mut Collect<'_, '_, 's>,
+) {
     let Some(w) = words.get(s) else { return };
     if w.assignment {
         return;
@@ -195,7 +201,7 @@ fn classify_at(words: &[Word], s: usize, redirects: &[Redirect], c: &mut Collect
     match prog {
         "eval" => {
             c.reason("eval");
-            let text: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+            let text: Vec<&str> = args.iter().map(|a| a.text.as_ref()).collect();
             c.nested_text(&text.join(" "));
         }
         "source" | "." => c.reason("sources a file"),
@@ -221,7 +227,7 @@ fn classify_at(words: &[Word], s: usize, redirects: &[Redirect], c: &mut Collect
                     .get(first..)
                     .unwrap_or(&[])
                     .iter()
-                    .map(|a| a.text.as_str())
+                    .map(|a| a.text.as_ref())
                     .collect();
                 c.nested_text(&text.join(" "));
             }
@@ -244,17 +250,17 @@ fn classify_at(words: &[Word], s: usize, redirects: &[Redirect], c: &mut Collect
 
 /// The value of `-c X`, `-lc X`, `-cX`, `--command X` or `--command=X` among `args`, where
 /// `short` is the option letter and `long` the long option names.
-fn option_value(args: &[Word], short: char, long: &[&str]) -> Option<String> {
+fn option_value(args: &[Word<'_>], short: char, long: &[&str]) -> Option<String> {
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let t = a.text.as_str();
+        let t = a.text.as_ref();
         if t == "--" {
             return None;
         }
         if t.starts_with("--") {
             for l in long {
                 if t == *l {
-                    return it.next().map(|v| v.text.clone());
+                    return it.next().map(|v| v.text.to_string());
                 }
                 if let Some(v) = t.strip_prefix(l).and_then(|r| r.strip_prefix('=')) {
                     return Some(v.to_string());
@@ -268,7 +274,7 @@ fn option_value(args: &[Word], short: char, long: &[&str]) -> Option<String> {
         if let Some((at, _)) = cluster.char_indices().find(|&(_, ch)| ch == short) {
             let rest = cluster.get(at + short.len_utf8()..).unwrap_or("");
             if rest.is_empty() {
-                return it.next().map(|v| v.text.clone());
+                return it.next().map(|v| v.text.to_string());
             }
             return Some(rest.to_string());
         }
@@ -277,12 +283,12 @@ fn option_value(args: &[Word], short: char, long: &[&str]) -> Option<String> {
 }
 
 /// `sh -c STRING`, `bash -lc STRING`, a shell reading its input, or a shell running a script.
-fn shell(args: &[Word], c: &mut Collect<'_, '_>) {
+fn shell(args: &[Word<'_>], c: &mut Collect<'_, '_, '_>) {
     let mut saw_c = false;
     let mut saw_s = false;
     let mut i = 0;
     while let Some(a) = args.get(i) {
-        let t = a.text.as_str();
+        let t = a.text.as_ref();
         if t == "--" || t == "-" {
             i += 1;
             break;
@@ -319,11 +325,11 @@ fn shell(args: &[Word], c: &mut Collect<'_, '_>) {
     }
 }
 
-fn find(args: &[Word], c: &mut Collect<'_, '_>) {
+fn find<'s>(args: &[Word<'s>], c: &mut Collect<'_, '_, 's>) {
     let mut i = 0;
     while let Some(a) = args.get(i) {
         i += 1;
-        match a.text.as_str() {
+        match a.text.as_ref() {
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
                 c.reason("find runs a command (-exec)");
                 let start = i;

@@ -57,7 +57,7 @@ pub(crate) fn deny_forms(words: &[Word], s: usize) -> Vec<DenyForm> {
         }
         u
     };
-    let (flags, idx) = split_flags(base, args.iter().map(|a| Some(a.text.as_str())));
+    let (flags, idx) = split_flags(base, args.iter().map(|a| Some(a.text.as_ref())));
     let mut rest = Vec::new();
     push_loose(&mut rest, base);
     for i in idx {
@@ -94,7 +94,7 @@ pub(crate) fn deny_forms(words: &[Word], s: usize) -> Vec<DenyForm> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct AllowForm<'s> {
     first: &'s str,
-    args: &'s [Word],
+    args: &'s [Word<'s>],
 }
 
 impl AllowForm<'_> {
@@ -122,7 +122,7 @@ impl Units for AllowForm<'_> {
         let text = if w == 0 {
             self.first
         } else {
-            self.args.get(w - 1)?.text.as_str()
+            self.args.get(w - 1)?.text.as_ref()
         };
         match text.as_bytes().get(b) {
             Some(&ascii) if ascii.is_ascii() => Some((u32::from(ascii), (w, b + 1))),
@@ -177,7 +177,7 @@ fn first_piece(text: &str) -> Option<&str> {
     text.split(is_ifs).find(|p| !p.is_empty())
 }
 
-impl SubCommand {
+impl SubCommand<'_> {
     /// [`CommandLine::deny_heads`] for this subcommand alone, nested text excluded. The first word
     /// of a deny form is the first piece of its command word, so the forms are not built unless
     /// a command word has no piece (then the first word comes from the arguments).
@@ -219,7 +219,7 @@ impl SubCommand {
     }
 }
 
-impl CommandLine {
+impl CommandLine<'_> {
     /// Calls `f` with the first word of every form a deny pattern is matched against, nested
     /// command text included. Returns false when a pattern may match whatever its first word
     /// (a command name that is a glob, `/bin/r?`): the caller must then try every pattern.

@@ -47,9 +47,12 @@ use starts::Starts;
 
 /// A parsed command line: every simple command bash would run, in order, including those inside
 /// subshells, groups, loops and function bodies.
+///
+/// Words borrow from the text parsed when they are spelled as they read, so parsing the usual
+/// command line copies little; [`CommandLine::into_owned`] detaches a line from its text.
 #[derive(Debug, Clone, Default)]
-pub struct CommandLine {
-    pub(crate) subs: Vec<SubCommand>,
+pub struct CommandLine<'s> {
+    pub(crate) subs: Vec<SubCommand<'s>>,
     /// Unreadable parts that belong to no single subcommand (unbalanced parentheses, ...).
     pub(crate) reasons: Vec<String>,
     pub(crate) functions: Vec<FunctionDef>,
@@ -68,11 +71,11 @@ pub(crate) struct FunctionDef {
 /// One simple command: its words after quote removal, its redirections, the wrappers seen in
 /// front of the real program, and the command text nested inside it (`$(...)`, `sh -c '...'`).
 #[derive(Debug, Clone, Default)]
-pub struct SubCommand {
-    pub(crate) words: Vec<Word>,
+pub struct SubCommand<'s> {
+    pub(crate) words: Vec<Word<'s>>,
     pub(crate) redirects: Vec<Redirect>,
     pub(crate) reasons: Vec<String>,
-    pub(crate) nested: Vec<CommandLine>,
+    pub(crate) nested: Vec<CommandLine<'s>>,
     /// Word indices where a command may start once wrappers are stripped (deny view: all of them).
     pub(crate) deny_starts: Starts,
     /// Word indices where a command starts once only harmless wrappers are stripped.
@@ -155,14 +158,14 @@ pub(crate) fn is_fd_target(t: &str) -> bool {
 /// nested parse, so hostile input cannot make parsing allocate without bound.
 const EXPANSION_BUDGET: usize = 1 << 20;
 
-impl CommandLine {
+impl<'s> CommandLine<'s> {
     /// Parses a command line. Total: never panics, whatever the input.
-    pub fn parse(line: &str) -> CommandLine {
+    pub fn parse(line: &'s str) -> CommandLine<'s> {
         let budget = Cell::new(EXPANSION_BUDGET);
         Self::parse_at(line, 0, &budget)
     }
 
-    pub(crate) fn parse_at(line: &str, depth: usize, budget: &Cell<usize>) -> CommandLine {
+    pub(crate) fn parse_at(line: &'s str, depth: usize, budget: &Cell<usize>) -> CommandLine<'s> {
         let mut lexer = lex::Lexer::new(line, depth, budget);
         let (toks, _) = lexer.lex_seq(false);
         split::build(toks, depth, budget)
@@ -170,8 +173,17 @@ impl CommandLine {
 
     /// The simple commands of the line, in order (nested command text is under
     /// [`SubCommand::nested`]).
-    pub fn subcommands(&self) -> &[SubCommand] {
+    pub fn subcommands(&self) -> &[SubCommand<'s>] {
         &self.subs
+    }
+
+    /// The line with every word's text copied, so it outlives the text it was parsed from.
+    pub fn into_owned(self) -> CommandLine<'static> {
+        CommandLine {
+            subs: self.subs.into_iter().map(SubCommand::into_owned).collect(),
+            reasons: self.reasons,
+            functions: self.functions,
+        }
     }
 
     /// Parts the matcher cannot read statically, with a reason each; empty if fully readable.
@@ -217,10 +229,29 @@ impl CommandLine {
     }
 }
 
-impl SubCommand {
+impl<'s> SubCommand<'s> {
+    /// The subcommand with its words' text copied (see [`CommandLine::into_owned`]).
+    pub fn into_owned(self) -> SubCommand<'static> {
+        SubCommand {
+            words: self.words.into_iter().map(Word::into_owned).collect(),
+            redirects: self.redirects,
+            reasons: self.reasons,
+            nested: self
+                .nested
+                .into_iter()
+                .map(CommandLine::into_owned)
+                .collect(),
+            deny_starts: self.deny_starts,
+            allow_starts: self.allow_starts,
+            deny_forms: self.deny_forms,
+            wrappers: self.wrappers,
+            noop: self.noop,
+        }
+    }
+
     /// The words after quote removal (keywords such as `then` or `!` are not words).
     pub fn words(&self) -> Vec<&str> {
-        self.words.iter().map(|w| w.text.as_str()).collect()
+        self.words.iter().map(|w| w.text.as_ref()).collect()
     }
 
     /// The words joined with single spaces.
@@ -285,7 +316,7 @@ impl SubCommand {
 
     /// Command text nested inside this subcommand (`$(...)`, backticks, `sh -c` and `eval`
     /// strings, `find -exec` commands, here-document bodies that expand).
-    pub fn nested(&self) -> &[CommandLine] {
+    pub fn nested(&self) -> &[CommandLine<'s>] {
         &self.nested
     }
 }
@@ -324,23 +355,28 @@ pub fn circuit_breaker(
 /// A command line with the places its checks judge paths against, worked out once.
 #[derive(Debug)]
 pub(crate) struct Checked<'a> {
-    line: CommandLine,
+    line: CommandLine<'a>,
     workspace: &'a str,
     cwd: &'a str,
     home: &'a str,
     places: OnceCell<Places<'a>>,
 }
 
-impl std::ops::Deref for Checked<'_> {
-    type Target = CommandLine;
+impl<'a> std::ops::Deref for Checked<'a> {
+    type Target = CommandLine<'a>;
 
-    fn deref(&self) -> &CommandLine {
+    fn deref(&self) -> &CommandLine<'a> {
         &self.line
     }
 }
 
 impl<'a> Checked<'a> {
-    pub(crate) fn new(line: CommandLine, workspace: &'a str, cwd: &'a str, home: &'a str) -> Self {
+    pub(crate) fn new(
+        line: CommandLine<'a>,
+        workspace: &'a str,
+        cwd: &'a str,
+        home: &'a str,
+    ) -> Self {
         Checked {
             line,
             workspace,

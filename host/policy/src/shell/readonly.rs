@@ -91,7 +91,7 @@ fn sub_read_only(sub: &SubCommand, ctx: &Ctx<'_>) -> bool {
             slots
         }
         None => {
-            heap = words.iter().map(|w: &Word| w.text.as_str()).collect();
+            heap = words.iter().map(|w: &Word| w.text.as_ref()).collect();
             &heap
         }
     };

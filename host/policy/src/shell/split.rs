@@ -6,6 +6,7 @@
 //! words (`if`, `then`, `do`, `!`, `{`, ...) are dropped so `then rm -rf /` is seen as
 //! `rm -rf /`. Function definitions are recorded so fork bombs are caught under any name.
 
+use std::borrow::Cow;
 use std::cell::Cell;
 
 use super::classify::build_sub;
@@ -28,14 +29,14 @@ struct OpenFn {
     concurrent: bool,
 }
 
-struct Parser<'b> {
+struct Parser<'s, 'b> {
     depth: usize,
     budget: &'b Cell<usize>,
-    subs: Vec<SubCommand>,
+    subs: Vec<SubCommand<'s>>,
     reasons: Vec<String>,
     functions: Vec<FunctionDef>,
-    words: Vec<Word>,
-    redirs: Vec<RawRedirect>,
+    words: Vec<Word<'s>>,
+    redirs: Vec<RawRedirect<'s>>,
     cur_reasons: Vec<String>,
     for_header: bool,
     groups: Vec<Group>,
@@ -46,7 +47,7 @@ struct Parser<'b> {
 }
 
 /// Builds a command line from a token sequence.
-pub(crate) fn build(toks: Vec<Tok>, depth: usize, budget: &Cell<usize>) -> CommandLine {
+pub(crate) fn build<'s>(toks: Vec<Tok<'s>>, depth: usize, budget: &Cell<usize>) -> CommandLine<'s> {
     let mut p = Parser {
         depth,
         budget,
@@ -80,7 +81,7 @@ pub(crate) fn build(toks: Vec<Tok>, depth: usize, budget: &Cell<usize>) -> Comma
                 } else if before_paren && p.words.len() == 1 {
                     it.next();
                     if let Some(name) = p.words.pop() {
-                        p.define_function(name.text);
+                        p.define_function(name.text.into_owned());
                     }
                 } else {
                     p.cur_reasons.push("unexpected `(`".to_string());
@@ -106,11 +107,11 @@ pub(crate) fn build(toks: Vec<Tok>, depth: usize, budget: &Cell<usize>) -> Comma
     p.end()
 }
 
-impl Parser<'_> {
-    fn word(&mut self, mut w: Word) {
+impl<'s> Parser<'s, '_> {
+    fn word(&mut self, mut w: Word<'s>) {
         if self.expect_fn_name {
             self.expect_fn_name = false;
-            self.define_function(w.text);
+            self.define_function(w.text.into_owned());
             self.fn_keyword_name = true;
             return;
         }
@@ -121,7 +122,7 @@ impl Parser<'_> {
             && w.text.len() > 1
             && let Some(rest) = w.text.strip_prefix('{')
         {
-            w.text = rest.to_string();
+            w.text = Cow::Owned(rest.to_owned());
             self.open_group(Group::Brace);
         }
         if let Some(f) = self.open_fns.last()
@@ -132,7 +133,7 @@ impl Parser<'_> {
             self.close_function();
         }
         if self.words.is_empty() && !w.quoted && !w.expands() {
-            match w.text.as_str() {
+            match w.text.as_ref() {
                 "if" | "then" | "else" | "elif" | "fi" | "do" | "done" | "while" | "until"
                 | "!" | "esac" | "coproc" => return,
                 "{" => {
@@ -159,7 +160,7 @@ impl Parser<'_> {
         self.finish();
         let sub = build_sub(
             vec![Word {
-                text: name.clone(),
+                text: Cow::Owned(name.clone()),
                 ..Word::default()
             }],
             Vec::new(),
@@ -230,7 +231,7 @@ impl Parser<'_> {
         self.subs.push(sub);
     }
 
-    fn end(mut self) -> CommandLine {
+    fn end(mut self) -> CommandLine<'s> {
         self.finish();
         if self.expect_fn_name {
             self.reasons.push("function definition".to_string());

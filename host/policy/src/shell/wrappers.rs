@@ -299,7 +299,7 @@ fn next_starts(words: &[Word], at: usize, spec: &Spec, strict: bool) -> Vec<usiz
             Some(s) if !*s => *s = true,
             _ => continue,
         }
-        let t = w.text.as_str();
+        let t = w.text.as_ref();
         if t == "--" {
             out.push(j + 1 + spec.positional);
             continue;

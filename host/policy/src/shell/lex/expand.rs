@@ -10,14 +10,14 @@ use super::word::Builder;
 use super::{Lexer, MAX_DEPTH};
 use crate::shell::{CommandLine, split};
 
-impl Lexer<'_, '_> {
-    fn push_raw_literal(&self, b: &mut Builder, start: usize) {
+impl<'s> Lexer<'s, '_> {
+    fn push_raw_literal(&self, b: &mut Builder<'s>, start: usize) {
         for c in self.slice(start, self.pos).chars() {
             b.lit(c);
         }
     }
 
-    pub(super) fn dollar(&mut self, b: &mut Builder, in_dquote: bool) {
+    pub(super) fn dollar(&mut self, b: &mut Builder<'s>, in_dquote: bool) {
         let start = self.pos;
         match self.peek_at(1) {
             Some('\'') if !in_dquote => {
@@ -59,7 +59,7 @@ impl Lexer<'_, '_> {
     }
 
     /// `$(...)`, `$((...))`, `<(...)` or `>(...)`; the position is at the `$`, `<` or `>`.
-    pub(super) fn substitution(&mut self, b: &mut Builder, process: bool) {
+    pub(super) fn substitution(&mut self, b: &mut Builder<'s>, process: bool) {
         let start = self.pos;
         self.pos += 2;
         if self.depth >= MAX_DEPTH {
@@ -128,7 +128,7 @@ impl Lexer<'_, '_> {
 
     /// The inside of `${...}`; the position is just after `${`. Defaults such as
     /// `${X:-$(cmd)}` can hold command substitutions, so those are lexed too.
-    fn param_braced(&mut self, b: &mut Builder) {
+    fn param_braced(&mut self, b: &mut Builder<'s>) {
         let deep = self.depth >= MAX_DEPTH;
         if deep {
             b.w.reasons.push("nesting too deep to read".to_string());
@@ -176,7 +176,7 @@ impl Lexer<'_, '_> {
         self.pos = self.pos.min(self.len());
     }
 
-    pub(super) fn backtick(&mut self, b: &mut Builder) {
+    pub(super) fn backtick(&mut self, b: &mut Builder<'s>) {
         let start = self.pos;
         self.pos += 1;
         let mut inner = String::new();
@@ -211,8 +211,9 @@ impl Lexer<'_, '_> {
         if self.depth >= MAX_DEPTH {
             b.w.reasons.push("nesting too deep to read".to_string());
         } else {
-            b.w.nested
-                .push(CommandLine::parse_at(&inner, self.depth + 1, self.budget));
+            // The unescaped text is the backtick's own: copy what is read from it.
+            let nested = CommandLine::parse_at(&inner, self.depth + 1, self.budget);
+            b.w.nested.push(nested.into_owned());
         }
         self.push_raw_literal(b, start);
     }

@@ -45,17 +45,17 @@ pub(crate) enum Op {
 }
 
 #[derive(Debug, Clone)]
-pub(crate) struct RawRedirect {
+pub(crate) struct RawRedirect<'s> {
     pub(crate) kind: RedirectKind,
     pub(crate) fd: Option<u32>,
-    pub(crate) target: Option<Word>,
+    pub(crate) target: Option<Word<'s>>,
 }
 
 #[derive(Debug, Clone)]
-pub(crate) enum Tok {
-    Word(Word),
+pub(crate) enum Tok<'s> {
+    Word(Word<'s>),
     Op(Op),
-    Redir(RawRedirect),
+    Redir(RawRedirect<'s>),
 }
 
 #[derive(Debug)]
@@ -123,7 +123,7 @@ impl<'s, 'b> Lexer<'s, 'b> {
 
     /// Lexes a command sequence. With `stop_at_paren` it ends at the `)` closing a `$(` or `<(`
     /// and reports whether that `)` was found.
-    pub(crate) fn lex_seq(&mut self, stop_at_paren: bool) -> (Vec<Tok>, bool) {
+    pub(crate) fn lex_seq(&mut self, stop_at_paren: bool) -> (Vec<Tok<'s>>, bool) {
         // Room for a token per four characters: one allocation for most lines.
         let mut toks = Vec::with_capacity(self.len().saturating_sub(self.pos) / 4 + 1);
         let mut pending: Vec<PendingHereDoc> = Vec::new();
@@ -227,7 +227,7 @@ impl<'s, 'b> Lexer<'s, 'b> {
 
     /// For a word such as `2` or `{fd}` right before `<` or `>`: the descriptor it names
     /// (`Some(None)` for a named one), since the word is part of the redirection.
-    fn fd_before_redirect(&self, w: &Word) -> Option<Option<u32>> {
+    fn fd_before_redirect(&self, w: &Word<'_>) -> Option<Option<u32>> {
         (is_fd_word(w) && matches!(self.peek(), Some('<' | '>')) && self.peek_at(1) != Some('('))
             .then(|| w.text.parse().ok())
     }
@@ -243,11 +243,11 @@ impl<'s, 'b> Lexer<'s, 'b> {
     }
 }
 
-fn is_fd_word(w: &Word) -> bool {
+fn is_fd_word(w: &Word<'_>) -> bool {
     if w.quoted || w.expands() || w.brace {
         return false;
     }
-    let t = w.text.as_str();
+    let t = w.text.as_ref();
     let digits = !t.is_empty() && t.len() <= 9 && t.chars().all(|c| c.is_ascii_digit());
     let named = t
         .strip_prefix('{')

@@ -7,9 +7,9 @@
 use super::Lexer;
 use super::word::Builder;
 
-impl Lexer<'_, '_> {
+impl<'s> Lexer<'s, '_> {
     /// Double-quoted text up to `terminator`, or to the end of input for here-document bodies.
-    pub(super) fn dquote(&mut self, b: &mut Builder, terminator: Option<char>) {
+    pub(super) fn dquote(&mut self, b: &mut Builder<'s>, terminator: Option<char>) {
         b.w.quoted = true;
         loop {
             match self.peek() {
@@ -46,7 +46,7 @@ impl Lexer<'_, '_> {
 
     /// `$'...'`, with the C escapes bash decodes (`$'\x72\x6d'` is `rm`). The position is just
     /// after the opening quote.
-    pub(super) fn ansi_c(&mut self, b: &mut Builder) {
+    pub(super) fn ansi_c(&mut self, b: &mut Builder<'s>) {
         b.w.quoted = true;
         // Bash cuts the string at a NUL byte.
         let mut cut = false;

@@ -16,11 +16,11 @@ pub(super) struct PendingHereDoc {
     expands: bool,
 }
 
-impl Lexer<'_, '_> {
+impl<'s> Lexer<'s, '_> {
     pub(super) fn lex_redirect(
         &mut self,
         fd: Option<u32>,
-        toks: &mut Vec<Tok>,
+        toks: &mut Vec<Tok<'s>>,
         pending: &mut Vec<PendingHereDoc>,
     ) {
         let (kind, len, strip_tabs) = match (self.peek(), self.peek_at(1), self.peek_at(2)) {
@@ -61,7 +61,7 @@ impl Lexer<'_, '_> {
                 let expands = !t.quoted;
                 pending.push(PendingHereDoc {
                     tok: toks.len(),
-                    delim: t.text.clone(),
+                    delim: t.text.to_string(),
                     strip_tabs,
                     expands,
                 });
@@ -73,7 +73,11 @@ impl Lexer<'_, '_> {
     }
 
     /// Consumes here-document bodies after a newline so their lines are never read as commands.
-    pub(super) fn read_heredocs(&mut self, toks: &mut [Tok], pending: &mut Vec<PendingHereDoc>) {
+    pub(super) fn read_heredocs(
+        &mut self,
+        toks: &mut [Tok<'s>],
+        pending: &mut Vec<PendingHereDoc>,
+    ) {
         for doc in pending.drain(..) {
             let mut body = String::new();
             while self.pos < self.len() {

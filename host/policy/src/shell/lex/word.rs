@@ -5,14 +5,17 @@
 //! `'then'` is not a reserved word, `\X=1` is not an assignment; each character is kept with
 //! whether it was literal until the word is complete, so none of these is misread.
 
+use std::borrow::Cow;
+
 use super::Lexer;
 use super::brace::{Brace, brace_expand, find_brace};
 use crate::shell::CommandLine;
 
 /// One shell word after quote removal, with what the shell would still do to it at run time.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Word {
-    pub(crate) text: String,
+pub(crate) struct Word<'s> {
+    /// Borrowed from the command line when the word is spelled as it reads.
+    pub(crate) text: Cow<'s, str>,
     /// Some part was quoted or escaped (so it is never a reserved word).
     pub(crate) quoted: bool,
     /// Contains a parameter expansion (`$X`, `${X}`, `$1`).
@@ -30,35 +33,61 @@ pub(crate) struct Word {
     /// Has the form `NAME=value`.
     pub(crate) assignment: bool,
     pub(crate) unterminated: bool,
-    pub(crate) nested: Vec<CommandLine>,
+    pub(crate) nested: Vec<CommandLine<'s>>,
     pub(crate) reasons: Vec<String>,
 }
 
-impl Word {
+impl Word<'_> {
     /// The value is only known at run time.
     pub(crate) fn expands(&self) -> bool {
         self.param || self.cmdsub || self.procsub
     }
 
-    pub(super) fn absorb(&mut self, other: Word) {
+    /// Takes in what `other` (part of this word, or text read apart from it) expands and why it
+    /// is opaque. Its nested command lines are copied out of the text they borrow.
+    pub(super) fn absorb(&mut self, other: Word<'_>) {
         self.param |= other.param;
         self.cmdsub |= other.cmdsub;
         self.procsub |= other.procsub;
         self.unterminated |= other.unterminated;
-        self.nested.extend(other.nested);
+        for n in other.nested {
+            self.nested.push(n.into_owned());
+        }
         self.reasons.extend(other.reasons);
+    }
+
+    /// The word with its text copied, so it outlives the text it was read from.
+    pub(crate) fn into_owned(self) -> Word<'static> {
+        Word {
+            text: Cow::Owned(self.text.into_owned()),
+            quoted: self.quoted,
+            param: self.param,
+            cmdsub: self.cmdsub,
+            procsub: self.procsub,
+            glob: self.glob,
+            tilde: self.tilde,
+            brace: self.brace,
+            assignment: self.assignment,
+            unterminated: self.unterminated,
+            nested: self
+                .nested
+                .into_iter()
+                .map(CommandLine::into_owned)
+                .collect(),
+            reasons: self.reasons,
+        }
     }
 }
 
 /// A word being built: each character remembers whether it was literal (quoted, escaped or
 /// produced by an expansion), because only unquoted braces and globs are special.
 #[derive(Debug, Default)]
-pub(super) struct Builder {
+pub(super) struct Builder<'s> {
     pub(super) chars: Vec<(char, bool)>,
-    pub(super) w: Word,
+    pub(super) w: Word<'s>,
 }
 
-impl Builder {
+impl Builder<'_> {
     pub(super) fn raw(&mut self, c: char) {
         self.chars.push((c, false));
     }
@@ -67,9 +96,9 @@ impl Builder {
     }
 }
 
-impl Lexer<'_, '_> {
+impl<'s> Lexer<'s, '_> {
     /// Lexes one word; brace expansion may turn it into several.
-    pub(crate) fn lex_word(&mut self) -> Vec<Word> {
+    pub(crate) fn lex_word(&mut self) -> Vec<Word<'s>> {
         match self.plain_word() {
             Some(w) => vec![w],
             None => self.built_word(),
@@ -77,7 +106,7 @@ impl Lexer<'_, '_> {
     }
 
     /// [`Lexer::lex_word`] character by character, for any word.
-    pub(crate) fn built_word(&mut self) -> Vec<Word> {
+    pub(crate) fn built_word(&mut self) -> Vec<Word<'s>> {
         let mut b = Builder::default();
         while let Some(c) = self.peek() {
             match c {
@@ -140,9 +169,10 @@ impl Lexer<'_, '_> {
     /// The common case, without building the word character by character: a word of only
     /// characters that mean nothing special to bash (no quote, escape, expansion, glob, brace or
     /// `~`), so the word is its text as written. `None` (nothing consumed) otherwise.
-    pub(super) fn plain_word(&mut self) -> Option<Word> {
+    pub(super) fn plain_word(&mut self) -> Option<Word<'s>> {
         // Special characters are ASCII, so a byte that is not one never starts one.
-        let rest = self.src.get(self.pos..).unwrap_or("");
+        let src = self.src;
+        let rest = src.get(self.pos..).unwrap_or("");
         let len = rest
             .bytes()
             .take_while(|&b| !b.is_ascii() || !is_special(char::from(b)))
@@ -154,16 +184,16 @@ impl Lexer<'_, '_> {
         if len == 0 || !ends_word {
             return None;
         }
-        let text = rest.get(..len)?.to_owned();
+        let text = rest.get(..len)?;
         self.pos += len;
         Some(Word {
             assignment: is_assignment(text.chars().map(|c| (c, false))),
-            text,
+            text: Cow::Borrowed(text),
             ..Word::default()
         })
     }
 
-    pub(super) fn finish(&mut self, b: Builder) -> Vec<Word> {
+    pub(super) fn finish(&mut self, b: Builder<'s>) -> Vec<Word<'s>> {
         let Builder { chars, w } = b;
         if !chars.iter().any(|&(c, lit)| c == '{' && !lit)
             || matches!(find_brace(&chars), Brace::None)
@@ -191,8 +221,8 @@ impl Lexer<'_, '_> {
     }
 }
 
-fn make_word(chars: &[(char, bool)], mut w: Word) -> Word {
-    w.text = chars.iter().map(|&(c, _)| c).collect();
+fn make_word<'s>(chars: &[(char, bool)], mut w: Word<'s>) -> Word<'s> {
+    w.text = Cow::Owned(chars.iter().map(|&(c, _)| c).collect());
     w.glob = has_glob(chars);
     w.tilde = matches!(chars.first(), Some(('~', false)));
     w.assignment = is_assignment(chars.iter().copied());

@@ -90,7 +90,8 @@ fn huge_brace_expansion_is_opaque_not_expanded() {
     let line = parse("echo {1..100000}");
     assert_eq!(line.subcommands()[0].words().len(), 2);
     assert!(line.is_opaque());
-    let line = parse(&"{a,b}".repeat(30));
+    let text = "{a,b}".repeat(30);
+    let line = parse(&text);
     assert!(line.is_opaque());
 }
 
