@@ -15,7 +15,7 @@ use super::CommandLine;
 pub(super) const WS: &str = "/work/proj";
 pub(super) const HOME: &str = "/home/agent";
 
-pub(super) fn parse(s: &str) -> CommandLine {
+pub(super) fn parse(s: &str) -> CommandLine<'_> {
     CommandLine::parse(s)
 }
 
