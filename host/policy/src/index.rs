@@ -59,6 +59,8 @@ fn fingerprint(units: impl IntoIterator<Item = u32>) -> u64 {
 /// characters.
 fn head_key(h: Head<'_>) -> u64 {
     match h {
+        // An ASCII character's unit is its byte.
+        Head::Text(t) if t.is_ascii() => fingerprint(t.bytes().map(u32::from)),
         Head::Text(t) => fingerprint(t.chars().map(u32::from)),
         Head::Units(u) => fingerprint(u.iter().copied()),
     }

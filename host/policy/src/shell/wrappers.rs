@@ -13,9 +13,13 @@ use super::starts::Starts;
 
 /// The program a command word names: its last path component, so `/bin/rm` is `rm`.
 pub(crate) fn program_name(text: &str) -> &str {
-    match text.rsplit_once('/') {
-        Some((_, base)) if !base.is_empty() => base,
-        _ => text,
+    // A plain loop: command words are short, and this runs several times per subcommand.
+    match text.bytes().rposition(|b| b == b'/') {
+        Some(at) => match text.get(at + 1..) {
+            Some(base) if !base.is_empty() => base,
+            _ => text,
+        },
+        None => text,
     }
 }
 

@@ -175,7 +175,7 @@ impl<'s> Lexer<'s, '_> {
         let rest = src.get(self.pos..).unwrap_or("");
         let len = rest
             .bytes()
-            .take_while(|&b| !b.is_ascii() || !is_special(char::from(b)))
+            .take_while(|&b| !SPECIAL.get(usize::from(b)).copied().unwrap_or(false))
             .count();
         let ends_word = match rest.as_bytes().get(len) {
             None => true,
@@ -187,7 +187,9 @@ impl<'s> Lexer<'s, '_> {
         let text = rest.get(..len)?;
         self.pos += len;
         Some(Word {
-            assignment: is_assignment(text.chars().map(|c| (c, false))),
+            // Every character is unquoted here, so `NAME=value` needs a `=` somewhere.
+            assignment: text.as_bytes().contains(&b'=')
+                && is_assignment(text.chars().map(|c| (c, false))),
             text: Cow::Borrowed(text),
             ..Word::default()
         })
@@ -271,13 +273,24 @@ fn is_assignment(chars: impl Iterator<Item = (char, bool)>) -> bool {
 }
 
 /// Characters that end a word wherever they stand.
-fn is_word_end(c: char) -> bool {
+const fn is_word_end(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | ';' | '&' | '|' | '(' | ')')
 }
 
 /// Characters that end a word or change how it reads: quotes, escapes, expansions,
 /// redirections, globs, braces and `~`. A word without them is its text as written.
-fn is_special(c: char) -> bool {
+/// [`is_special`] by byte: only ASCII bytes are special.
+static SPECIAL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 128 {
+        table[b] = is_special(b as u8 as char);
+        b += 1;
+    }
+    table
+};
+
+const fn is_special(c: char) -> bool {
     is_word_end(c)
         || matches!(
             c,
