@@ -461,10 +461,7 @@ fn check_program(prog: &str, args: &[Word], ctx: &Ctx<'_>, cwd: Option<&str>) ->
             if !deletes {
                 return None;
             }
-            let dot = Word {
-                text: Cow::Borrowed("."),
-                ..Word::default()
-            };
+            let dot = Word::bare(Cow::Borrowed("."));
             let roots = if roots.is_empty() { vec![&dot] } else { roots };
             roots
                 .iter()

@@ -77,7 +77,7 @@ fn word_reasons(w: &Word<'_>, c: &mut Collect<'_, '_, '_>) {
     if w.unterminated {
         c.reason("unterminated quote or substitution");
     }
-    for r in &w.reasons {
+    for r in w.reasons() {
         c.reason(r);
     }
 }
@@ -102,7 +102,7 @@ pub(crate) fn build_sub<'s>(
         };
         for w in &mut words {
             word_reasons(w, &mut c);
-            c.nested.append(&mut w.nested);
+            c.nested.append(&mut w.take_nested());
         }
         for r in redirs {
             let target = match r.target {
@@ -115,7 +115,7 @@ pub(crate) fn build_sub<'s>(
                     if r.kind != RedirectKind::HereString && (t.param || t.glob || t.brace) {
                         c.reason("redirection target only known at run time");
                     }
-                    c.nested.append(&mut t.nested);
+                    c.nested.append(&mut t.take_nested());
                     t.text.into_owned()
                 }
             };

@@ -159,10 +159,7 @@ impl<'s> Parser<'s, '_> {
     fn define_function(&mut self, name: String) {
         self.finish();
         let sub = build_sub(
-            vec![Word {
-                text: Cow::Owned(name.clone()),
-                ..Word::default()
-            }],
+            vec![Word::bare(Cow::Owned(name.clone()))],
             Vec::new(),
             vec!["function definition".to_string()],
             self.depth,

@@ -66,7 +66,7 @@ impl<'s> Lexer<'s, '_> {
             if !self.skip_to_close_paren() {
                 b.w.unterminated = true;
             }
-            b.w.reasons.push("nesting too deep to read".to_string());
+            b.w.add_reason("nesting too deep to read");
         } else {
             self.depth += 1;
             let (toks, closed) = self.lex_seq(true);
@@ -74,8 +74,7 @@ impl<'s> Lexer<'s, '_> {
             if !closed {
                 b.w.unterminated = true;
             }
-            b.w.nested
-                .push(split::build(toks, self.depth + 1, self.budget));
+            b.w.add_nested(split::build(toks, self.depth + 1, self.budget));
         }
         if process {
             b.w.procsub = true;
@@ -131,7 +130,7 @@ impl<'s> Lexer<'s, '_> {
     fn param_braced(&mut self, b: &mut Builder<'s>) {
         let deep = self.depth >= MAX_DEPTH;
         if deep {
-            b.w.reasons.push("nesting too deep to read".to_string());
+            b.w.add_reason("nesting too deep to read");
         }
         self.depth += 1;
         loop {
@@ -209,11 +208,11 @@ impl<'s> Lexer<'s, '_> {
         }
         b.w.cmdsub = true;
         if self.depth >= MAX_DEPTH {
-            b.w.reasons.push("nesting too deep to read".to_string());
+            b.w.add_reason("nesting too deep to read");
         } else {
             // The unescaped text is the backtick's own: copy what is read from it.
             let nested = CommandLine::parse_at(&inner, self.depth + 1, self.budget);
-            b.w.nested.push(nested.into_owned());
+            b.w.add_nested(nested.into_owned());
         }
         self.push_raw_literal(b, start);
     }

@@ -47,8 +47,7 @@ impl<'s> Lexer<'s, '_> {
                 let first = words.next();
                 match (first, words.next()) {
                     (Some(mut w), Some(_)) => {
-                        w.reasons
-                            .push("ambiguous redirect (brace expansion)".to_string());
+                        w.add_reason("ambiguous redirect (brace expansion)");
                         Some(w)
                     }
                     (first, None) => first,

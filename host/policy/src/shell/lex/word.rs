@@ -33,8 +33,52 @@ pub(crate) struct Word<'s> {
     /// Has the form `NAME=value`.
     pub(crate) assignment: bool,
     pub(crate) unterminated: bool,
-    pub(crate) nested: Vec<CommandLine<'s>>,
-    pub(crate) reasons: Vec<String>,
+    /// Command text inside the word and why it is opaque: rare, so kept out of line to keep
+    /// words (moved through lexing and splitting) small.
+    extra: Option<Box<Extra<'s>>>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Extra<'s> {
+    nested: Vec<CommandLine<'s>>,
+    reasons: Vec<String>,
+}
+
+impl<'s> Word<'s> {
+    /// A word with this text and nothing else to it (no quoting, expansion or assignment).
+    pub(crate) fn bare(text: Cow<'s, str>) -> Word<'s> {
+        Word {
+            text,
+            ..Word::default()
+        }
+    }
+
+    fn extra(&mut self) -> &mut Extra<'s> {
+        self.extra.get_or_insert_with(Box::default)
+    }
+
+    /// Records why the word cannot be read statically.
+    pub(crate) fn add_reason(&mut self, reason: &str) {
+        self.extra().reasons.push(reason.to_owned());
+    }
+
+    /// Records command text parsed from inside the word.
+    pub(crate) fn add_nested(&mut self, line: CommandLine<'s>) {
+        self.extra().nested.push(line);
+    }
+
+    /// Why the word cannot be read statically.
+    pub(crate) fn reasons(&self) -> &[String] {
+        self.extra.as_ref().map_or(&[], |e| &e.reasons)
+    }
+
+    /// Takes the command text parsed from inside the word.
+    pub(crate) fn take_nested(&mut self) -> Vec<CommandLine<'s>> {
+        self.extra
+            .as_mut()
+            .map(|e| std::mem::take(&mut e.nested))
+            .unwrap_or_default()
+    }
 }
 
 impl Word<'_> {
@@ -50,10 +94,13 @@ impl Word<'_> {
         self.cmdsub |= other.cmdsub;
         self.procsub |= other.procsub;
         self.unterminated |= other.unterminated;
-        for n in other.nested {
-            self.nested.push(n.into_owned());
+        if let Some(e) = other.extra {
+            let mine = self.extra();
+            for n in e.nested {
+                mine.nested.push(n.into_owned());
+            }
+            mine.reasons.extend(e.reasons);
         }
-        self.reasons.extend(other.reasons);
     }
 
     /// The word with its text copied, so it outlives the text it was read from.
@@ -69,12 +116,12 @@ impl Word<'_> {
             brace: self.brace,
             assignment: self.assignment,
             unterminated: self.unterminated,
-            nested: self
-                .nested
-                .into_iter()
-                .map(CommandLine::into_owned)
-                .collect(),
-            reasons: self.reasons,
+            extra: self.extra.map(|e| {
+                Box::new(Extra {
+                    nested: e.nested.into_iter().map(CommandLine::into_owned).collect(),
+                    reasons: e.reasons,
+                })
+            }),
         }
     }
 }
@@ -216,8 +263,7 @@ impl<'s> Lexer<'s, '_> {
         } else {
             let mut word = make_word(&chars, w);
             word.brace = true;
-            word.reasons
-                .push("brace expansion too large to read".to_string());
+            word.add_reason("brace expansion too large to read");
             vec![word]
         }
     }
