@@ -12,13 +12,14 @@
 //! function says why), so first-match order and every decision stay what a
 //! scan of all rules gives.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::glob;
 use crate::path::{self, Anchor, PathEnv};
 use crate::rule::Rule;
-use crate::shell::{CommandLine, Head};
+use crate::shell::{CommandLine, Head, Inline};
 
 /// Buckets this small are scanned whole: look-ups would cost more.
 const SCAN_BELOW: usize = 8;
@@ -31,8 +32,12 @@ const PREFIX_CAP: usize = 24;
 pub(crate) enum Probe<'a> {
     /// The call has no specifier: only unscoped rules can apply.
     Unscoped,
-    /// A command line, matched as deny and ask rules match.
-    ShellDeny(&'a CommandLine<'a>),
+    /// A command line, matched as deny and ask rules match; its keys are worked out on first
+    /// use and kept in `keys`, so the deny and ask lists share them.
+    ShellDeny {
+        line: &'a CommandLine<'a>,
+        keys: &'a OnceCell<DenyKeys>,
+    },
     /// A command line, matched as allow rules match.
     ShellAllow(&'a CommandLine<'a>),
     /// Normalised absolute paths.
@@ -68,6 +73,27 @@ fn head_key(h: Head<'_>) -> u64 {
 
 fn bytes_fingerprint(text: &[u8]) -> u64 {
     fingerprint(text.iter().map(|&b| u32::from(b)))
+}
+
+/// The keys a command line offers deny and ask rules (see [`CommandLine::deny_heads`]), without
+/// repeats; when not `complete`, every rule is a candidate whatever the keys.
+#[derive(Debug, Clone)]
+pub(crate) struct DenyKeys {
+    keys: Inline<u64, 8>,
+    complete: bool,
+}
+
+impl DenyKeys {
+    pub(crate) fn new(line: &CommandLine<'_>) -> DenyKeys {
+        let mut keys: Inline<u64, 8> = Inline::default();
+        let complete = line.deny_heads(&mut |h| {
+            let k = head_key(h);
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        });
+        DenyKeys { keys, complete }
+    }
 }
 
 /// Hashes the already mixed fingerprints by passing them through.
@@ -200,9 +226,13 @@ impl Bucket {
         out.extend_from_slice(&self.unscoped);
         let complete = match *probe {
             Probe::Unscoped => true,
-            Probe::ShellDeny(line) => {
+            Probe::ShellDeny { line, keys } => {
                 out.extend_from_slice(&self.shell_deny.wild);
-                line.deny_heads(&mut |h| extend_from(out, self.shell_deny.get(head_key(h))))
+                let keys = keys.get_or_init(|| DenyKeys::new(line));
+                for &k in keys.keys.iter() {
+                    extend_from(out, self.shell_deny.get(k));
+                }
+                keys.complete
             }
             Probe::ShellAllow(line) => {
                 out.extend_from_slice(&self.shell_allow.wild);

@@ -2,11 +2,12 @@
 //! needs, and the matching questions the engine asks of it.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 
 use crate::decision::concat;
 use crate::engine::path_env;
 use crate::facts::{Call, Env};
-use crate::index::Probe;
+use crate::index::{DenyKeys, Probe};
 use crate::path::{expand_home, is_within, normalize};
 use crate::rule::{Rule, RuleList, SpecifierKind};
 use crate::{ToolFacts, glob, shell};
@@ -24,6 +25,8 @@ pub(crate) enum Prepared<'a> {
     Shell {
         line: shell::Checked<'a>,
         text: &'a str,
+        /// The rule-index keys for deny and ask rules, once looked up.
+        deny_keys: OnceCell<DenyKeys>,
     },
     /// The normalised path and, when it differs, the symlink-resolved one.
     Path {
@@ -47,6 +50,7 @@ impl<'a> Prepared<'a> {
                     env.home,
                 ),
                 text,
+                deny_keys: OnceCell::new(),
             },
             SpecifierKind::Path => {
                 let lexical = normalize(text, env.cwd)?;
@@ -143,7 +147,12 @@ impl<'a> Prepared<'a> {
     pub fn probe<'p>(&'p self, deny: bool, env: &Env<'p>) -> Probe<'p> {
         match self {
             Prepared::None => Probe::Unscoped,
-            Prepared::Shell { line, .. } if deny => Probe::ShellDeny(line),
+            Prepared::Shell {
+                line, deny_keys, ..
+            } if deny => Probe::ShellDeny {
+                line,
+                keys: deny_keys,
+            },
             Prepared::Shell { line, .. } => Probe::ShellAllow(line),
             Prepared::Path { paths, .. } => Probe::Paths(paths, path_env(env)),
             Prepared::Plain(text) => Probe::Plain(text),

@@ -224,11 +224,24 @@ fn unrelated_rules_are_skipped() {
     let line = shell::CommandLine::parse("cargo build && git status");
     assert!(
         set.deny
-            .candidates("t", &Probe::ShellDeny(&line))
+            .candidates(
+                "t",
+                &Probe::ShellDeny {
+                    line: &line,
+                    keys: &OnceCell::new()
+                }
+            )
             .is_empty()
     );
     let line = shell::CommandLine::parse("tool7 x");
-    let found = set.deny.candidates("t", &Probe::ShellDeny(&line));
+    let keys = OnceCell::new();
+    let found = set.deny.candidates(
+        "t",
+        &Probe::ShellDeny {
+            line: &line,
+            keys: &keys,
+        },
+    );
     assert_eq!(
         found.iter().map(|r| r.text()).collect::<Vec<_>>(),
         ["t(tool7 *)"]

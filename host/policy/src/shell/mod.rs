@@ -21,12 +21,12 @@
 mod breakers;
 mod classify;
 mod forms;
+mod inline;
 mod lex;
 mod paths;
 mod pattern;
 mod readonly;
 mod split;
-mod starts;
 mod wrappers;
 
 #[cfg(test)]
@@ -41,9 +41,10 @@ pub use pattern::{Pattern, allowed_by_patterns, matches_any_pattern};
 
 use forms::DenyForm;
 pub(crate) use forms::Head;
+pub(crate) use inline::Inline;
+use inline::Starts;
 use lex::Word;
 use paths::Places;
-use starts::Starts;
 
 /// A parsed command line: every simple command bash would run, in order, including those inside
 /// subshells, groups, loops and function bodies.

@@ -8,8 +8,8 @@
 //! For allow, only wrappers that change nothing about what the command can do are stripped, and
 //! only when their options are fully understood; `sudo ls` is not `ls`.
 
+use super::inline::Starts;
 use super::lex::Word;
-use super::starts::Starts;
 
 /// The program a command word names: its last path component, so `/bin/rm` is `rm`.
 pub(crate) fn program_name(text: &str) -> &str {
