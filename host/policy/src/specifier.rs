@@ -19,6 +19,10 @@ fn writes_inside(target: &str, env: &Env<'_>) -> bool {
         .is_some_and(|t| normalize(&t, env.cwd).is_ok_and(|p| is_within(&p, env.workspace)))
 }
 
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per decision, on the stack: boxing the shell variant would cost an allocation"
+)]
 pub(crate) enum Prepared<'a> {
     /// The tool has no specifier: only unscoped rules apply.
     None,
