@@ -21,7 +21,9 @@ use crate::path::{self, Anchor, PathEnv};
 use crate::rule::Rule;
 use crate::shell::{CommandLine, Head, Inline};
 
-/// Buckets this small are scanned whole: look-ups would cost more.
+/// Buckets this small are scanned whole: look-ups would cost more. Not for
+/// deny matching of command lines, where trying a rule builds the line's deny
+/// forms, which costs more than the look-ups.
 const SCAN_BELOW: usize = 8;
 /// Plain prefixes are compared on at most this many bytes, which bounds the
 /// number of distinct key lengths (and so look-ups) per call.
@@ -219,7 +221,7 @@ impl Bucket {
 
     /// Appends the indices of the rules that may match `probe` (unsorted, maybe repeated).
     pub(crate) fn candidates(&self, probe: &Probe<'_>, out: &mut Vec<usize>) {
-        if self.all.len() < SCAN_BELOW {
+        if self.all.len() < SCAN_BELOW && !matches!(probe, Probe::ShellDeny { .. }) {
             out.extend_from_slice(&self.all);
             return;
         }
