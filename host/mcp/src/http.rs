@@ -16,6 +16,7 @@ use axum::Router;
 use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use http::StatusCode;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -130,6 +131,13 @@ pub async fn serve_http(
     options.addr = bound;
     let app = router(&server, &options);
     ready(bound);
+    // Small JSON-RPC messages: without TCP_NODELAY, Nagle and delayed ACKs
+    // add ~40 ms to each exchange on a keep-alive connection.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await?;
