@@ -46,7 +46,7 @@ impl Host {
             return Err(bad("non-ASCII host; use its punycode (xn--) form"));
         }
         let lower = text.to_ascii_lowercase();
-        if let Some(v4) = parse_ipv4(&lower).map_err(|why| bad(why))? {
+        if let Some(v4) = parse_ipv4(&lower).map_err(bad)? {
             return Ok(Host::Ip(IpAddr::V4(v4)));
         }
         let name = lower.strip_suffix('.').unwrap_or(&lower);
