@@ -45,6 +45,15 @@ impl Context {
         host::progress(done, total, message);
     }
 
+    /// Why the host refused this call's connections and HTTP requests so
+    /// far, oldest first. A WASI error such as `access-denied` or
+    /// `HTTP-request-denied` says only that the host refused; put the last
+    /// of these reasons in your error so the agent learns which grant
+    /// would help.
+    pub fn denials(&self) -> Vec<String> {
+        host::denials()
+    }
+
     /// Turns a path argument into the path to open: relative paths resolve
     /// against [`Context::cwd`]; a NUL byte or an empty path is an
     /// invalid-argument error, and an absolute path outside every granted

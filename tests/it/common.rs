@@ -86,6 +86,7 @@ pub fn grant(dir: &Path, access: FsAccess) -> Grants {
             guest_path: "/workspace".into(),
             access,
         }],
+        ..Default::default()
     }
 }
 

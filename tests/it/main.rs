@@ -14,10 +14,15 @@ mod common;
 mod fs;
 mod gate_policy;
 mod hello;
+mod http;
+mod json;
 mod load;
 mod mcp;
+mod net;
 mod policy_cases;
 mod probe;
+mod search;
+mod server;
 
 /// Every guest component has a test module named after it; adding a guest
 /// without tests fails to compile here.

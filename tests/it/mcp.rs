@@ -32,6 +32,7 @@ async fn host(disclosure: DisclosureConfig) -> Host {
             guest_path: "/workspace".into(),
             access: warden_api::FsAccess::ReadWrite,
         }],
+        ..Grants::default()
     };
     let config: PolicyConfig = toml::from_str(
         r#"

@@ -2,6 +2,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::env::EnvGrant;
+use crate::net::NetPattern;
+
 /// Filesystem access, ordered: `None < Read < ReadWrite`.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
@@ -40,10 +43,18 @@ pub struct FsGrant {
     pub access: FsAccess,
 }
 
-/// The capabilities one call holds. Empty means nothing: no directories.
+/// The capabilities one call holds, as the operator granted them. Empty
+/// means nothing: no directories, no network, no environment. A call gets
+/// the intersection of this and what its plugin's manifest requests.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Grants {
     #[serde(default)]
     pub fs: Vec<FsGrant>,
+    /// Hosts the call may reach (see [`crate::net`]).
+    #[serde(default)]
+    pub net: Vec<NetPattern>,
+    /// Environment variables the call sees.
+    #[serde(default)]
+    pub env: Vec<EnvGrant>,
 }

@@ -1,7 +1,8 @@
 //! Warden's shared domain types and the traits that join its crates.
 //!
 //! Owns: tool specs and their validation, the plugin manifest format, the
-//! categories and action-type taxonomy, capability grants, call limits, the
+//! categories and action-type taxonomy, capability grants (files, network
+//! patterns and the pure address checks, environment), call limits, the
 //! result envelope agents see, and the [`ToolHost`] / [`Backend`] traits.
 //!
 //! Does not own: any I/O, any runtime framework, any policy. Depends on
@@ -11,6 +12,7 @@
 mod action;
 mod approval;
 mod category;
+mod env;
 mod envelope;
 mod error;
 mod grant;
@@ -18,11 +20,13 @@ mod hooks;
 mod host;
 mod limits;
 mod manifest;
+pub mod net;
 mod spec;
 
 pub use action::{ActionType, BUILTIN_ACTION_TYPES};
 pub use approval::{ApprovalAnswer, ApprovalRequest, Approver};
 pub use category::Category;
+pub use env::{EnvGrant, Secret, check_env_key};
 pub use envelope::{Envelope, ErrorType};
 pub use error::SpecError;
 pub use grant::{FsAccess, FsGrant, Grants};
@@ -30,6 +34,7 @@ pub use hooks::{CallEvents, CallHooks, LogLevel};
 pub use host::{Backend, BackendCall, BoxFuture, CallContext, CallRequest, ToolHost};
 pub use limits::CallLimits;
 pub use manifest::{
-    MANIFEST_SECTION, MANIFEST_VERSION, Manifest, PluginId, RequestedCapabilities, WIT_PACKAGE,
+    CapabilityGap, MANIFEST_SECTION, MANIFEST_VERSION, Manifest, PluginId, RequestedCapabilities,
+    WIT_PACKAGE,
 };
 pub use spec::{Example, ToolName, ToolSpec, render_template};

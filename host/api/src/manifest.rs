@@ -2,7 +2,8 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{FsAccess, SpecError, ToolSpec};
+use crate::net::NetPattern;
+use crate::{FsAccess, Grants, SpecError, ToolSpec, check_env_key};
 
 /// The custom section of a plugin component that holds its [`Manifest`]
 /// as JSON. The host reads it without running guest code.
@@ -27,6 +28,68 @@ pub struct PluginId {
 pub struct RequestedCapabilities {
     /// The most filesystem access any directory grant may give the plugin.
     pub filesystem: FsAccess,
+    /// Hosts the plugin may want to reach (network patterns); the
+    /// operator's grant is met with these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network: Vec<NetPattern>,
+    /// Environment variables the plugin may want to read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
+}
+
+/// Where a plugin's request and the operator's grant differ. Not an error:
+/// the plugin loads and gets the intersection; this is what `warden plugin
+/// inspect` shows and the host logs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct CapabilityGap {
+    /// Requested hosts no grant covers: calls cannot reach them.
+    pub network_not_granted: Vec<NetPattern>,
+    /// Granted patterns the plugin never asked for: they admit nothing.
+    pub network_not_requested: Vec<NetPattern>,
+    /// Requested variables not granted: invisible to calls.
+    pub env_not_granted: Vec<String>,
+    /// Granted variables the plugin never asked for: not passed on.
+    pub env_not_requested: Vec<String>,
+}
+
+impl CapabilityGap {
+    pub fn between(requested: &RequestedCapabilities, grants: &Grants) -> CapabilityGap {
+        let overlaps = |a: &NetPattern, b: &[NetPattern]| b.iter().any(|x| x.meet(a).is_some());
+        CapabilityGap {
+            network_not_granted: requested
+                .network
+                .iter()
+                .filter(|r| !grants.net.iter().any(|g| g.covers(r)))
+                .cloned()
+                .collect(),
+            network_not_requested: grants
+                .net
+                .iter()
+                .filter(|g| !overlaps(g, &requested.network))
+                .cloned()
+                .collect(),
+            env_not_granted: requested
+                .env
+                .iter()
+                .filter(|k| !grants.env.iter().any(|g| &g.key == *k))
+                .cloned()
+                .collect(),
+            env_not_requested: grants
+                .env
+                .iter()
+                .filter(|g| !requested.env.contains(&g.key))
+                .map(|g| g.key.clone())
+                .collect(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.network_not_granted.is_empty()
+            && self.network_not_requested.is_empty()
+            && self.env_not_granted.is_empty()
+            && self.env_not_requested.is_empty()
+    }
 }
 
 /// What a plugin declares about itself, readable without running it.
@@ -81,6 +144,9 @@ impl Manifest {
                 "plugin name `{}` must be lower-case [a-z0-9_], starting with a letter",
                 self.plugin.name
             )));
+        }
+        for key in &self.capabilities.env {
+            check_env_key(key)?;
         }
         if self.tools.is_empty() {
             return Err(SpecError::Manifest("the plugin declares no tools".into()));

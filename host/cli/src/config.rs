@@ -135,6 +135,14 @@ pub struct PluginConfig {
     /// Directory grants, as `HOST_DIR[:GUEST_DIR][:ro|rw]` (read-only by default).
     #[serde(default)]
     pub grant_fs: Vec<String>,
+    /// Network grants: `host[:port]`, `*.domain`, `https://host`, an IP or
+    /// CIDR block, or `insecure:allow-all`. Non-public addresses need a
+    /// grant naming the address.
+    #[serde(default)]
+    pub grant_net: Vec<String>,
+    /// Environment grants: `KEY` (the host's value) or `KEY=VALUE`.
+    #[serde(default)]
+    pub grant_env: Vec<String>,
 }
 
 /// Per-call limits; each defaults to the built-in value.
@@ -144,6 +152,12 @@ pub struct LimitsConfig {
     pub timeout_ms: Option<u64>,
     pub memory_mb: Option<u64>,
     pub max_output_bytes: Option<u64>,
+    /// Outgoing HTTP: one request's time budget (connect, headers, body).
+    pub http_timeout_ms: Option<u64>,
+    /// Outgoing HTTP: the largest response body, in bytes.
+    pub http_max_response_bytes: Option<u64>,
+    /// Outgoing HTTP: redirects one call may follow.
+    pub http_max_redirects: Option<u32>,
 }
 
 impl Config {

@@ -1,9 +1,40 @@
-//! `--grant-fs HOST_DIR[:GUEST_DIR][:ro|rw]`.
+//! `--grant-fs HOST_DIR[:GUEST_DIR][:ro|rw]`, `--grant-net PATTERN` and
+//! `--grant-env KEY[=VALUE]`.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use warden_api::{FsAccess, FsGrant};
+use warden_api::net::NetPattern;
+use warden_api::{EnvGrant, FsAccess, FsGrant, Secret, check_env_key};
+
+/// Parses a network grant pattern (see `docs/configuration.md`).
+pub fn parse_net(spec: &str) -> anyhow::Result<NetPattern> {
+    spec.parse()
+        .with_context(|| format!("--grant-net {spec:?}"))
+}
+
+/// Parses an environment grant: `KEY=VALUE` grants that value, `KEY` the
+/// host's own value of `KEY` (which must be set). Errors never include
+/// the value.
+pub fn parse_env(spec: &str) -> anyhow::Result<EnvGrant> {
+    let (key, value) = match spec.split_once('=') {
+        Some((key, value)) => (key, Some(value)),
+        None => (spec, None),
+    };
+    check_env_key(key).with_context(|| format!("--grant-env {key:?}"))?;
+    let value = match value {
+        Some(v) => v.to_owned(),
+        None => std::env::var(key).map_err(|_| {
+            anyhow::anyhow!(
+                "--grant-env {key:?}: `{key}` is not set in this environment; set it, or give the value as {key}=VALUE"
+            )
+        })?,
+    };
+    Ok(EnvGrant {
+        key: key.to_owned(),
+        value: Secret::new(value),
+    })
+}
 
 /// Parses a directory grant. The host directory must exist; the guest path
 /// defaults to the host directory's absolute path and must be absolute;
@@ -71,6 +102,28 @@ mod tests {
         );
         let g = parse_fs(&format!("{}:ro", dir.display())).unwrap();
         assert_eq!(g.access, FsAccess::Read);
+    }
+
+    #[test]
+    fn env_grants_take_a_value_or_the_host_value() {
+        let g = parse_env("TOKEN=s3cr3t=x").unwrap();
+        assert_eq!((g.key.as_str(), g.value.expose()), ("TOKEN", "s3cr3t=x"));
+        let path = std::env::var("PATH").unwrap();
+        assert_eq!(parse_env("PATH").unwrap().value.expose(), path);
+        let e = parse_env("WARDEN_TEST_SURELY_UNSET_VAR").unwrap_err();
+        assert!(format!("{e:#}").contains("is not set"), "{e:#}");
+        let e = parse_env("BAD-KEY=s3cr3t").unwrap_err();
+        assert!(!format!("{e:#}").contains("s3cr3t"), "{e:#}");
+    }
+
+    #[test]
+    fn net_grants_parse() {
+        assert_eq!(
+            parse_net("https://API.example.com").unwrap().to_string(),
+            "https://api.example.com:443"
+        );
+        let e = parse_net("*").unwrap_err();
+        assert!(format!("{e:#}").contains("insecure:allow-all"), "{e:#}");
     }
 
     #[test]

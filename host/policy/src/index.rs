@@ -221,6 +221,9 @@ impl Bucket {
 
     /// Appends the indices of the rules that may match `probe` (unsorted, maybe repeated).
     pub(crate) fn candidates(&self, probe: &Probe<'_>, out: &mut Vec<usize>) {
+        if self.all.is_empty() {
+            return;
+        }
         if self.all.len() < SCAN_BELOW && !matches!(probe, Probe::ShellDeny { .. }) {
             out.extend_from_slice(&self.all);
             return;

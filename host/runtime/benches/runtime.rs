@@ -112,6 +112,7 @@ fn fs_read(b: divan::Bencher, content: &str) {
             guest_path: "/workspace".into(),
             access: FsAccess::Read,
         }],
+        ..Default::default()
     };
     b.bench(|| {
         let e = tokio().block_on(fs.invoke(BackendCall {

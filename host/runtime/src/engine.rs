@@ -12,6 +12,7 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 use crate::RuntimeError;
 use crate::bindings;
 use crate::cache::CompileCache;
+use crate::http::HttpLimits;
 use crate::plugin::Plugin;
 use crate::state::HostState;
 
@@ -33,12 +34,14 @@ pub struct RuntimeConfig {
     /// than a hop to the pool and back; turn this off when granted
     /// directories live on slow (network) filesystems.
     pub fs_on_call_thread: bool,
+    /// Per-request limits of outgoing HTTP.
+    pub http: HttpLimits,
 }
 
 impl RuntimeConfig {
     /// Defaults: cache at `cache_dir`, pooling allocator on, 64 concurrent
     /// calls, 256 MiB memory ceiling per call, deadlines checked every 5 ms,
-    /// file operations on the calling thread.
+    /// file operations on the calling thread, [`HttpLimits::DEFAULT`].
     pub fn new(cache_dir: Option<PathBuf>) -> RuntimeConfig {
         RuntimeConfig {
             cache_dir,
@@ -47,6 +50,7 @@ impl RuntimeConfig {
             max_memory_bytes: 256 << 20,
             epoch_tick: Duration::from_millis(5),
             fs_on_call_thread: true,
+            http: HttpLimits::DEFAULT,
         }
     }
 }
@@ -107,6 +111,7 @@ impl Runtime {
 
         let mut linker = Linker::<HostState>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(engine_err)?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(engine_err)?;
         bindings::Plugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
             .map_err(engine_err)?;
 

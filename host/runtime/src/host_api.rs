@@ -108,6 +108,10 @@ impl bindings::warden::tool::host::Host for HostState {
             "progress"
         );
     }
+
+    fn denials(&mut self) -> Vec<String> {
+        self.denials.all()
+    }
 }
 
 impl bindings::warden::tool::types::Host for HostState {}

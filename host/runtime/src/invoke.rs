@@ -5,17 +5,19 @@
 //! can neither see nor corrupt another's state, and a trapped instance is
 //! simply dropped.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tracing::Instrument;
 
-use std::sync::Arc;
-
+use warden_api::net::EffectiveNet;
 use warden_api::{BackendCall, CallEvents, CallLimits, Envelope, ErrorType, Grants};
 use wasmtime::{Store, UpdateDeadline};
 
 use crate::bindings::{self, ErrorKind};
+use crate::denials::Denials;
 use crate::host_api::HostApi;
+use crate::http::{Egress, HttpCtx};
 use crate::limits::{CallLimiter, DeadlineExceeded};
 use crate::output::CappedOutput;
 use crate::plugin::PluginInner;
@@ -44,19 +46,29 @@ fn prepare(
     let shared = &plugin.runtime.shared;
     let stdout = CappedOutput::new(limits.log_bytes);
     let stderr = CappedOutput::new(limits.log_bytes);
+    let requested = &plugin.manifest.capabilities;
+    let net = Arc::new(EffectiveNet::new(&grants.net, &requested.network));
+    let denials = Denials::default();
     let call_wasi = wasi::build(
         grants,
-        plugin.manifest.capabilities.filesystem,
-        shared.config.fs_on_call_thread,
-        &stdout,
-        &stderr,
+        requested,
+        &net,
+        &denials,
+        wasi::CallIo {
+            stdout: &stdout,
+            stderr: &stderr,
+            fs_on_call_thread: shared.config.fs_on_call_thread,
+        },
     )?;
+    let egress = Egress::with_denials(net, shared.config.http, denials.clone());
     let memory = limits.memory_bytes.min(shared.config.max_memory_bytes);
     let state = HostState {
         wasi: call_wasi.ctx,
+        http: HttpCtx::new(egress),
         table: wasmtime::component::ResourceTable::new(),
         limiter: CallLimiter::new(memory, Instant::now() + limits.deadline),
         host: HostApi::new(&plugin.manifest.plugin.name, tool, request_id, events),
+        denials,
     };
     let mut store = Store::new(&shared.engine, state);
     store.limiter(|s| &mut s.limiter);

@@ -3,8 +3,10 @@
 //! Owns: the one wasmtime [`Engine`](wasmtime::Engine) of the process (async,
 //! epoch interruption, optional pooling allocator), the on-disk compile
 //! cache, one `InstancePre` per plugin, and the per-call path: a fresh
-//! `Store` built from the call's grants, limits enforced, the result or the
-//! failure turned into an [`Envelope`](warden_api::Envelope).
+//! `Store` built from the call's grants (directories, environment, raw
+//! sockets behind an address check, outgoing HTTP through a checking
+//! hook), limits enforced, the result or the failure turned into an
+//! [`Envelope`](warden_api::Envelope).
 //!
 //! Does not own: deciding whether a call may run, or validating its
 //! arguments (the gate does both before a call gets here).
@@ -13,18 +15,22 @@
 
 mod bindings;
 mod cache;
+mod denials;
 mod engine;
 mod error;
 mod host_api;
+mod http;
 mod invoke;
 mod limits;
 mod manifest;
 mod output;
 mod plugin;
+mod sockets;
 mod state;
 mod wasi;
 
 pub use engine::{Runtime, RuntimeConfig};
 pub use error::RuntimeError;
+pub use http::{CappedBody, ConnectionTask, Egress, HttpLimits};
 pub use manifest::{Inspection, component_digest, inspect, read_manifest};
 pub use plugin::{LoadOrigin, Plugin};

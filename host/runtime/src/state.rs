@@ -3,14 +3,18 @@
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
+use crate::denials::Denials;
 use crate::host_api::HostApi;
+use crate::http::HttpCtx;
 use crate::limits::CallLimiter;
 
 pub(crate) struct HostState {
     pub wasi: WasiCtx,
+    pub http: HttpCtx,
     pub table: ResourceTable,
     pub limiter: CallLimiter,
     pub host: HostApi,
+    pub denials: Denials,
 }
 
 impl WasiView for HostState {

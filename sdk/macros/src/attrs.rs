@@ -5,22 +5,34 @@ use syn::meta::ParseNestedMeta;
 use syn::parse::Parser;
 use syn::{Attribute, LitBool, LitStr};
 
-/// `#[plugin(name = "...", filesystem = "...")]`.
+/// `#[plugin(name = "...", filesystem = "...", network = [...], env = [...])]`.
 pub struct PluginOpts {
     pub name: LitStr,
     pub filesystem: LitStr,
+    /// Requested network patterns, e.g. `["api.example.com:443"]`.
+    pub network: Vec<LitStr>,
+    /// Requested environment variable names.
+    pub env: Vec<LitStr>,
 }
 
 pub fn plugin(attr: TokenStream) -> syn::Result<PluginOpts> {
     let mut name = None;
     let mut filesystem = None;
+    let mut network = Vec::new();
+    let mut env = Vec::new();
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("name") {
             name = Some(meta.value()?.parse::<LitStr>()?);
         } else if meta.path.is_ident("filesystem") {
             filesystem = Some(meta.value()?.parse::<LitStr>()?);
+        } else if meta.path.is_ident("network") {
+            network = string_list(&meta)?;
+        } else if meta.path.is_ident("env") {
+            env = string_list(&meta)?;
         } else {
-            return Err(meta.error("unknown plugin option; expected `name` or `filesystem`"));
+            return Err(meta.error(
+                "unknown plugin option; expected `name`, `filesystem`, `network` or `env`",
+            ));
         }
         Ok(())
     });
@@ -30,7 +42,25 @@ pub fn plugin(attr: TokenStream) -> syn::Result<PluginOpts> {
             syn::Error::new(Span::call_site(), "#[plugin] needs `name = \"...\"`")
         })?,
         filesystem: filesystem.unwrap_or_else(|| LitStr::new("none", Span::call_site())),
+        network,
+        env,
     })
+}
+
+/// `key = ["a", "b"]`.
+fn string_list(meta: &ParseNestedMeta) -> syn::Result<Vec<LitStr>> {
+    let array: syn::ExprArray = meta.value()?.parse()?;
+    array
+        .elems
+        .iter()
+        .map(|e| match e {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => Ok(s.clone()),
+            other => Err(syn::Error::new_spanned(other, "expected a string literal")),
+        })
+        .collect()
 }
 
 pub struct ExampleOpt {

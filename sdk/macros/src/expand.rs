@@ -59,9 +59,20 @@ pub fn plugin(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             name: opts.name.value(),
             version: std::env::var("CARGO_PKG_VERSION").unwrap_or_else(|_| "0.0.0".into()),
         },
-        capabilities: RequestedCapabilities { filesystem },
+        capabilities: RequestedCapabilities {
+            filesystem,
+            network: opts
+                .network
+                .iter()
+                .map(|p| p.value().parse().map_err(|e| err_at(p, e)))
+                .collect::<syn::Result<_>>()?,
+            env: opts.env.iter().map(LitStr::value).collect(),
+        },
         tools: tools.iter().map(|t| t.spec.clone()).collect(),
     };
+    for key in &opts.env {
+        warden_api::check_env_key(&key.value()).map_err(|e| err_at(key, e))?;
+    }
     manifest
         .check()
         .map_err(|e| syn::Error::new(opts.name.span(), e.to_string()))?;

@@ -99,6 +99,7 @@ async fn bench(args: &BenchArgs) -> anyhow::Result<Value> {
             guest_path: "/workspace".into(),
             access: FsAccess::Read,
         }],
+        ..Default::default()
     };
     // The benchmark measures the call path, so its agent allows everything.
     let mut builder = Gate::builder()

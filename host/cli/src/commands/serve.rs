@@ -91,6 +91,9 @@ fn defaults(args: &ServeArgs) -> anyhow::Result<Config> {
             plugins.push(PluginConfig {
                 path,
                 grant_fs: vec![format!("{}:/workspace:rw", workspace.display())],
+                // No network or environment by default: grant them in a config.
+                grant_net: Vec::new(),
+                grant_env: Vec::new(),
             });
         }
     }

@@ -32,6 +32,16 @@ pub struct HostArgs {
     /// path unless GUEST_DIR is given).
     #[arg(long = "grant-fs", value_name = "SPEC")]
     pub grant_fs: Vec<String>,
+    /// Grant network access to the --plugin components (repeatable):
+    /// `host[:port]`, `*.domain`, `https://host`, an IP or CIDR, or
+    /// `insecure:allow-all`. Loopback and private addresses need a grant
+    /// naming the address.
+    #[arg(long = "grant-net", value_name = "PATTERN")]
+    pub grant_net: Vec<String>,
+    /// Grant an environment variable to the --plugin components
+    /// (repeatable): `KEY` passes the host's value, `KEY=VALUE` this value.
+    #[arg(long = "grant-env", value_name = "KEY[=VALUE]")]
+    pub grant_env: Vec<String>,
     /// Where Warden keeps state; compiled components are cached in its `cache/`.
     #[arg(long, value_name = "DIR", env = "WARDEN_STATE_DIR")]
     pub state_dir: Option<PathBuf>,
@@ -133,22 +143,14 @@ impl HostArgs {
         let state = self.state_dir(&config);
         let mut rc = RuntimeConfig::new((!self.no_cache).then(|| state.join("cache")));
         rc.max_memory_bytes = rc.max_memory_bytes.max(limits.memory_bytes);
+        rc.http = http_limits(&config);
         let runtime = Runtime::new(rc)?;
-        let cli_grants = Grants {
-            fs: self
-                .grant_fs
-                .iter()
-                .map(|g| grant_arg::parse_fs(g))
-                .collect::<anyhow::Result<_>>()?,
-        };
+        let cli_grants = grants(&self.grant_fs, &self.grant_net, &self.grant_env)?;
         let mut wanted: Vec<(PathBuf, Grants)> = Vec::new();
-        for p in &config.plugins {
-            let fs = p
-                .grant_fs
-                .iter()
-                .map(|g| grant_arg::parse_fs(g))
-                .collect::<anyhow::Result<_>>()?;
-            wanted.push((p.path.clone(), Grants { fs }));
+        for (i, p) in config.plugins.iter().enumerate() {
+            let g = grants(&p.grant_fs, &p.grant_net, &p.grant_env)
+                .with_context(|| format!("config: at `plugins[{i}]`"))?;
+            wanted.push((p.path.clone(), g));
         }
         wanted.extend(self.plugins.iter().map(|p| (p.clone(), cli_grants.clone())));
         if wanted.is_empty() {
@@ -160,6 +162,7 @@ impl HostArgs {
                 .load(&path)
                 .await
                 .with_context(|| format!("loading {}", path.display()))?;
+            log_gap(&plugin, &grants);
             plugins.push((plugin, grants));
         }
         Ok(Host {
@@ -167,6 +170,50 @@ impl HostArgs {
             plugins,
             limits,
         })
+    }
+}
+
+/// The grants of one plugin from their command-line or config spellings.
+pub fn grants(fs: &[String], net: &[String], env: &[String]) -> anyhow::Result<Grants> {
+    Ok(Grants {
+        fs: fs
+            .iter()
+            .map(|g| grant_arg::parse_fs(g))
+            .collect::<anyhow::Result<_>>()?,
+        net: net
+            .iter()
+            .map(|g| grant_arg::parse_net(g))
+            .collect::<anyhow::Result<_>>()?,
+        env: env
+            .iter()
+            .map(|g| grant_arg::parse_env(g))
+            .collect::<anyhow::Result<_>>()?,
+    })
+}
+
+fn http_limits(config: &Config) -> warden_runtime::HttpLimits {
+    let d = warden_runtime::HttpLimits::DEFAULT;
+    let l = &config.limits;
+    warden_runtime::HttpLimits {
+        max_response_bytes: l.http_max_response_bytes.unwrap_or(d.max_response_bytes),
+        timeout: l.http_timeout_ms.map_or(d.timeout, Duration::from_millis),
+        max_redirects: l.http_max_redirects.unwrap_or(d.max_redirects),
+    }
+}
+
+/// Logs where a plugin's requested network and environment differ from
+/// its grant (keys and patterns only, never values).
+fn log_gap(plugin: &Plugin, grants: &Grants) {
+    let gap = warden_api::CapabilityGap::between(&plugin.manifest().capabilities, grants);
+    if !gap.is_empty() {
+        tracing::warn!(
+            plugin = plugin.name(),
+            network_not_granted = ?gap.network_not_granted.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            network_not_requested = ?gap.network_not_requested.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            env_not_granted = ?gap.env_not_granted,
+            env_not_requested = ?gap.env_not_requested,
+            "the plugin's requested capabilities differ from its grant; calls get the intersection"
+        );
     }
 }
 

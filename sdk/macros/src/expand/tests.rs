@@ -273,3 +273,45 @@ fn recursive_types_are_refused() {
     );
     assert!(e.contains("refers to itself"), "{e}");
 }
+
+fn valid_tool() -> proc_macro2::TokenStream {
+    tool_with(quote!(
+        name = "demo.go",
+        category = "web",
+        action = "external_data:request",
+        side_effect = false
+    ))
+}
+
+#[test]
+fn network_and_env_requests_reach_the_manifest() {
+    let out = plugin(
+        quote!(
+            name = "demo",
+            network = ["HTTPS://api.example.com", "*.cdn.example:443"],
+            env = ["API_TOKEN"]
+        ),
+        valid_tool(),
+    )
+    .expect("expands")
+    .to_string();
+    assert!(
+        out.contains(r#"\"network\":[\"https://api.example.com:443\",\"*.cdn.example:443\"]"#),
+        "{out}"
+    );
+    assert!(out.contains(r#"\"env\":[\"API_TOKEN\"]"#), "{out}");
+}
+
+#[test]
+fn a_bad_network_pattern_is_a_compile_error() {
+    let e = expand_err(quote!(name = "demo", network = ["*"]), valid_tool());
+    assert!(e.contains("insecure:allow-all"), "{e}");
+    let e = expand_err(quote!(name = "demo", network = [42]), valid_tool());
+    assert!(e.contains("string literal"), "{e}");
+}
+
+#[test]
+fn a_bad_env_key_is_a_compile_error() {
+    let e = expand_err(quote!(name = "demo", env = ["NOT-A-KEY"]), valid_tool());
+    assert!(e.contains("not an environment variable name"), "{e}");
+}

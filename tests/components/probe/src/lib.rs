@@ -1,14 +1,23 @@
 //! The probe: one tool, `probe.run`, that performs the action it is asked
 //! for and reports the outcome instead of failing, so grant tests read as a
 //! table of grant set x action -> outcome. Actions that test limits (spin,
-//! alloc, panic, emit) do exactly what they say and nothing clever.
+//! alloc, panic, emit) do exactly what they say and nothing clever; the
+//! network actions use raw `wasi:sockets` and `wasi:http` so the host sees
+//! exactly the address or URL parts the test gave.
+
+mod net;
 
 use std::sync::atomic::AtomicU64;
 
 /// Counts calls seen by this instance: every call must see 1.
 static CALLS: AtomicU64 = AtomicU64::new(0);
 
-#[warden_sdk::plugin(name = "probe", filesystem = "read-write")]
+#[warden_sdk::plugin(
+    name = "probe",
+    filesystem = "read-write",
+    network = ["insecure:allow-all"],
+    env = ["PROBE_TOKEN", "PROBE_MODE"]
+)]
 mod probe {
     use std::io::Write;
     use std::time::{Duration, Instant};
@@ -29,6 +38,21 @@ mod probe {
         List { path: String },
         /// Read an environment variable.
         Env { key: String },
+        /// List the environment variable names the call can see.
+        EnvKeys,
+        /// Open a TCP connection (resolving `host` if it is a name), send
+        /// `send` if given, and report the first bytes of the reply.
+        Connect {
+            host: String,
+            port: u16,
+            send: Option<String>,
+        },
+        /// A GET through `wasi:http` with the URL parts as given.
+        HttpGet {
+            scheme: String,
+            authority: String,
+            path: String,
+        },
         /// Allocate and touch this many bytes.
         Alloc { bytes: u64 },
         /// Busy-loop for this many milliseconds.
@@ -70,6 +94,14 @@ mod probe {
         }
     }
 
+    /// The guest's error, followed by the host's last denial reason.
+    fn with_denial(ctx: &Context, error: String) -> String {
+        match ctx.denials().pop() {
+            Some(why) => format!("{error} | host: {why}"),
+            None => error,
+        }
+    }
+
     static REMEMBERED: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
 
     /// Perform one action and report what happened.
@@ -100,6 +132,24 @@ mod probe {
                 Ok::<_, ToolError>(names.join(","))
             })),
             Action::Env { key } => report(std::env::var(&key)),
+            Action::EnvKeys => {
+                let mut keys: Vec<String> = std::env::vars().map(|(k, _)| k).collect();
+                keys.sort();
+                Outcome {
+                    ok: true,
+                    detail: keys.join(","),
+                }
+            }
+            Action::Connect { host, port, send } => report(
+                crate::net::connect(&host, port, send.as_deref()).map_err(|e| with_denial(ctx, e)),
+            ),
+            Action::HttpGet {
+                scheme,
+                authority,
+                path,
+            } => report(
+                crate::net::http_get(&scheme, &authority, &path).map_err(|e| with_denial(ctx, e)),
+            ),
             Action::Alloc { bytes } => {
                 let v = vec![1u8; bytes as usize];
                 Outcome {
