@@ -20,7 +20,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{Request, Response};
 use tokio::net::TcpStream;
-use warden_api::net::{EffectiveNet, Host, NetPattern, Scheme, Target};
+use warden_api::net::{EffectiveNet, Host, NetError, NetPattern, Scheme, Target};
 use wasmtime_wasi_http::Error;
 use wasmtime_wasi_http::io::TokioIo;
 
@@ -119,7 +119,14 @@ impl Egress {
             uri.authority().map_or("", |a| a.as_str()),
             &path,
         )
-        .map_err(|e| self.refuse(e.to_string(), Error::HttpRequestUriInvalid))?;
+        .map_err(|e| {
+            // The reason, never the URL: its path or query may hold a token.
+            let reason = match e {
+                NetError::InvalidUrl { reason, .. } => format!("request refused: {reason}"),
+                other => other.to_string(),
+            };
+            self.refuse(reason, Error::HttpRequestUriInvalid)
+        })?;
         let followed = self.redirects.load(Ordering::Relaxed);
         if followed > self.limits.max_redirects {
             return Err(self.refuse(
