@@ -156,6 +156,7 @@ fn main() {
                     context: &ctx,
                     grants: &grants,
                     limits: CallLimits::DEFAULT,
+                    events: None,
                 })
                 .await;
             assert!(e.is_ok(), "{e:?}");
