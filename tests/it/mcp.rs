@@ -24,6 +24,10 @@ struct Host {
 }
 
 async fn host(disclosure: DisclosureConfig) -> Host {
+    host_with(disclosure, true).await
+}
+
+async fn host_with(disclosure: DisclosureConfig, elicitation: bool) -> Host {
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("hello.txt"), "hello\n").unwrap();
     let grants = Grants {
@@ -75,6 +79,7 @@ async fn host(disclosure: DisclosureConfig) -> Host {
             name: "warden".into(),
             version: "test".into(),
             disclosure,
+            elicitation,
         },
     );
     Host {
@@ -277,6 +282,28 @@ async fn elicitation_answers_an_ask_inside_the_call() {
     .await;
     assert_eq!(again["result"]["isError"], false, "{again}");
     assert!(seen.iter().all(|m| m["method"] != "elicitation/create"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_elicitation_off_asks_wait_for_the_operator() {
+    let host = host_with(DisclosureConfig::default(), false).await;
+    let mut alice = Wire::start(&host.server, "alice");
+    alice.initialize(json!({"elicitation": {"form": {}}})).await;
+    let (pending, seen) = call(
+        &mut alice,
+        1,
+        "fs.write",
+        json!({"path": "o.txt", "content": "x"}),
+    )
+    .await;
+    assert!(
+        seen.iter().all(|m| m["method"] != "elicitation/create"),
+        "{seen:?}"
+    );
+    assert_eq!(
+        pending["result"]["structuredContent"]["domain_code"], "approval_pending",
+        "{pending}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -71,6 +71,10 @@ pub struct ServeConfig {
     pub max_body_bytes: usize,
     /// Progressive tool disclosure.
     pub disclosure: warden_mcp::DisclosureConfig,
+    /// Let clients answer asks through elicitation (trusts the client to
+    /// show the form to a person). Set false when agents hold their own
+    /// tokens: every ask then waits for `warden approvals`.
+    pub elicitation: bool,
 }
 
 impl Default for ServeConfig {
@@ -83,6 +87,7 @@ impl Default for ServeConfig {
             allowed_hosts: Vec::new(),
             max_body_bytes: 4 << 20,
             disclosure: warden_mcp::DisclosureConfig::default(),
+            elicitation: true,
         }
     }
 }

@@ -39,6 +39,11 @@ pub struct ServerOptions {
     pub name: String,
     pub version: String,
     pub disclosure: DisclosureConfig,
+    /// Whether asks may be answered through the client's elicitation. It
+    /// trusts the client to show the form to a person; turn it off when
+    /// agents hold their own tokens and could answer for themselves, so
+    /// every ask goes through `warden approvals`.
+    pub elicitation: bool,
 }
 
 struct Shared {
@@ -317,9 +322,10 @@ impl ServerHandler for Session {
             )
             .into());
         }
-        let elicits = ctx
-            .client_capabilities()
-            .is_some_and(|c| c.elicitation.is_some());
+        let elicits = self.shared.options.elicitation
+            && ctx
+                .client_capabilities()
+                .is_some_and(|c| c.elicitation.is_some());
         let modern = is_modern(&ctx);
         let recording = Arc::new(Recording {
             book: book.clone(),

@@ -171,6 +171,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
             name: "warden".into(),
             version: env!("CARGO_PKG_VERSION").into(),
             disclosure: serve.disclosure,
+            elicitation: serve.elicitation,
         },
     );
     let shutdown = CancellationToken::new();
