@@ -394,15 +394,16 @@ async fn disclosure_loads_tools_and_announces_changes() {
             .len()
             >= 5
     );
-    let (l2, _) = call(&mut alice, 3, "load_tool", json!({"name": "fs.read"})).await;
+    let (l2, seen) = call(&mut alice, 3, "load_tool", json!({"name": "fs.read"})).await;
     assert!(l2["result"]["structuredContent"]["tool"]["input_schema"].is_object());
-    let (list, seen) = alice.request(4, "tools/list", json!({})).await;
-    assert!(tool_names(&list).contains(&"fs.read".to_owned()));
+    // The notice comes before the answer to the call that changed the list.
     assert!(
         seen.iter()
             .any(|m| m["method"] == "notifications/tools/list_changed"),
         "{seen:?}"
     );
+    let (list, _) = alice.request(4, "tools/list", json!({})).await;
+    assert!(tool_names(&list).contains(&"fs.read".to_owned()));
     let (missing, _) = call(&mut alice, 5, "load_tool", json!({"name": "nope.x"})).await;
     assert_eq!(missing["result"]["isError"], true);
 }

@@ -227,7 +227,7 @@ async def scenario_progress_logging_cancel(args, server) -> None:
         await asyncio.sleep(1.0)
         result = await call(alice, "probe.run", {"action": "noop"})
         expect(not result.is_error, "the server serves on after a cancellation", result)
-        expect(all(t <= cancelled_at + 0.2 for t in late), "a cancelled call stops running", [t - cancelled_at for t in late])
+        expect(all(t <= cancelled_at + 0.5 for t in late), "a cancelled call stops running", [t - cancelled_at for t in late])
 
 
 async def scenario_disclosure(args, server) -> None:

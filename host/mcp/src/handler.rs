@@ -30,6 +30,9 @@ use crate::events::{LogThreshold, McpEvents};
 use crate::http::TokenAgent;
 use crate::notify::Notifier;
 
+/// How long announcing a list change may hold up the request that made it.
+const ANNOUNCE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// How long a finished call's progress and log lines may take to flush.
 const DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -187,10 +190,14 @@ impl Session {
         }
     }
 
-    fn announce(&self, agent: &str) {
-        let shared = self.shared.clone();
-        let agent = agent.to_owned();
-        tokio::spawn(async move { shared.notifier.tools_changed(&agent).await });
+    /// Tells the agent's listeners its list changed, before the request
+    /// that changed it is answered (so a client sees the notice first);
+    /// a slow listener delays this at most a second.
+    async fn announce(&self, agent: &str) {
+        let notify = self.shared.notifier.tools_changed(agent);
+        if tokio::time::timeout(ANNOUNCE, notify).await.is_err() {
+            tracing::debug!(agent, "a tools/list_changed listener is slow; moving on");
+        }
     }
 
     /// The discovery tools, when disclosure is on for this agent.
@@ -214,7 +221,7 @@ impl Session {
                 Some(spec) => {
                     let loaded = d.load(agent, spec);
                     if loaded.changed {
-                        self.announce(agent);
+                        self.announce(agent).await;
                     }
                     convert::result(&Envelope::ok(json!({
                         "tool": loaded.body,
