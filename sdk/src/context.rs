@@ -3,15 +3,8 @@ use std::path::{Path, PathBuf};
 use crate::__private::bindings::warden::tool::host;
 use crate::ToolError;
 
-/// Severity of a log line sent to the host.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogLevel {
-    Trace,
-    Debug,
-    Info,
-    Warn,
-    Error,
-}
+/// Severity of a log line sent to the host: the host's own type.
+pub use warden_api::LogLevel;
 
 /// The call a tool is serving: who asked, and the directory relative paths
 /// resolve against.

@@ -49,10 +49,11 @@ impl fmt::Debug for CallHooks {
 }
 
 impl CallHooks {
-    /// Sends a log line to the events sink, if any.
-    pub fn log(&self, level: LogLevel, source: &str, message: &str) {
+    /// Sends a log line to the events sink, if any; the line is only
+    /// formatted when there is one (this runs on every call).
+    pub fn log(&self, level: LogLevel, source: &str, message: fmt::Arguments<'_>) {
         if let Some(events) = &self.events {
-            events.log(level, source, message);
+            events.log(level, source, &message.to_string());
         }
     }
 }

@@ -284,7 +284,7 @@ impl Inner {
         hooks.log(
             LogLevel::Info,
             "warden",
-            &format!(
+            format_args!(
                 "{shown}: {:?} by {:?} — {}",
                 decision.decision, decision.layer, decision.reason
             ),
