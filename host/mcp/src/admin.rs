@@ -18,7 +18,7 @@ use axum::{Json, Router};
 use http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 use warden_api::ApprovalAnswer;
 use warden_gate::ApprovalBook;
@@ -217,7 +217,7 @@ impl AdminClient {
             }
         }
         .map_err(|e| self.error(format!("the exchange failed: {e}")))?;
-        let (status, body) = parse_response(&raw).map_err(|e| self.error(e))?;
+        let (status, body) = (raw.status, raw.body);
         let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         if status == 200 {
             Ok(value)
@@ -229,58 +229,16 @@ impl AdminClient {
     }
 }
 
+/// Sends one request and reads its response.
 async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
     head: &[u8],
     body: &[u8],
-) -> std::io::Result<Vec<u8>> {
+) -> std::io::Result<crate::http1::Response> {
     stream.write_all(head).await?;
     stream.write_all(body).await?;
     stream.flush().await?;
-    let mut raw = Vec::new();
-    stream.take(16 << 20).read_to_end(&mut raw).await?;
-    Ok(raw)
-}
-
-/// Status and body of an HTTP/1.1 response (plain or chunked).
-fn parse_response(raw: &[u8]) -> Result<(u16, Vec<u8>), String> {
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or("the response has no header end")?;
-    let head = String::from_utf8_lossy(&raw[..split]);
-    let body = &raw[split + 4..];
-    let status = head
-        .lines()
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|s| s.parse().ok())
-        .ok_or("the response has no status line")?;
-    let chunked = head.lines().any(|l| {
-        l.to_ascii_lowercase()
-            .starts_with("transfer-encoding: chunked")
-    });
-    if !chunked {
-        return Ok((status, body.to_vec()));
-    }
-    let mut out = Vec::new();
-    let mut rest = body;
-    loop {
-        let line_end = rest
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .ok_or("a chunk has no size line")?;
-        let size = usize::from_str_radix(String::from_utf8_lossy(&rest[..line_end]).trim(), 16)
-            .map_err(|e| format!("bad chunk size: {e}"))?;
-        rest = &rest[line_end + 2..];
-        if size == 0 {
-            break;
-        }
-        let chunk = rest.get(..size).ok_or("a chunk is cut short")?;
-        out.extend_from_slice(chunk);
-        rest = rest.get(size + 2..).unwrap_or_default();
-    }
-    Ok((status, out))
+    crate::http1::read_response(&mut tokio::io::BufReader::new(stream)).await
 }
 
 #[cfg(test)]
@@ -301,15 +259,5 @@ mod tests {
         assert!(body("approve", Some(" ")).answer().is_err());
         assert!(body("deny", Some("x")).answer().is_err());
         assert!(body("maybe", None).answer().is_err());
-    }
-
-    #[test]
-    fn chunked_and_plain_responses_parse() {
-        let plain = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}";
-        assert_eq!(parse_response(plain).unwrap(), (200, b"{}".to_vec()));
-        let chunked =
-            b"HTTP/1.1 404 Not Found\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n";
-        assert_eq!(parse_response(chunked).unwrap(), (404, b"{}".to_vec()));
-        assert!(parse_response(b"garbage").is_err());
     }
 }

@@ -21,6 +21,7 @@ mod error;
 mod events;
 mod handler;
 mod http;
+pub mod http1;
 mod notify;
 mod stdio;
 

@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use rmcp::RoleServer;
 use rmcp::service::{Peer, SubscriptionSink};
 
+#[derive(Clone)]
 enum Target {
     Peer(Peer<RoleServer>),
     Stream(SubscriptionSink),
@@ -70,18 +71,7 @@ impl Notifier {
     /// Tells every listener of `agent` that its tool list changed.
     pub async fn tools_changed(&self, agent: &str) {
         let targets: Vec<(u64, Target)> = match self.lock().get(agent) {
-            Some(list) => list
-                .iter()
-                .map(|(id, t)| {
-                    (
-                        *id,
-                        match t {
-                            Target::Peer(p) => Target::Peer(p.clone()),
-                            Target::Stream(s) => Target::Stream(s.clone()),
-                        },
-                    )
-                })
-                .collect(),
+            Some(list) => list.clone(),
             None => return,
         };
         let mut gone = Vec::new();

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::bench::summary;
@@ -49,6 +49,30 @@ struct Stdio_ {
 }
 
 impl Stdio_ {
+    /// Starts `warden serve --stdio`, initializes a session and waits for
+    /// the first tools/list answer.
+    async fn open(warden: &Path, config: &Path) -> anyhow::Result<Stdio_> {
+        let mut child = serve(warden, config, &["--stdio"])?;
+        let input = child.stdin.take().context("no stdin")?;
+        let output = BufReader::new(child.stdout.take().context("no stdout")?).lines();
+        let mut s = Stdio_ {
+            child,
+            input,
+            output,
+        };
+        s.request(0, "initialize", initialize()).await?;
+        s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await?;
+        s.request(1, "tools/list", json!({})).await?;
+        Ok(s)
+    }
+
+    /// Closes stdin and waits (at most 5 s) for the server to exit.
+    async fn close(mut self) {
+        drop(self.input);
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
+    }
+
     async fn send(&mut self, message: &Value) -> anyhow::Result<()> {
         let mut line = message.to_string();
         line.push('\n');
@@ -101,18 +125,7 @@ fn serve(warden: &Path, config: &Path, extra: &[&str]) -> anyhow::Result<Child> 
 /// Starts a server once and waits for its first tools/list, so the
 /// plugins are in the compile cache before start-up is timed.
 async fn warm(warden: &Path, config: &Path) -> anyhow::Result<()> {
-    let mut child = serve(warden, config, &["--stdio"])?;
-    let input = child.stdin.take().context("no stdin")?;
-    let output = BufReader::new(child.stdout.take().context("no stdout")?).lines();
-    let mut s = Stdio_ {
-        child,
-        input,
-        output,
-    };
-    s.request(0, "initialize", initialize()).await?;
-    s.request(1, "tools/list", json!({})).await?;
-    drop(s.input);
-    let _ = tokio::time::timeout(Duration::from_secs(5), s.child.wait()).await;
+    Stdio_::open(warden, config).await?.close().await;
     Ok(())
 }
 
@@ -126,18 +139,7 @@ pub async fn stdio(
 ) -> anyhow::Result<Value> {
     warm(warden, config).await?;
     let started = Instant::now();
-    let mut child = serve(warden, config, &["--stdio"])?;
-    let input = child.stdin.take().context("no stdin")?;
-    let output = BufReader::new(child.stdout.take().context("no stdout")?).lines();
-    let mut s = Stdio_ {
-        child,
-        input,
-        output,
-    };
-    s.request(0, "initialize", initialize()).await?;
-    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await?;
-    s.request(1, "tools/list", json!({})).await?;
+    let mut s = Stdio_::open(warden, config).await?;
     let first_list = started.elapsed();
     let mut id = 2;
     let mut results = serde_json::Map::new();
@@ -177,8 +179,7 @@ pub async fn stdio(
         }
     }
     let rate = total as f64 / t.elapsed().as_secs_f64();
-    drop(s.input);
-    let _ = tokio::time::timeout(Duration::from_secs(5), s.child.wait()).await;
+    s.close().await;
     results.insert(
         "start_to_first_tools_list_ms".into(),
         json!(first_list.as_secs_f64() * 1e3),
@@ -224,48 +225,11 @@ impl Http {
         let stream = self.stream.get_mut();
         stream.write_all(head.as_bytes()).await?;
         stream.write_all(body.as_bytes()).await?;
-        let mut status = String::new();
-        self.stream.read_line(&mut status).await?;
-        let code: u16 = status
-            .split_whitespace()
-            .nth(1)
-            .and_then(|c| c.parse().ok())
-            .context("no HTTP status")?;
-        let mut length = None;
-        let mut chunked = false;
-        loop {
-            let mut line = String::new();
-            self.stream.read_line(&mut line).await?;
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            let (name, value) = line.split_once(':').unwrap_or((line, ""));
-            let (name, value) = (name.to_ascii_lowercase(), value.trim());
-            match name.as_str() {
-                "content-length" => length = value.parse().ok(),
-                "transfer-encoding" => chunked = value.eq_ignore_ascii_case("chunked"),
-                "mcp-session-id" => self.session = Some(value.to_owned()),
-                _ => {}
-            }
+        let response = warden_mcp::http1::read_response(&mut self.stream).await?;
+        if let Some(session) = response.header("mcp-session-id") {
+            self.session = Some(session.to_owned());
         }
-        let mut body = Vec::new();
-        if chunked {
-            loop {
-                let mut size = String::new();
-                self.stream.read_line(&mut size).await?;
-                let n = usize::from_str_radix(size.trim(), 16).context("bad chunk size")?;
-                let mut chunk = vec![0; n + 2];
-                self.stream.read_exact(&mut chunk).await?;
-                if n == 0 {
-                    break;
-                }
-                body.extend_from_slice(&chunk[..n]);
-            }
-        } else if let Some(n) = length {
-            body.resize(n, 0);
-            self.stream.read_exact(&mut body).await?;
-        }
+        let (code, body) = (response.status, response.body);
         if code == 202 {
             return Ok(Value::Null);
         }
