@@ -313,13 +313,21 @@ impl ServerHandler for Session {
     ) -> Result<CallToolResponse, ErrorData> {
         let agent = self.agent(&ctx)?;
         self.register(&agent, &ctx);
-        let name = params.name.to_string();
-        let args = Value::Object(params.arguments.clone().unwrap_or_default());
+        // Moved, not cloned: arguments can be large (file contents).
+        let CallToolRequestParams {
+            name,
+            arguments,
+            input_responses,
+            request_state,
+            ..
+        } = params;
+        let name = name.into_owned();
+        let args = Value::Object(arguments.unwrap_or_default());
         if let Some(result) = self.discovery(&agent, &name, &args).await {
             return Ok(result.into());
         }
         let book = &self.shared.book;
-        if let (Some(state), Some(responses)) = (&params.request_state, &params.input_responses)
+        if let (Some(state), Some(responses)) = (&request_state, &input_responses)
             && let Err(message) = approve::record_response(book, &agent, state, responses)
         {
             return Ok(error_result(
