@@ -2,12 +2,12 @@
 //! gate asks; the terminal, the MCP client (elicitation) or the approvals
 //! book answer.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::BoxFuture;
 
 /// What a person is asked.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApprovalRequest {
     /// Filled in by the approver that holds the request.
     pub id: String,
@@ -26,7 +26,7 @@ pub struct ApprovalRequest {
 }
 
 /// A person's answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "answer", rename_all = "kebab-case")]
 pub enum ApprovalAnswer {
     AllowOnce,

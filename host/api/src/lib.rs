@@ -3,7 +3,9 @@
 //! Owns: tool specs and their validation, the plugin manifest format, the
 //! categories and action-type taxonomy, capability grants (files, network
 //! patterns and the pure address checks, environment), call limits, the
-//! result envelope agents see, and the [`ToolHost`] / [`Backend`] traits.
+//! result envelope agents see, the [`ToolHost`] / [`Backend`] traits, and
+//! the [`Journal`] / [`ApprovalLedger`] traits durable state is written
+//! through.
 //!
 //! Does not own: any I/O, any runtime framework, any policy. Depends on
 //! serde and thiserror only, so the plugin SDK can share these types inside
@@ -11,6 +13,7 @@
 
 mod action;
 mod approval;
+mod capability;
 mod category;
 mod env;
 mod envelope;
@@ -18,6 +21,7 @@ mod error;
 mod grant;
 mod hooks;
 mod host;
+mod journal;
 mod limits;
 mod manifest;
 pub mod net;
@@ -25,12 +29,14 @@ mod spec;
 
 pub use action::{ActionType, BUILTIN_ACTION_TYPES};
 pub use approval::{ApprovalAnswer, ApprovalRequest, Approver};
+pub use capability::{Boundary, Capability, CapabilityError, CapabilityGrant};
 pub use category::Category;
 pub use env::{EnvGrant, Secret, check_env_key};
 pub use envelope::{Envelope, ErrorType};
 pub use error::SpecError;
 pub use grant::{FsAccess, FsGrant, Grants};
 pub use hooks::{CallEvents, CallHooks, LogLevel};
+pub use journal::{ApprovalLedger, AuditEvent, Journal, JournalError, OpenApproval};
 pub use host::{Backend, BackendCall, BoxFuture, CallContext, CallRequest, ToolHost};
 pub use limits::CallLimits;
 pub use manifest::{

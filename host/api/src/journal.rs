@@ -1,0 +1,131 @@
+//! What the host writes down so it survives a restart and can be audited:
+//! approvals (asked, answered, used), rules added by "always allow", and
+//! the audit trail of decisions and outcomes. The traits are here so the
+//! gate can write through them without knowing the database behind them
+//! (`warden-store` implements both).
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ApprovalAnswer, ApprovalRequest};
+
+/// A write the durable store could not make. The caller must treat the
+/// change as not done (an ask that was not recorded is not pending).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct JournalError(pub String);
+
+/// An approval as the ledger holds it: asked, and maybe answered but not
+/// yet used by the agent's retry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenApproval {
+    pub request: ApprovalRequest,
+    /// What binds the answer to one call (agent, tool, call, arguments).
+    pub key: String,
+    /// Milliseconds since the Unix epoch.
+    pub asked_ms: u64,
+    /// The answer and when it was given, once a person answered.
+    pub answer: Option<(ApprovalAnswer, u64)>,
+}
+
+/// The durable side of the approvals book. Each method is one
+/// transaction; an error means nothing was recorded.
+pub trait ApprovalLedger: Send + Sync {
+    fn asked(&self, approval: &OpenApproval) -> Result<(), JournalError>;
+    /// A person's answer (or an expiry's denial), audited in the same
+    /// transaction. `by` says who answered (`admin`, `elicitation`, `expiry`).
+    fn answered(
+        &self,
+        request: &ApprovalRequest,
+        answer: &ApprovalAnswer,
+        by: &str,
+        at_ms: u64,
+    ) -> Result<(), JournalError>;
+    /// The retry used the answer: it can never be used again.
+    fn consumed(&self, id: &str, at_ms: u64) -> Result<(), JournalError>;
+    /// Stale answered approvals are closed without being used.
+    fn dropped(&self, id: &str, at_ms: u64) -> Result<(), JournalError>;
+    /// Approvals waiting for an answer or for a retry, oldest first.
+    fn open(&self) -> Result<Vec<OpenApproval>, JournalError>;
+}
+
+/// One audited event. Serialised as the body of an audit record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum AuditEvent {
+    /// The policy's decision on a call.
+    Decision {
+        agent: String,
+        session: String,
+        request_id: String,
+        /// `tool(specifier)` as the policy saw it.
+        call: String,
+        decision: String,
+        reason: String,
+        rule: Option<String>,
+        layer: String,
+        grant: Option<String>,
+        /// `sha256:<hex>` of the arguments' JSON text.
+        args_digest: String,
+        /// The arguments themselves, only when the operator opted in.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        args: Option<serde_json::Value>,
+    },
+    /// A person's answer to an approval (or its expiry).
+    Approval {
+        id: String,
+        agent: String,
+        call: String,
+        answer: ApprovalAnswer,
+        by: String,
+    },
+    /// How a call that was allowed ended.
+    Outcome {
+        agent: String,
+        session: String,
+        request_id: String,
+        tool: String,
+        ok: bool,
+        duration_us: u64,
+        limit_hit: bool,
+        error_type: Option<String>,
+        domain_code: Option<String>,
+    },
+    /// A rule added by an "always allow" answer.
+    RuleAdded {
+        agent: String,
+        rule: String,
+        approval: Option<String>,
+    },
+    /// A capability grant was issued or revoked.
+    Grant {
+        action: String,
+        id: String,
+        agent: String,
+        capability: String,
+        issuer: String,
+    },
+    /// An agent's trust level changed (or a promotion awaits a person).
+    Trust {
+        agent: String,
+        from: String,
+        to: String,
+        reason: String,
+    },
+}
+
+/// Durable rules and the audit trail.
+pub trait Journal: Send + Sync {
+    /// Records a rule added by "always allow", audited in the same transaction.
+    fn rule_added(
+        &self,
+        agent: &str,
+        rule: &str,
+        approval: Option<&str>,
+    ) -> Result<(), JournalError>;
+    /// Appends one audit record.
+    fn audit(&self, event: &AuditEvent) -> Result<(), JournalError>;
+    /// Whether decisions carry the arguments themselves (else a digest).
+    fn audit_args(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,158 @@
+//! Opening the database: refuse what is not ours or is newer than us,
+//! then WAL mode and migrations.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+use warden_signing::SecretKey;
+
+use crate::StoreError;
+use crate::migrate::{self, SCHEMA_VERSION};
+
+/// The state database. Cheap to share behind an `Arc`; every method is
+/// one transaction on one connection.
+pub struct Store {
+    conn: Mutex<Connection>,
+    pub(crate) key: SecretKey,
+    path: PathBuf,
+    audit_args: bool,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Milliseconds since the Unix epoch, by the system clock.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+fn corrupt(path: &Path, detail: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt {
+        path: path.to_path_buf(),
+        detail: detail.to_string(),
+    }
+}
+
+/// Opens (creating if missing) and checks the database at `path`, without
+/// migrating it.
+fn connect(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|source| StoreError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    conn.busy_timeout(Duration::from_secs(10))
+        .map_err(|e| corrupt(path, e))?;
+    // The first read of the header: a file that is not SQLite fails here.
+    let tables: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|e| corrupt(path, e))?;
+    let found = migrate::user_version(&conn).map_err(|e| corrupt(path, e))?;
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema {
+            path: path.to_path_buf(),
+            found,
+            known: SCHEMA_VERSION,
+        });
+    }
+    if found == 0 && tables > 0 {
+        return Err(corrupt(
+            path,
+            "it holds tables but no Warden schema version",
+        ));
+    }
+    let check: String = conn
+        .query_row("PRAGMA quick_check", [], |r| r.get(0))
+        .map_err(|e| corrupt(path, e))?;
+    if check != "ok" {
+        return Err(corrupt(path, format!("integrity check: {check}")));
+    }
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        .map_err(|e| corrupt(path, e))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(corrupt(path, format!("cannot use WAL mode (got {mode})")));
+    }
+    // FULL: a commit is on disk before the caller reports it done.
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(|e| corrupt(path, e))?;
+    Ok(conn)
+}
+
+impl Store {
+    /// Opens the database at `path`, migrating it to [`SCHEMA_VERSION`];
+    /// audit records are signed with `key`. A file that is not a Warden
+    /// database, is damaged, or has a newer schema is an error: the host
+    /// never silently starts empty.
+    pub fn open(path: &Path, key: SecretKey) -> Result<Store, StoreError> {
+        Store::open_at(path, key, SCHEMA_VERSION)
+    }
+
+    /// Opens at an older schema version: for migration tests only.
+    #[doc(hidden)]
+    pub fn open_at(path: &Path, key: SecretKey, version: u32) -> Result<Store, StoreError> {
+        let mut conn = connect(path)?;
+        migrate::migrate_to(&mut conn, version)?;
+        Ok(Store {
+            conn: Mutex::new(conn),
+            key,
+            path: path.to_path_buf(),
+            audit_args: false,
+        })
+    }
+
+    /// Decisions carry the call's arguments, not just their digest.
+    pub fn with_audit_args(mut self, on: bool) -> Store {
+        self.audit_args = on;
+        self
+    }
+
+    pub fn audit_args(&self) -> bool {
+        self.audit_args
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version of the open database.
+    pub fn schema_version(&self) -> Result<u32, StoreError> {
+        migrate::user_version(&self.conn()).map_err(StoreError::sql("reading the schema version"))
+    }
+
+    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A counter that changes when any connection (another process, too)
+    /// commits: cheap to poll before trusting a cache.
+    pub fn data_version(&self) -> Result<i64, StoreError> {
+        let conn = self.conn();
+        let v: i64 = conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .map_err(StoreError::sql("reading the data version"))?;
+        let changes = conn.total_changes() as i64;
+        Ok(v.wrapping_mul(1 << 32).wrapping_add(changes))
+    }
+}

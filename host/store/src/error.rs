@@ -1,0 +1,57 @@
+use std::path::PathBuf;
+
+/// Why the store could not open or change.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    #[error(
+        "{path}: the database has schema version {found}, newer than this warden knows ({known}); \
+         run a newer warden, or restore a backup — the file was not changed"
+    )]
+    NewerSchema {
+        path: PathBuf,
+        found: u32,
+        known: u32,
+    },
+    #[error(
+        "{path}: not a usable Warden database ({detail}); move it aside to start empty, or restore a backup"
+    )]
+    Corrupt { path: PathBuf, detail: String },
+    #[error("{path}: opening the database: {source}")]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("migrating the database to schema version {version}: {source}")]
+    Migrate {
+        version: u32,
+        source: rusqlite::Error,
+    },
+    #[error("{operation}: {source}")]
+    Sql {
+        operation: &'static str,
+        source: rusqlite::Error,
+    },
+    #[error("{operation}: stored data does not parse: {detail}")]
+    Data {
+        operation: &'static str,
+        detail: String,
+    },
+    #[error("{path}: the host key: {detail}")]
+    Key { path: PathBuf, detail: String },
+    #[error("no grant `{0}` is active")]
+    NoSuchGrant(String),
+}
+
+impl StoreError {
+    pub(crate) fn sql(operation: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
+        move |source| StoreError::Sql { operation, source }
+    }
+
+    pub(crate) fn data(operation: &'static str) -> impl FnOnce(serde_json::Error) -> StoreError {
+        move |e| StoreError::Data {
+            operation,
+            detail: e.to_string(),
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! Warden's durable state: one embedded SQLite database (`warden.db` in
+//! the state directory), no server to run.
+//!
+//! Owns: the schema and its versioned migrations, and every read and write
+//! of rules added by "always allow", approvals (pending, answered, used),
+//! capability grants, trust state per agent, the hash-chained signed audit
+//! log, and (room for) toolsmith blueprints. Each logical change is one
+//! transaction, committed before the caller reports it done, so a killed
+//! host loses nothing it reported. The host's signing key lives beside
+//! the database ([`host_key`]).
+//!
+//! Does not own: decisions (`warden-policy`), cryptography
+//! (`warden-signing`), or when things are written (the gate and the CLI
+//! call in). The only crate that uses rusqlite.
+
+mod approvals;
+mod audit;
+mod db;
+mod error;
+mod grants;
+mod key;
+mod migrate;
+mod rules;
+mod trust;
+
+pub use audit::{AuditRecord, Break, Verified};
+pub use db::{Store, now_ms};
+pub use error::StoreError;
+pub use key::host_key;
+pub use migrate::SCHEMA_VERSION;
+pub use rules::StoredRule;
+pub use trust::StoredTrust;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,93 @@
+//! The schema, as an ordered list of migrations. `PRAGMA user_version`
+//! records how many have been applied; each runs in its own transaction
+//! with the version bump, so a crash mid-migration leaves the previous
+//! version intact. Never edit a published migration: append one.
+
+use rusqlite::Connection;
+
+use crate::StoreError;
+
+/// Version 1: rules, approvals, the audit chain.
+const V1: &str = "
+CREATE TABLE rules (
+    id INTEGER PRIMARY KEY,
+    agent TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    approval TEXT,
+    added_ms INTEGER NOT NULL,
+    UNIQUE (agent, rule)
+);
+CREATE TABLE approvals (
+    id TEXT PRIMARY KEY,
+    agent TEXT NOT NULL,
+    request TEXT NOT NULL,
+    call_key TEXT NOT NULL,
+    asked_ms INTEGER NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'answered', 'consumed', 'dropped')),
+    answer TEXT,
+    answered_ms INTEGER,
+    closed_ms INTEGER
+);
+CREATE INDEX approvals_open ON approvals (state) WHERE state IN ('pending', 'answered');
+CREATE TABLE audit (
+    seq INTEGER PRIMARY KEY,
+    at_ms INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    body TEXT NOT NULL,
+    prev TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    key_id TEXT NOT NULL,
+    signature TEXT NOT NULL
+);
+";
+
+/// Version 2: capability grants, trust per agent, toolsmith blueprints.
+const V2: &str = "
+CREATE TABLE grants (
+    id TEXT PRIMARY KEY,
+    agent TEXT NOT NULL,
+    grant_json TEXT NOT NULL,
+    valid_to_ms INTEGER NOT NULL,
+    revoked_ms INTEGER,
+    revoked_by TEXT
+);
+CREATE INDEX grants_live ON grants (valid_to_ms) WHERE revoked_ms IS NULL;
+CREATE TABLE trust (
+    agent TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    updated_ms INTEGER NOT NULL
+);
+-- Reserved for the toolsmith: proposed tools, their validation and approval.
+CREATE TABLE blueprints (
+    id TEXT PRIMARY KEY,
+    body TEXT NOT NULL,
+    created_ms INTEGER NOT NULL
+);
+";
+
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+pub(crate) fn user_version(conn: &Connection) -> Result<u32, rusqlite::Error> {
+    conn.query_row("PRAGMA user_version", [], |row| row.get(0))
+}
+
+/// Applies the migrations after the database's version, up to `target`.
+pub(crate) fn migrate_to(conn: &mut Connection, target: u32) -> Result<(), StoreError> {
+    let found = user_version(conn).map_err(StoreError::sql("reading the schema version"))?;
+    for version in (found + 1)..=target {
+        let Some(sql) = MIGRATIONS.get(version as usize - 1) else {
+            break;
+        };
+        let err = |source| StoreError::Migrate { version, source };
+        let tx = conn.transaction().map_err(err)?;
+        tx.execute_batch(sql).map_err(err)?;
+        tx.pragma_update(None, "user_version", version)
+            .map_err(err)?;
+        tx.commit().map_err(err)?;
+        tracing::info!(version, "database migrated");
+    }
+    Ok(())
+}

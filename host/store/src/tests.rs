@@ -1,0 +1,317 @@
+use std::path::Path;
+
+use rusqlite::params;
+use warden_api::{
+    ApprovalAnswer, ApprovalLedger, ApprovalRequest, AuditEvent, Boundary, Capability,
+    CapabilityGrant, OpenApproval,
+};
+use warden_signing::SecretKey;
+
+use crate::{Break, SCHEMA_VERSION, Store, StoreError, host_key};
+
+fn key(dir: &Path) -> SecretKey {
+    host_key(&dir.join("host.key")).unwrap()
+}
+
+fn open(dir: &Path) -> Store {
+    Store::open(&dir.join("warden.db"), key(dir)).unwrap()
+}
+
+fn raw(dir: &Path) -> rusqlite::Connection {
+    rusqlite::Connection::open(dir.join("warden.db")).unwrap()
+}
+
+fn outcome(n: u64) -> AuditEvent {
+    AuditEvent::Outcome {
+        agent: "a".into(),
+        session: "s".into(),
+        request_id: format!("r{n}"),
+        tool: "fs.read".into(),
+        ok: true,
+        duration_us: n,
+        limit_hit: false,
+        error_type: None,
+        domain_code: None,
+    }
+}
+
+fn request(id: &str) -> ApprovalRequest {
+    ApprovalRequest {
+        id: id.into(),
+        agent: "a".into(),
+        request_id: "r1".into(),
+        tool: "fs.write".into(),
+        call: "fs.write(/x)".into(),
+        reason: "side effect".into(),
+        suggested_rule: "fs.write(/x)".into(),
+        args_fingerprint: "f".into(),
+    }
+}
+
+fn grant(agent: &str, to: u64) -> CapabilityGrant {
+    CapabilityGrant {
+        id: String::new(),
+        agent: agent.into(),
+        session: None,
+        capability: Capability::Tool("fs.write".into()),
+        boundary: Boundary::default(),
+        goal: "fix the build".into(),
+        issuer: "operator".into(),
+        valid_from_ms: 0,
+        valid_to_ms: to,
+    }
+}
+
+#[test]
+fn the_host_key_is_created_once_owner_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("host.key");
+    let first = host_key(&path).unwrap();
+    let second = host_key(&path).unwrap();
+    assert_eq!(first.public(), second.public());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}
+
+#[test]
+fn state_survives_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = open(dir.path());
+        store.add_rule("a", "fs.write(/x/**)", Some("ap-1")).unwrap();
+        store.add_rule("a", "fs.write(/x/**)", Some("ap-1")).unwrap();
+        store
+            .asked(&OpenApproval {
+                request: request("ap-1"),
+                key: "k1".into(),
+                asked_ms: 5,
+                answer: None,
+            })
+            .unwrap();
+        store
+            .asked(&OpenApproval {
+                request: request("ap-2"),
+                key: "k2".into(),
+                asked_ms: 6,
+                answer: None,
+            })
+            .unwrap();
+        store
+            .answered(&request("ap-2"), &ApprovalAnswer::AllowOnce, "admin", 7)
+            .unwrap();
+        store.issue_grant(grant("a", u64::MAX / 2)).unwrap();
+    }
+    let store = open(dir.path());
+    let rules = store.rules().unwrap();
+    assert_eq!(rules.len(), 1, "a rule is stored once");
+    assert_eq!(rules[0].rule, "fs.write(/x/**)");
+    let open = store.open_approvals().unwrap();
+    assert_eq!(open.len(), 2);
+    assert_eq!(open[0].answer, None);
+    assert_eq!(open[1].answer, Some((ApprovalAnswer::AllowOnce, 7)));
+    // Answering twice is refused; a used answer is gone.
+    assert!(
+        store
+            .answered(&request("ap-2"), &ApprovalAnswer::AllowOnce, "admin", 8)
+            .is_err()
+    );
+    store.consumed("ap-2", 9).unwrap();
+    assert_eq!(store.open_approvals().unwrap().len(), 1);
+    assert_eq!(store.live_grants(1).unwrap().len(), 1);
+    let verified = store.verify(&key(dir.path()).public()).unwrap().unwrap();
+    assert_eq!(verified.records, 3, "rule, answer and grant are audited");
+}
+
+#[test]
+fn grants_expire_and_are_revoked() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let short = store.issue_grant(grant("a", 1_000)).unwrap();
+    let long = store.issue_grant(grant("a", 10_000)).unwrap();
+    assert_eq!((short.id.as_str(), long.id.as_str()), ("g-1", "g-2"));
+    assert_eq!(store.live_grants(999).unwrap().len(), 2);
+    assert_eq!(store.live_grants(1_000).unwrap(), vec![long.clone()]);
+    store.revoke_grant("g-2", "operator").unwrap();
+    assert!(store.live_grants(0).unwrap().iter().all(|g| g.id != "g-2"));
+    assert!(matches!(
+        store.revoke_grant("g-2", "operator"),
+        Err(StoreError::NoSuchGrant(_))
+    ));
+    assert_eq!(store.all_grants().unwrap().len(), 2);
+}
+
+#[test]
+fn a_newer_schema_stops_the_host_and_leaves_the_file_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(open(dir.path()));
+    raw(dir.path())
+        .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+        .unwrap();
+    let before = std::fs::read(dir.path().join("warden.db")).unwrap();
+    let err = Store::open(&dir.path().join("warden.db"), key(dir.path())).unwrap_err();
+    assert!(matches!(err, StoreError::NewerSchema { found, .. } if found == SCHEMA_VERSION + 1));
+    assert!(err.to_string().contains("newer than this warden knows"));
+    assert_eq!(std::fs::read(dir.path().join("warden.db")).unwrap(), before);
+}
+
+#[test]
+fn a_corrupt_or_foreign_file_stops_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("warden.db");
+    std::fs::write(&db, vec![0x5a; 8192]).unwrap();
+    let err = Store::open(&db, key(dir.path())).unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+
+    std::fs::remove_file(&db).unwrap();
+    raw(dir.path())
+        .execute_batch("CREATE TABLE other (x INTEGER)")
+        .unwrap();
+    let err = Store::open(&db, key(dir.path())).unwrap_err();
+    assert!(err.to_string().contains("no Warden schema version"), "{err}");
+
+    // A real database whose pages were damaged.
+    std::fs::remove_file(&db).unwrap();
+    {
+        let store = open(dir.path());
+        for n in 0..300 {
+            store.append(&outcome(n)).unwrap();
+        }
+    }
+    {
+        let conn = raw(dir.path());
+        conn.pragma_update(None, "journal_mode", "DELETE").unwrap();
+    }
+    let mut bytes = std::fs::read(&db).unwrap();
+    let len = bytes.len();
+    for b in &mut bytes[4096..len.min(4096 * 6)] {
+        *b = 0xff;
+    }
+    std::fs::write(&db, bytes).unwrap();
+    let err = Store::open(&db, key(dir.path())).unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+}
+
+#[test]
+fn an_older_schema_is_migrated_keeping_its_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("warden.db");
+    {
+        let v1 = Store::open_at(&db, key(dir.path()), 1).unwrap();
+        assert_eq!(v1.schema_version().unwrap(), 1);
+        v1.add_rule("a", "git.status", None).unwrap();
+        v1.append(&outcome(1)).unwrap();
+        // Version 1 had no grants table.
+        assert!(v1.live_grants(0).is_err());
+    }
+    let store = Store::open(&db, key(dir.path())).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    assert_eq!(store.rules().unwrap()[0].rule, "git.status");
+    store.issue_grant(grant("a", 10)).unwrap();
+    let verified = store.verify(&key(dir.path()).public()).unwrap().unwrap();
+    assert_eq!(verified.records, 3);
+}
+
+fn chain(dir: &Path, n: u64) -> Store {
+    let store = open(dir);
+    for i in 1..=n {
+        store.append(&outcome(i)).unwrap();
+    }
+    store
+}
+
+#[test]
+fn verify_names_the_first_edited_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = chain(dir.path(), 6);
+    let public = key(dir.path()).public();
+    assert_eq!(store.verify(&public).unwrap().unwrap().records, 6);
+    raw(dir.path())
+        .execute(
+            "UPDATE audit SET body = replace(body, '\"ok\":true', '\"ok\":false') WHERE seq IN (4, 5)",
+            [],
+        )
+        .unwrap();
+    assert!(matches!(
+        store.verify(&public).unwrap(),
+        Err(Break::Edited { seq: 4, .. })
+    ));
+}
+
+#[test]
+fn verify_catches_a_rehashed_record_by_its_signature() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = chain(dir.path(), 3);
+    let public = key(dir.path()).public();
+    // Someone rewrites record 2 and recomputes its hash, without the key.
+    let (at, prev): (i64, String) = raw(dir.path())
+        .query_row("SELECT at_ms, prev FROM audit WHERE seq = 2", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    let body = serde_json::to_string(&outcome(99)).unwrap();
+    let hash = warden_signing::sha256(format!("warden-audit-v1\n2\n{at}\n{prev}\n{body}").as_bytes());
+    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+    raw(dir.path())
+        .execute(
+            "UPDATE audit SET body = ?1, hash = ?2 WHERE seq = 2",
+            params![body, hex],
+        )
+        .unwrap();
+    let broken = store.verify(&public).unwrap().unwrap_err();
+    assert!(matches!(broken, Break::Edited { seq: 2, .. }), "{broken}");
+    assert!(broken.to_string().contains("signature"));
+    // And with the wrong key, the first record fails.
+    let other = SecretKey::generate().unwrap().public();
+    assert!(matches!(
+        store.verify(&other).unwrap(),
+        Err(Break::Edited { seq: 1, .. })
+    ));
+}
+
+#[test]
+fn verify_names_a_deleted_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = chain(dir.path(), 5);
+    raw(dir.path())
+        .execute("DELETE FROM audit WHERE seq = 3", [])
+        .unwrap();
+    let broken = store
+        .verify(&key(dir.path()).public())
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(broken, Break::Deleted { seq: 3, next: 4 });
+    assert!(broken.to_string().contains("record 3 was deleted"));
+}
+
+#[test]
+fn verify_names_reordered_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = chain(dir.path(), 5);
+    let conn = raw(dir.path());
+    // Swap records 2 and 4 wholesale (everything but their position).
+    conn.execute_batch(
+        "UPDATE audit SET seq = -2 WHERE seq = 2;
+         UPDATE audit SET seq = 2 WHERE seq = 4;
+         UPDATE audit SET seq = 4 WHERE seq = -2;",
+    )
+    .unwrap();
+    assert_eq!(
+        store.verify(&key(dir.path()).public()).unwrap(),
+        Err(Break::Reordered { seq: 2, belongs: 4 })
+    );
+}
+
+#[test]
+fn records_are_read_back_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = chain(dir.path(), 5);
+    let tail = store.tail(2).unwrap();
+    assert_eq!(tail.iter().map(|r| r.seq).collect::<Vec<_>>(), vec![4, 5]);
+    assert_eq!(tail[0].kind, "outcome");
+    assert_eq!(tail[1].prev, tail[0].hash);
+    assert_eq!(store.records_after(3, 10).unwrap().len(), 2);
+}
