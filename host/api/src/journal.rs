@@ -46,6 +46,9 @@ pub trait ApprovalLedger: Send + Sync {
     fn dropped(&self, id: &str, at_ms: u64) -> Result<(), JournalError>;
     /// Approvals waiting for an answer or for a retry, oldest first.
     fn open(&self) -> Result<Vec<OpenApproval>, JournalError>;
+    /// The highest number `N` of any id `ap-N` ever recorded, so a
+    /// restarted book never reuses an id.
+    fn highest_id(&self) -> Result<u64, JournalError>;
 }
 
 /// One audited event. Serialised as the body of an audit record.

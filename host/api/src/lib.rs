@@ -13,7 +13,6 @@
 
 mod action;
 mod approval;
-mod capability;
 mod category;
 mod env;
 mod envelope;
@@ -29,7 +28,6 @@ mod spec;
 
 pub use action::{ActionType, BUILTIN_ACTION_TYPES};
 pub use approval::{ApprovalAnswer, ApprovalRequest, Approver};
-pub use capability::{Boundary, Capability, CapabilityError, CapabilityGrant};
 pub use category::Category;
 pub use env::{EnvGrant, Secret, check_env_key};
 pub use envelope::{Envelope, ErrorType};

@@ -47,6 +47,18 @@ pub struct Config {
     /// `warden serve`: tokens, approvals, HTTP checks, disclosure.
     #[serde(default)]
     pub serve: ServeConfig,
+    /// Durable state: the database in the state directory and the audit log.
+    #[serde(default)]
+    pub state: StateConfig,
+}
+
+/// The state database (`warden.db` in the state directory).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct StateConfig {
+    /// Audit records of decisions carry the call's arguments. Default
+    /// false: only their sha256 digest is kept.
+    pub audit_args: bool,
 }
 
 /// The MCP server's settings.

@@ -9,6 +9,7 @@ mod commands;
 mod config;
 mod grant_arg;
 mod logging;
+mod state;
 
 use std::process::ExitCode;
 
@@ -46,6 +47,12 @@ enum Command {
     /// Answer approvals waiting in a running server.
     #[command(subcommand)]
     Approvals(commands::approvals::ApprovalsCommand),
+    /// Read and verify the signed audit chain in a state directory.
+    #[command(subcommand)]
+    Audit(commands::audit::AuditCommand),
+    /// Time-boxed capability grants in a state directory.
+    #[command(subcommand)]
+    Grants(commands::grants::GrantsCommand),
     /// Measure end-to-end figures (call latency percentiles, load times).
     Bench(commands::bench::BenchArgs),
 }
@@ -101,6 +108,8 @@ fn main() -> ExitCode {
         Command::Bench(args) => commands::bench::run(args),
         Command::Serve(args) => commands::serve::run(args),
         Command::Approvals(command) => commands::approvals::run(command),
+        Command::Audit(command) => commands::audit::run(command),
+        Command::Grants(command) => commands::grants::run(command),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

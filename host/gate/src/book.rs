@@ -2,21 +2,27 @@
 //! call open. An ask is written down under an id and the call returns at
 //! once as pending; a person answers by id (`warden approvals`, the admin
 //! API, or an MCP client's elicitation response); the agent's retry of
-//! the same call finds the answer and consumes it.
+//! the same call finds the answer and consumes it. With a ledger (the
+//! state database) every step is recorded before it takes effect, so
+//! pending and answered approvals survive a restart and a used answer
+//! stays used.
 //!
 //! Attacks it stops: an answer for one call being spent on another (an
 //! answer is bound to the agent and to the exact tool and arguments it
-//! was given for, and is used once), one agent answering or reading
-//! another agent's asks through the retry path (ids are checked against
-//! the asking agent), and stale consent (unanswered asks expire as denials,
-//! unused answers expire too).
+//! was given for, and is used once — across restarts too), one agent
+//! answering or reading another agent's asks through the retry path (ids
+//! are checked against the asking agent), and stale consent (unanswered
+//! asks expire as denials, unused answers expire too).
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use warden_api::{ApprovalAnswer, ApprovalRequest, Approver, BoxFuture};
+use warden_api::{
+    ApprovalAnswer, ApprovalLedger, ApprovalRequest, Approver, BoxFuture, JournalError,
+    OpenApproval,
+};
 
 /// Why an answer was not recorded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -29,18 +35,20 @@ pub enum BookError {
         owner: String,
         agent: String,
     },
+    #[error("the answer to approval `{id}` could not be recorded, so it was not given: {detail}")]
+    NotRecorded { id: String, detail: String },
 }
 
 struct Waiting {
     request: ApprovalRequest,
     key: String,
-    asked: Instant,
+    asked_ms: u64,
 }
 
 struct Answered {
     id: String,
     answer: ApprovalAnswer,
-    at: Instant,
+    at_ms: u64,
 }
 
 #[derive(Default)]
@@ -56,12 +64,14 @@ pub struct ApprovalBook {
     next: AtomicU64,
     pages: Mutex<Pages>,
     expiry: Duration,
+    ledger: Option<Arc<dyn ApprovalLedger>>,
 }
 
 impl std::fmt::Debug for ApprovalBook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ApprovalBook")
             .field("expiry", &self.expiry)
+            .field("durable", &self.ledger.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -76,15 +86,62 @@ fn key(request: &ApprovalRequest) -> String {
     )
 }
 
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
 impl ApprovalBook {
     /// Unanswered asks, and answers nobody retried for, expire after
-    /// `expiry`.
+    /// `expiry`. Kept in memory only.
     pub fn new(expiry: Duration) -> ApprovalBook {
         ApprovalBook {
             next: AtomicU64::new(1),
             pages: Mutex::new(Pages::default()),
             expiry,
+            ledger: None,
         }
+    }
+
+    /// A book recorded in `ledger`, starting from what it holds.
+    pub fn durable(
+        expiry: Duration,
+        ledger: Arc<dyn ApprovalLedger>,
+    ) -> Result<ApprovalBook, JournalError> {
+        let mut pages = Pages::default();
+        for open in ledger.open()? {
+            let OpenApproval {
+                request,
+                key,
+                asked_ms,
+                answer,
+            } = open;
+            match answer {
+                Some((answer, at_ms)) => {
+                    let id = request.id.clone();
+                    pages.answered.insert(key, Answered { id, answer, at_ms });
+                }
+                None => {
+                    pages.waiting.insert(
+                        request.id.clone(),
+                        Waiting {
+                            request,
+                            key,
+                            asked_ms,
+                        },
+                    );
+                }
+            }
+        }
+        let next = ledger.highest_id()? + 1;
+        Ok(ApprovalBook {
+            next: AtomicU64::new(next),
+            pages: Mutex::new(pages),
+            expiry,
+            ledger: Some(ledger),
+        })
     }
 
     pub fn expiry(&self) -> Duration {
@@ -97,12 +154,16 @@ impl ApprovalBook {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    fn expired(&self, since_ms: u64, now_ms: u64) -> bool {
+        u128::from(now_ms.saturating_sub(since_ms)) >= self.expiry.as_millis()
+    }
+
     /// Moves expired asks to answered denials and drops stale answers.
-    fn sweep(&self, pages: &mut Pages, now: Instant) {
+    fn sweep(&self, pages: &mut Pages, now: u64) {
         let expired: Vec<String> = pages
             .waiting
             .iter()
-            .filter(|(_, w)| now.duration_since(w.asked) >= self.expiry)
+            .filter(|(_, w)| self.expired(w.asked_ms, now))
             .map(|(id, _)| id.clone())
             .collect();
         for id in expired {
@@ -111,25 +172,44 @@ impl ApprovalBook {
                     "approval {id} expired after {} s without an answer",
                     self.expiry.as_secs()
                 );
+                let answer = ApprovalAnswer::Deny { reason };
+                if let Some(ledger) = &self.ledger
+                    && let Err(e) = ledger.answered(&w.request, &answer, "expiry", now)
+                {
+                    // Denying in memory is safe even if not recorded: after
+                    // a restart the ask is still pending and expires again.
+                    tracing::warn!(approval = %id, error = %e, "expiry not recorded");
+                }
                 pages.answered.insert(
                     w.key,
                     Answered {
                         id,
-                        answer: ApprovalAnswer::Deny { reason },
-                        at: now,
+                        answer,
+                        at_ms: now,
                     },
                 );
             }
         }
-        pages
+        let stale: Vec<String> = pages
             .answered
-            .retain(|_, a| now.duration_since(a.at) < self.expiry);
+            .iter()
+            .filter(|(_, a)| self.expired(a.at_ms, now))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in stale {
+            if let Some(a) = pages.answered.remove(&key)
+                && let Some(ledger) = &self.ledger
+                && let Err(e) = ledger.dropped(&a.id, now)
+            {
+                tracing::warn!(approval = %a.id, error = %e, "stale answer not recorded as dropped");
+            }
+        }
     }
 
     /// Asks waiting for an answer, oldest first.
     pub fn pending(&self) -> Vec<ApprovalRequest> {
         let mut pages = self.lock();
-        self.sweep(&mut pages, Instant::now());
+        self.sweep(&mut pages, now_ms());
         let mut list: Vec<_> = pages.waiting.values().map(|w| w.request.clone()).collect();
         list.sort_by_key(|r| id_number(&r.id));
         list
@@ -138,13 +218,14 @@ impl ApprovalBook {
     /// The waiting ask `id`, if any.
     pub fn get(&self, id: &str) -> Option<ApprovalRequest> {
         let mut pages = self.lock();
-        self.sweep(&mut pages, Instant::now());
+        self.sweep(&mut pages, now_ms());
         pages.waiting.get(id).map(|w| w.request.clone())
     }
 
     /// Records a person's answer to the waiting ask `id`; the agent's next
     /// try of the same call receives it. With `agent`, the ask must be
-    /// that agent's (an answer relayed by the agent's own client).
+    /// that agent's (an answer relayed by the agent's own client). The
+    /// answer counts only once it is recorded.
     pub fn answer(
         &self,
         id: &str,
@@ -152,7 +233,7 @@ impl ApprovalBook {
         answer: ApprovalAnswer,
     ) -> Result<ApprovalRequest, BookError> {
         let mut pages = self.lock();
-        let now = Instant::now();
+        let now = now_ms();
         self.sweep(&mut pages, now);
         let owner = match pages.waiting.get(id) {
             Some(w) => w.request.agent.clone(),
@@ -167,6 +248,15 @@ impl ApprovalBook {
                 agent: agent.to_owned(),
             });
         }
+        if let (Some(ledger), Some(w)) = (&self.ledger, pages.waiting.get(id)) {
+            let by = if agent.is_some() { "client" } else { "admin" };
+            ledger
+                .answered(&w.request, &answer, by, now)
+                .map_err(|e| BookError::NotRecorded {
+                    id: id.to_owned(),
+                    detail: e.to_string(),
+                })?;
+        }
         let Some(w) = pages.waiting.remove(id) else {
             return Err(BookError::NotPending(id.to_owned()));
         };
@@ -175,7 +265,7 @@ impl ApprovalBook {
             Answered {
                 id: id.to_owned(),
                 answer,
-                at: now,
+                at_ms: now,
             },
         );
         Ok(w.request)
@@ -186,23 +276,49 @@ impl ApprovalBook {
     fn lookup(&self, mut request: ApprovalRequest) -> ApprovalAnswer {
         let key = key(&request);
         let mut pages = self.lock();
-        let now = Instant::now();
+        let now = now_ms();
         self.sweep(&mut pages, now);
-        if let Some(answered) = pages.answered.remove(&key) {
-            tracing::info!(approval = %answered.id, "answer consumed");
-            return answered.answer;
+        if let Some(answered) = pages.answered.get(&key) {
+            if let Some(ledger) = &self.ledger
+                && let Err(e) = ledger.consumed(&answered.id, now)
+            {
+                // Unrecorded use could be used again after a restart.
+                return ApprovalAnswer::Deny {
+                    reason: format!(
+                        "the answer to approval {} could not be marked used ({e}); retry",
+                        answered.id
+                    ),
+                };
+            }
+            if let Some(answered) = pages.answered.remove(&key) {
+                tracing::info!(approval = %answered.id, "answer consumed");
+                return answered.answer;
+            }
         }
         if let Some((id, _)) = pages.waiting.iter().find(|(_, w)| w.key == key) {
             return ApprovalAnswer::Pending { id: id.clone() };
         }
         let id = format!("ap-{}", self.next.fetch_add(1, Ordering::Relaxed));
         request.id = id.clone();
+        if let Some(ledger) = &self.ledger {
+            let open = OpenApproval {
+                request: request.clone(),
+                key: key.clone(),
+                asked_ms: now,
+                answer: None,
+            };
+            if let Err(e) = ledger.asked(&open) {
+                return ApprovalAnswer::Deny {
+                    reason: format!("the approval could not be recorded ({e}); retry"),
+                };
+            }
+        }
         pages.waiting.insert(
             id.clone(),
             Waiting {
                 request,
                 key,
-                asked: now,
+                asked_ms: now,
             },
         );
         ApprovalAnswer::Pending { id }

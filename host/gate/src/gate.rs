@@ -8,12 +8,14 @@ use tokio::sync::Semaphore;
 use tracing::Instrument;
 use warden_api::{
     ApprovalAnswer, ApprovalRequest, Approver, Backend, BackendCall, BoxFuture, CallHooks,
-    CallLimits, CallRequest, Envelope, ErrorType, Grants, LogLevel, ToolHost, ToolName, ToolSpec,
+    CallLimits, CallRequest, Envelope, ErrorType, Grants, Journal, LogLevel, ToolHost, ToolName,
+    ToolSpec,
 };
 use warden_policy::{AgentPolicy, Call, Decision, Layer, Verdict};
 
 use crate::agents::{Agents, PolicyEnv, unknown_agent};
 use crate::approval::NoApprover;
+use crate::durable::{self, Clock, GrantSource, SystemClock};
 use crate::{ArgsValidator, GateError, resolve};
 
 struct Entry {
@@ -32,6 +34,15 @@ pub struct GateBuilder {
     env: PolicyEnv,
     approver: Arc<dyn Approver>,
     limits: CallLimits,
+    durable: Durable,
+}
+
+/// The optional durable hooks (see `durable.rs`).
+struct Durable {
+    journal: Option<Arc<dyn Journal>>,
+    grants: Option<Arc<dyn GrantSource>>,
+    clock: Arc<dyn Clock>,
+    fingerprint_key: Option<[u8; 32]>,
 }
 
 impl std::fmt::Debug for GateBuilder {
@@ -57,7 +68,40 @@ impl GateBuilder {
             },
             approver: Arc::new(NoApprover),
             limits: CallLimits::DEFAULT,
+            durable: Durable {
+                journal: None,
+                grants: None,
+                clock: Arc::new(SystemClock),
+                fingerprint_key: None,
+            },
         }
+    }
+
+    /// Where decisions, outcomes and "always allow" rules are written.
+    /// Default: nowhere.
+    pub fn journal(mut self, journal: Arc<dyn Journal>) -> GateBuilder {
+        self.durable.journal = Some(journal);
+        self
+    }
+
+    /// The capability grants decisions consult. Default: none.
+    pub fn grants(mut self, grants: Arc<dyn GrantSource>) -> GateBuilder {
+        self.durable.grants = Some(grants);
+        self
+    }
+
+    /// The clock grants are judged by. Default: the system clock.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> GateBuilder {
+        self.durable.clock = clock;
+        self
+    }
+
+    /// A secret that keys argument fingerprints, so they stay the same
+    /// across restarts (durable approvals need that). Default: a random
+    /// key per process.
+    pub fn fingerprint_key(mut self, key: [u8; 32]) -> GateBuilder {
+        self.durable.fingerprint_key = Some(key);
+        self
     }
 
     /// Registers every tool of `backend`, whose calls hold `grants`.
@@ -124,6 +168,7 @@ impl GateBuilder {
                 approver: self.approver,
                 limits: self.limits,
                 fingerprint_key: std::collections::hash_map::RandomState::new(),
+                durable: self.durable,
             }),
         }
     }
@@ -147,6 +192,7 @@ struct Inner {
     approver: Arc<dyn Approver>,
     limits: CallLimits,
     fingerprint_key: std::collections::hash_map::RandomState,
+    durable: Durable,
 }
 
 impl std::fmt::Debug for Gate {
@@ -211,6 +257,7 @@ fn denied(decision: &Decision) -> Envelope {
         Layer::Rule => "denied_by_rule",
         Layer::CircuitBreaker => "circuit_breaker",
         Layer::ReadOnly | Layer::Mode => "denied_by_mode",
+        Layer::Grant => "denied_by_grant",
     };
     Envelope::error(ErrorType::PermissionDenied, code, decision.reason.clone())
 }
@@ -219,6 +266,11 @@ impl Inner {
     /// A keyed hash of arguments: SipHash with this gate's random key.
     fn fingerprint(&self, args: &serde_json::Value) -> String {
         use std::hash::{BuildHasher, Hasher};
+        if let Some(key) = &self.durable.fingerprint_key {
+            let mut keyed = key.to_vec();
+            keyed.extend_from_slice(args.to_string().as_bytes());
+            return warden_signing::sha256_digest(&keyed);
+        }
         let mut h = self.fingerprint_key.build_hasher();
         h.write(args.to_string().as_bytes());
         format!("{:016x}", h.finish())
@@ -253,9 +305,20 @@ impl Inner {
             Some(s) => format!("{}({s})", entry.spec.name),
             None => entry.spec.name.to_string(),
         };
+        let grants = self.durable.grants.as_ref().map(|g| g.current());
         let decision = self
             .agents
-            .with(&request.context.agent, |p| p.decide(&call, &env))
+            .with(&request.context.agent, |p| match &grants {
+                Some(set) => warden_policy::decide_with_grants(
+                    p,
+                    &call,
+                    &env,
+                    set,
+                    &request.context.session,
+                    self.durable.clock.now_ms(),
+                ),
+                None => p.decide(&call, &env),
+            })
             .unwrap_or_else(|| unknown_agent(&request.context.agent));
         (decision, shown)
     }
@@ -289,6 +352,12 @@ impl Inner {
                 decision.decision, decision.layer, decision.reason
             ),
         );
+        let journal = self.durable.journal.as_ref();
+        let with_args = journal.is_some_and(|j| j.audit_args());
+        let event = durable::decision_event(&request, &shown, &decision, with_args);
+        if let Some(refusal) = durable::audit(journal, &event) {
+            return refusal;
+        }
         match decision.decision {
             Verdict::Deny => return denied(&decision),
             Verdict::Ask => {
@@ -319,9 +388,29 @@ impl Inner {
             limits: self.limits,
             events: hooks.events.as_ref(),
         };
+        let started = std::time::Instant::now();
         let envelope = entry.backend.invoke(call).await;
         tracing::info!(ok = envelope.is_ok(), "call done");
+        let event = durable::outcome_event(&request, entry.spec.name.as_str(), &envelope, started.elapsed());
+        if let Some(journal) = journal
+            && let Err(e) = journal.audit(&event)
+        {
+            // The call ran; its result stands, but the operator must know
+            // the trail has a gap.
+            tracing::error!(error = %e, "audit append of a call outcome failed");
+        }
         envelope
+    }
+
+    /// Checks and writes down an "always allow" rule before it applies.
+    fn persist_rule(&self, agent: &str, rule: &str) -> Result<(), String> {
+        warden_policy::RuleSet::parse(&[rule.to_owned()], &[], &[]).map_err(|e| e.to_string())?;
+        match &self.durable.journal {
+            Some(journal) => journal
+                .rule_added(agent, rule, None)
+                .map_err(|e| format!("it could not be recorded: {e}")),
+            None => Ok(()),
+        }
     }
 
     /// Asks a person; `None` when they allowed the call.
@@ -360,7 +449,10 @@ impl Inner {
                 None
             }
             ApprovalAnswer::AlwaysAllow { rule } => {
-                match self.agents.add_allow_rule(&request.context.agent, &rule) {
+                let added = self.persist_rule(&request.context.agent, &rule).and_then(|()| {
+                    self.agents.add_allow_rule(&request.context.agent, &rule)
+                });
+                match added {
                     Ok(()) => {
                         tracing::info!(%rule, "approved; rule added");
                         None

@@ -3,8 +3,8 @@
 //! Owns: the table of tools and the backend and grants serving each, the
 //! agents and their compiled policies, the call path — identity, lookup,
 //! decide, ask a person, validate arguments (validators compiled once, at
-//! registration), dispatch — batching with bounded concurrency, and the
-//! call span that carries agent, session, task and request ids.
+//! registration), dispatch, audit — batching with bounded concurrency, and
+//! the call span that carries agent, session, task and request ids.
 //!
 //! Does not own: running tools (backends do), the decision logic
 //! (`warden-policy`), or transport (the MCP crate).
@@ -12,6 +12,7 @@
 mod agents;
 mod approval;
 mod book;
+mod durable;
 mod error;
 mod gate;
 mod resolve;
@@ -20,6 +21,7 @@ mod validate;
 pub use agents::PolicyEnv;
 pub use approval::{NoApprover, PendingApprovals};
 pub use book::{ApprovalBook, BookError};
+pub use durable::{Clock, GrantSource, SystemClock};
 pub use error::GateError;
 pub use gate::{Gate, GateBuilder};
 pub use validate::ArgsValidator;

@@ -28,6 +28,8 @@ pub enum Layer {
     ReadOnly,
     /// The agent's mode.
     Mode,
+    /// A time-boxed capability grant.
+    Grant,
 }
 
 /// `{ decision, reason, rule, layer }`: what to do with a call, a reason
@@ -38,6 +40,9 @@ pub struct Decision {
     pub reason: String,
     pub rule: Option<String>,
     pub layer: Layer,
+    /// The capability grant that allowed the call, if one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<String>,
 }
 
 impl Decision {
@@ -47,6 +52,7 @@ impl Decision {
             reason: reason.into(),
             rule: None,
             layer,
+            grant: None,
         }
     }
 

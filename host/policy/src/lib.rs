@@ -9,12 +9,14 @@
 //! rule decided and what would change it.
 //!
 //! Owns: access levels and their categories, sub-constraints, action types,
-//! rules, shell-aware and path-aware matching, modes, circuit breakers.
+//! rules, shell-aware and path-aware matching, modes, circuit breakers,
+//! time-boxed capability grants (the caller passes the time).
 //! Does not own: reading files or clocks, asking people, running tools.
 //! Categories and the action-type taxonomy come from `warden-api` at
 //! construction; this crate depends on no other Warden crate.
 
 mod action;
+mod capability;
 pub mod config;
 mod constraints;
 mod constraints_check;
@@ -22,6 +24,7 @@ mod decision;
 mod engine;
 mod error;
 mod facts;
+mod grants;
 pub mod glob;
 mod index;
 mod level;
@@ -36,6 +39,8 @@ pub use constraints::{
     CodeExecution, ConstraintOverrides, FileScope, GitAccess, NetworkMode, SubConstraints,
     TerminalAccess,
 };
+pub use capability::{Boundary, Capability, CapabilityError, CapabilityGrant};
+pub use grants::{GrantSet, decide_with_grants};
 pub use decision::{Decision, Layer, Verdict};
 pub use engine::{AgentPolicy, Policy};
 pub use error::PolicyError;

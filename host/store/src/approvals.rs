@@ -138,4 +138,16 @@ impl ApprovalLedger for Store {
     fn open(&self) -> Result<Vec<OpenApproval>, JournalError> {
         self.open_approvals().map_err(journal)
     }
+
+    fn highest_id(&self) -> Result<u64, JournalError> {
+        let n: i64 = self
+            .conn()
+            .query_row(
+                "SELECT coalesce(max(CAST(substr(id, 4) AS INTEGER)), 0) FROM approvals WHERE id LIKE 'ap-%'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| JournalError(format!("reading approval ids: {e}")))?;
+        Ok(n.max(0) as u64)
+    }
 }

@@ -18,6 +18,7 @@ pub struct Store {
     pub(crate) key: SecretKey,
     path: PathBuf,
     audit_args: bool,
+    pub(crate) grant_changes: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Store {
@@ -117,6 +118,7 @@ impl Store {
             key,
             path: path.to_path_buf(),
             audit_args: false,
+            grant_changes: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -145,14 +147,14 @@ impl Store {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// A counter that changes when any connection (another process, too)
-    /// commits: cheap to poll before trusting a cache.
-    pub fn data_version(&self) -> Result<i64, StoreError> {
+    /// Changes when grants may have changed: a grant issued or revoked
+    /// through this store, or any commit by another connection (another
+    /// process). Cheap to poll before trusting a cache of grants.
+    pub fn grants_version(&self) -> Result<(i64, u64), StoreError> {
         let conn = self.conn();
         let v: i64 = conn
             .query_row("PRAGMA data_version", [], |r| r.get(0))
             .map_err(StoreError::sql("reading the data version"))?;
-        let changes = conn.total_changes() as i64;
-        Ok(v.wrapping_mul(1 << 32).wrapping_add(changes))
+        Ok((v, self.grant_changes.load(std::sync::atomic::Ordering::SeqCst)))
     }
 }

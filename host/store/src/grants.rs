@@ -2,7 +2,8 @@
 //! revoked; each change audited in the same transaction.
 
 use rusqlite::params;
-use warden_api::{AuditEvent, CapabilityGrant};
+use warden_api::AuditEvent;
+use warden_policy::CapabilityGrant;
 
 use crate::{Store, StoreError, now_ms};
 
@@ -36,6 +37,8 @@ impl Store {
         .map_err(StoreError::sql("issuing a grant"))?;
         self.append_in(&tx, &grant_event("issued", &grant), now_ms())?;
         tx.commit().map_err(StoreError::sql("issuing a grant"))?;
+        self.grant_changes
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(grant)
     }
 
@@ -72,6 +75,8 @@ impl Store {
         }
         self.append_in(&tx, &event, now)?;
         tx.commit().map_err(StoreError::sql("revoking a grant"))?;
+        self.grant_changes
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(grant)
     }
 

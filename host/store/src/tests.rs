@@ -1,10 +1,8 @@
 use std::path::Path;
 
 use rusqlite::params;
-use warden_api::{
-    ApprovalAnswer, ApprovalLedger, ApprovalRequest, AuditEvent, Boundary, Capability,
-    CapabilityGrant, OpenApproval,
-};
+use warden_api::{ApprovalAnswer, ApprovalLedger, ApprovalRequest, AuditEvent, OpenApproval};
+use warden_policy::{Boundary, Capability, CapabilityGrant};
 use warden_signing::SecretKey;
 
 use crate::{Break, SCHEMA_VERSION, Store, StoreError, host_key};

@@ -1,10 +1,12 @@
 //! One module per command.
 
 pub mod approvals;
+pub mod audit;
 pub mod bench;
 pub mod bench_mcp;
 pub mod call;
 pub mod config;
+pub mod grants;
 pub mod inspect;
 pub mod policy;
 pub mod serve;

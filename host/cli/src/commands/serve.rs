@@ -149,11 +149,16 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
     let state = args.host.state_dir(&config);
     std::fs::create_dir_all(&state)
         .with_context(|| format!("creating the state directory {}", state.display()))?;
+    let store = crate::state::open(&state, config.state.audit_args)?;
     let host = args.host.load_with(config).await?;
     let serve = &host.config.serve;
-    let book = Arc::new(ApprovalBook::new(Duration::from_secs(
-        serve.approval_timeout_secs.max(1),
-    )));
+    let book = Arc::new(
+        ApprovalBook::durable(
+            Duration::from_secs(serve.approval_timeout_secs.max(1)),
+            store.clone(),
+        )
+        .context("loading approvals from the state database")?,
+    );
     let agent_args = AgentArgs {
         agent: args.agent.clone(),
         mode: args.mode,
@@ -162,7 +167,18 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
         deny: Vec::new(),
     };
     let agents = setup::agents_with(&host.config, &agent_args, SERVE_AGENT)?;
-    let gate = host.gate_with(agents, book.clone())?;
+    let fingerprint = crate::state::fingerprint_key(&crate::state::key(&state)?);
+    let gate = host.gate_extended(agents, book.clone(), |builder| {
+        builder
+            .journal(store.clone())
+            .grants(Arc::new(crate::state::StoreGrants::new(store.clone())))
+            .fingerprint_key(fingerprint)
+    })?;
+    for stored in store.rules()? {
+        if let Err(e) = gate.add_allow_rule(&stored.agent, &stored.rule) {
+            tracing::warn!(agent = %stored.agent, rule = %stored.rule, error = %e, "a stored rule no longer applies");
+        }
+    }
     let tools = gate.list_tools(&args.agent).len();
     let server = Server::new(
         Arc::new(gate),

@@ -242,6 +242,17 @@ impl Host {
         agents: Vec<AgentPolicy>,
         approver: Arc<dyn Approver>,
     ) -> anyhow::Result<Gate> {
+        self.gate_extended(agents, approver, |b| b)
+    }
+
+    /// [`Host::gate_with`], with `extend` adding to the builder (the
+    /// durable state hooks of `warden serve`).
+    pub fn gate_extended(
+        &self,
+        agents: Vec<AgentPolicy>,
+        approver: Arc<dyn Approver>,
+        extend: impl FnOnce(warden_gate::GateBuilder) -> warden_gate::GateBuilder,
+    ) -> anyhow::Result<Gate> {
         let mut builder = Gate::builder()
             .limits(self.limits)
             .env(self.env())
@@ -253,7 +264,7 @@ impl Host {
         for policy in agents {
             builder = builder.agent(policy);
         }
-        Ok(builder.build())
+        Ok(extend(builder).build())
     }
 }
 

@@ -1,7 +1,7 @@
 //! Time-boxed capability grants: a temporary right for one agent (and
 //! optionally one session) to use a tool, a category or an action type,
-//! within boundary parameters, for a goal, until an expiry. The policy
-//! engine decides with them; the store keeps them.
+//! within boundary parameters, for a goal, until an expiry. The engine
+//! decides with them ([`crate::GrantSet`]); the store keeps them.
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,0 +1,110 @@
+//! `warden audit tail|verify|export`: read and check the signed audit
+//! chain in a state directory (the server may be running).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+
+use crate::Outcome;
+
+#[derive(Debug, Args)]
+pub struct StateDir {
+    /// The state directory holding warden.db and host.key.
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "WARDEN_STATE_DIR",
+        default_value = ".warden"
+    )]
+    pub state_dir: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Print the last records, one JSON object a line.
+    Tail {
+        /// How many records.
+        #[arg(short = 'n', long, default_value_t = 20)]
+        lines: u64,
+        /// Keep printing records as they are appended.
+        #[arg(long)]
+        follow: bool,
+        #[command(flatten)]
+        state: StateDir,
+    },
+    /// Check every hash, link and signature; name the first bad record.
+    Verify {
+        #[command(flatten)]
+        state: StateDir,
+    },
+    /// Print the whole chain.
+    Export {
+        /// As one JSON array (the only format).
+        #[arg(long, required = true)]
+        json: bool,
+        #[command(flatten)]
+        state: StateDir,
+    },
+}
+
+#[expect(clippy::print_stdout, reason = "the command's output")]
+pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
+    match command {
+        AuditCommand::Tail {
+            lines,
+            follow,
+            state,
+        } => {
+            let store = crate::state::open(&state.state_dir, false)?;
+            let mut last = 0;
+            for record in store.tail(lines)? {
+                last = record.seq;
+                println!("{}", serde_json::to_string(&record)?);
+            }
+            while follow {
+                std::thread::sleep(Duration::from_millis(200));
+                for record in store.records_after(last, 1000)? {
+                    last = record.seq;
+                    println!("{}", serde_json::to_string(&record)?);
+                }
+            }
+            Ok(Outcome::Ok)
+        }
+        AuditCommand::Verify { state } => {
+            let store = crate::state::open(&state.state_dir, false)?;
+            let key = crate::state::key(&state.state_dir)?.public();
+            match store.verify(&key)? {
+                Ok(verified) => {
+                    println!(
+                        "{}",
+                        serde_json::json!({
+                            "ok": true,
+                            "records": verified.records,
+                            "head": verified.head,
+                            "key-id": key.key_id().as_str(),
+                        })
+                    );
+                    Ok(Outcome::Ok)
+                }
+                Err(broken) => {
+                    println!(
+                        "{}",
+                        serde_json::json!({ "ok": false, "break": broken, "message": broken.to_string() })
+                    );
+                    #[expect(clippy::print_stderr, reason = "the verdict for people")]
+                    {
+                        eprintln!("audit chain broken: {broken}");
+                    }
+                    Ok(Outcome::CallFailed)
+                }
+            }
+        }
+        AuditCommand::Export { json: _, state } => {
+            let store = crate::state::open(&state.state_dir, false)?;
+            let records = store.records_after(0, u64::MAX)?;
+            println!("{}", serde_json::to_string_pretty(&records)?);
+            Ok(Outcome::Ok)
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! `warden grants list|issue|revoke`: the time-boxed capability grants in
+//! a state directory. A running server sees changes on its next decision.
+
+use clap::Subcommand;
+use warden_policy::{Boundary, Capability, CapabilityGrant};
+use warden_store::now_ms;
+
+use super::audit::StateDir;
+use crate::Outcome;
+
+#[derive(Debug, Subcommand)]
+pub enum GrantsCommand {
+    /// Grants in force (JSON); with --all, expired and revoked ones too.
+    List {
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        state: StateDir,
+    },
+    /// Issue a grant as the operator.
+    Issue {
+        #[arg(long)]
+        agent: String,
+        /// Only this MCP session.
+        #[arg(long)]
+        session: Option<String>,
+        /// `tool:NAME`, `category:NAME` or `action:CATEGORY:ACTION`.
+        #[arg(long)]
+        capability: String,
+        /// The goal the grant serves.
+        #[arg(long)]
+        goal: String,
+        /// Seconds from now until it expires.
+        #[arg(long, value_name = "SECS")]
+        ttl: u64,
+        /// Boundary: paths (file tools).
+        #[arg(long = "path")]
+        paths: Vec<String>,
+        /// Boundary: hosts (network tools).
+        #[arg(long = "host")]
+        hosts: Vec<String>,
+        /// Boundary: branches (git tools).
+        #[arg(long = "branch")]
+        branches: Vec<String>,
+        #[command(flatten)]
+        state: StateDir,
+    },
+    /// Revoke a grant now.
+    Revoke {
+        id: String,
+        #[command(flatten)]
+        state: StateDir,
+    },
+}
+
+#[expect(clippy::print_stdout, reason = "the command's output")]
+pub fn run(command: GrantsCommand) -> anyhow::Result<Outcome> {
+    let value = match command {
+        GrantsCommand::List { all, state } => {
+            let store = crate::state::open(&state.state_dir, false)?;
+            let now = now_ms();
+            let list: Vec<serde_json::Value> = store
+                .all_grants()?
+                .into_iter()
+                .filter(|(g, revoked)| all || (revoked.is_none() && now < g.valid_to_ms))
+                .map(|(g, revoked)| {
+                    let status = match revoked {
+                        Some(_) => "revoked",
+                        None if g.active_at(now) => "active",
+                        None if now < g.valid_from_ms => "not-yet-valid",
+                        None => "expired",
+                    };
+                    let mut v = serde_json::to_value(&g).unwrap_or_default();
+                    if let Some(map) = v.as_object_mut() {
+                        map.insert("status".into(), status.into());
+                    }
+                    v
+                })
+                .collect();
+            serde_json::Value::Array(list)
+        }
+        GrantsCommand::Issue {
+            agent,
+            session,
+            capability,
+            goal,
+            ttl,
+            paths,
+            hosts,
+            branches,
+            state,
+        } => {
+            let capability: Capability = capability.parse()?;
+            let store = crate::state::open(&state.state_dir, false)?;
+            let now = now_ms();
+            let grant = store.issue_grant(CapabilityGrant {
+                id: String::new(),
+                agent,
+                session,
+                capability,
+                boundary: Boundary {
+                    paths,
+                    hosts,
+                    branches,
+                },
+                goal,
+                issuer: "operator".into(),
+                valid_from_ms: now,
+                valid_to_ms: now.saturating_add(ttl.saturating_mul(1000)),
+            })?;
+            serde_json::to_value(grant)?
+        }
+        GrantsCommand::Revoke { id, state } => {
+            let store = crate::state::open(&state.state_dir, false)?;
+            serde_json::to_value(store.revoke_grant(&id, "operator")?)?
+        }
+    };
+    println!("{}", serde_json::to_string_pretty(&value)?);
+    Ok(Outcome::Ok)
+}

@@ -1,0 +1,77 @@
+//! The state database as `warden` uses it: opened from the state
+//! directory with the host key beside it, and the glue that feeds the
+//! gate its grants from the store.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use anyhow::Context;
+use warden_gate::GrantSource;
+use warden_policy::GrantSet;
+use warden_signing::SecretKey;
+use warden_store::{Store, host_key, now_ms};
+
+/// The database file in the state directory.
+pub const DB_FILE: &str = "warden.db";
+/// The host's signing key in the state directory.
+pub const KEY_FILE: &str = "host.key";
+
+/// Opens the state database (creating the directory, key and database
+/// when missing). A newer or damaged database is an error.
+pub fn open(state_dir: &Path, audit_args: bool) -> anyhow::Result<Arc<Store>> {
+    std::fs::create_dir_all(state_dir)
+        .with_context(|| format!("creating the state directory {}", state_dir.display()))?;
+    let key = host_key(&state_dir.join(KEY_FILE))?;
+    let store = Store::open(&state_dir.join(DB_FILE), key)?.with_audit_args(audit_args);
+    Ok(Arc::new(store))
+}
+
+/// The host key, for verifying the audit chain.
+pub fn key(state_dir: &Path) -> anyhow::Result<SecretKey> {
+    Ok(host_key(&state_dir.join(KEY_FILE))?)
+}
+
+/// Keys argument fingerprints with a secret derived from the host key,
+/// so an approval's binding to its arguments survives a restart.
+pub fn fingerprint_key(key: &SecretKey) -> [u8; 32] {
+    let mut material = b"warden-args-fingerprint\0".to_vec();
+    material.extend_from_slice(key.to_text().as_bytes());
+    warden_signing::sha256(&material)
+}
+
+/// Grants from the store, reloaded when the database changed (a grant
+/// issued or revoked by this process or by `warden grants`).
+pub struct StoreGrants {
+    store: Arc<Store>,
+    cache: Mutex<(Option<(i64, u64)>, Arc<GrantSet>)>,
+}
+
+impl StoreGrants {
+    pub fn new(store: Arc<Store>) -> StoreGrants {
+        StoreGrants {
+            store,
+            cache: Mutex::new((None, Arc::new(GrantSet::default()))),
+        }
+    }
+}
+
+impl GrantSource for StoreGrants {
+    fn current(&self) -> Arc<GrantSet> {
+        let mut cache = self
+            .cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let version = self.store.grants_version().ok();
+        if version.is_none() || version != cache.0 {
+            match self.store.live_grants(now_ms()) {
+                Ok(grants) => *cache = (version, Arc::new(GrantSet::new(grants))),
+                Err(e) => {
+                    // Fail closed: no grants rather than stale ones.
+                    tracing::error!(error = %e, "reading grants failed");
+                    *cache = (None, Arc::new(GrantSet::default()));
+                }
+            }
+        }
+        cache.1.clone()
+    }
+}

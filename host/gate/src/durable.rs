@@ -1,0 +1,104 @@
+//! The gate's durable hooks: where decisions, outcomes and added rules are
+//! written (a [`Journal`]), where the grants in force come from, and the
+//! clock grants are judged by. All optional; without them the gate keeps
+//! nothing and consults no grants.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use warden_api::{AuditEvent, CallRequest, Envelope, ErrorType, Journal};
+use warden_policy::{Decision, GrantSet};
+
+/// The capability grants in force now. Implementations cache and rebuild
+/// the set when grants change; the gate asks on every decision.
+pub trait GrantSource: Send + Sync {
+    fn current(&self) -> Arc<GrantSet>;
+}
+
+/// Milliseconds since the Unix epoch. Injected so tests can move time.
+pub trait Clock: Send + Sync {
+    fn now_ms(&self) -> u64;
+}
+
+/// The system clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+            .unwrap_or(0)
+    }
+}
+
+pub(crate) fn decision_event(
+    request: &CallRequest,
+    shown: &str,
+    decision: &Decision,
+    with_args: bool,
+) -> AuditEvent {
+    let c = &request.context;
+    AuditEvent::Decision {
+        agent: c.agent.clone(),
+        session: c.session.clone(),
+        request_id: c.request_id.clone(),
+        call: shown.to_owned(),
+        decision: format!("{:?}", decision.decision).to_ascii_lowercase(),
+        reason: decision.reason.clone(),
+        rule: decision.rule.clone(),
+        layer: serde_json::to_value(decision.layer)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
+        grant: decision.grant.clone(),
+        args_digest: warden_signing::sha256_digest(request.args.to_string().as_bytes()),
+        args: with_args.then(|| request.args.clone()),
+    }
+}
+
+pub(crate) fn outcome_event(
+    request: &CallRequest,
+    tool: &str,
+    envelope: &Envelope,
+    took: Duration,
+) -> AuditEvent {
+    let c = &request.context;
+    let (error_type, domain_code) = match envelope {
+        Envelope::Ok { .. } => (None, None),
+        Envelope::Error {
+            error_type,
+            domain_code,
+            ..
+        } => (Some(*error_type), Some(domain_code.clone())),
+    };
+    AuditEvent::Outcome {
+        agent: c.agent.clone(),
+        session: c.session.clone(),
+        request_id: c.request_id.clone(),
+        tool: tool.to_owned(),
+        ok: envelope.is_ok(),
+        duration_us: u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
+        limit_hit: error_type == Some(ErrorType::LimitExceeded),
+        error_type: error_type.map(|e| e.to_string()),
+        domain_code,
+    }
+}
+
+/// Appends `event`; on failure the call must not go on (nothing runs
+/// unaudited).
+pub(crate) fn audit(journal: Option<&Arc<dyn Journal>>, event: &AuditEvent) -> Option<Envelope> {
+    let journal = journal?;
+    match journal.audit(event) {
+        Ok(()) => None,
+        Err(e) => {
+            tracing::error!(error = %e, "audit append failed");
+            Some(Envelope::error(
+                ErrorType::HostError,
+                "audit_unavailable",
+                format!("the host could not write its audit log ({e}); the call was not run"),
+            ))
+        }
+    }
+}

@@ -1,0 +1,184 @@
+use super::*;
+use crate::{Mode, RuleSet, ToolFacts};
+
+const ENV: Env<'static> = Env {
+    workspace: "/workspace",
+    project: "/workspace",
+    cwd: "/workspace",
+    home: "/home/agent",
+};
+
+fn tool(name: &'static str, category: &'static str, action: &'static str) -> ToolFacts<'static> {
+    ToolFacts {
+        name,
+        category,
+        action_type: action,
+        side_effect: true,
+        isolated: true,
+    }
+}
+
+fn call<'a>(facts: ToolFacts<'a>, spec: Option<&'a str>) -> Call<'a> {
+    Call {
+        tool: facts,
+        specifier: spec,
+        resolved_path: None,
+    }
+}
+
+fn policy(deny: &[&str]) -> AgentPolicy {
+    let deny: Vec<String> = deny.iter().map(|s| s.to_string()).collect();
+    AgentPolicy::rules_only(
+        "a",
+        Mode::Default,
+        RuleSet::parse(&[], &[], &deny).unwrap(),
+    )
+}
+
+fn grant(id: &str, capability: &str, from: u64, to: u64) -> CapabilityGrant {
+    CapabilityGrant {
+        id: id.into(),
+        agent: "a".into(),
+        session: None,
+        capability: capability.parse().unwrap(),
+        boundary: Boundary::default(),
+        goal: "fix the build".into(),
+        issuer: "operator".into(),
+        valid_from_ms: from,
+        valid_to_ms: to,
+    }
+}
+
+const WRITE: ToolFacts<'static> = ToolFacts {
+    name: "fs.write",
+    category: "file-system",
+    action_type: "code:write",
+    side_effect: true,
+    isolated: true,
+};
+
+#[test]
+fn a_grant_allows_only_inside_its_window() {
+    let p = policy(&[]);
+    let set = GrantSet::new([grant("g-1", "tool:fs.write", 100, 200)]);
+    let c = call(WRITE, Some("/workspace/a.txt"));
+    for (now, verdict) in [
+        (99, Verdict::Ask),
+        (100, Verdict::Allow),
+        (199, Verdict::Allow),
+        (200, Verdict::Ask),
+    ] {
+        let d = decide_with_grants(&p, &c, &ENV, &set, "s", now);
+        assert_eq!(d.decision, verdict, "at {now}: {d:?}");
+        if verdict == Verdict::Allow {
+            assert_eq!((d.layer, d.grant.as_deref()), (Layer::Grant, Some("g-1")));
+            assert!(d.reason.contains("fix the build"));
+        } else {
+            assert_eq!(d.grant, None);
+            assert!(d.reason.contains("request_capability"), "{}", d.reason);
+            assert!(d.reason.contains("tool:fs.write"), "{}", d.reason);
+        }
+    }
+}
+
+#[test]
+fn a_revoked_grant_is_gone_once_the_set_is_rebuilt() {
+    let p = policy(&[]);
+    let c = call(WRITE, Some("/workspace/a.txt"));
+    let all = vec![grant("g-1", "tool:fs.write", 0, 1000)];
+    assert_eq!(
+        decide_with_grants(&p, &c, &ENV, &GrantSet::new(all), "s", 5).decision,
+        Verdict::Allow
+    );
+    let after_revoke: Vec<CapabilityGrant> = Vec::new();
+    assert_eq!(
+        decide_with_grants(&p, &c, &ENV, &GrantSet::new(after_revoke), "s", 5).decision,
+        Verdict::Ask
+    );
+}
+
+#[test]
+fn category_action_and_glob_grants_cover_their_tools_only() {
+    let p = policy(&[]);
+    let c = call(WRITE, Some("/workspace/a.txt"));
+    let other = call(tool("net.fetch", "network", "network:fetch"), Some("https://x.io/"));
+    for cap in ["category:file-system", "action:code:write", "action:code:*", "tool:fs.*"] {
+        let set = GrantSet::new([grant("g", cap, 0, 10)]);
+        assert_eq!(
+            decide_with_grants(&p, &c, &ENV, &set, "s", 1).decision,
+            Verdict::Allow,
+            "{cap}"
+        );
+        assert_eq!(
+            decide_with_grants(&p, &other, &ENV, &set, "s", 1).decision,
+            Verdict::Ask,
+            "{cap} must not cover net.fetch"
+        );
+    }
+}
+
+#[test]
+fn session_and_boundaries_narrow_a_grant() {
+    let p = policy(&[]);
+    let mut g = grant("g-1", "tool:fs.write", 0, 10);
+    g.session = Some("s1".into());
+    g.boundary.paths = vec!["/workspace/src".into()];
+    let set = GrantSet::new([g]);
+    let inside = call(WRITE, Some("src/lib.rs"));
+    let climbing = call(WRITE, Some("src/../secrets.txt"));
+    let sibling = call(WRITE, Some("/workspace/srcs/x"));
+    assert_eq!(decide_with_grants(&p, &inside, &ENV, &set, "s1", 1).decision, Verdict::Allow);
+    assert_eq!(decide_with_grants(&p, &inside, &ENV, &set, "s2", 1).decision, Verdict::Ask);
+    assert_eq!(decide_with_grants(&p, &climbing, &ENV, &set, "s1", 1).decision, Verdict::Ask);
+    assert_eq!(decide_with_grants(&p, &sibling, &ENV, &set, "s1", 1).decision, Verdict::Ask);
+
+    let mut net = grant("g-2", "category:network", 0, 10);
+    net.boundary.hosts = vec!["*.example.com".into()];
+    let set = GrantSet::new([net]);
+    let fetch = |url| call(tool("net.fetch", "network", "network:fetch"), Some(url));
+    assert_eq!(
+        decide_with_grants(&p, &fetch("https://api.example.com/x"), &ENV, &set, "s", 1).decision,
+        Verdict::Allow
+    );
+    assert_eq!(
+        decide_with_grants(&p, &fetch("https://example.com.evil.io/"), &ENV, &set, "s", 1).decision,
+        Verdict::Ask
+    );
+}
+
+#[test]
+fn deny_rules_and_circuit_breakers_stand_over_grants() {
+    let p = policy(&["fs.write(//workspace/secrets/**)"]);
+    let set = GrantSet::new([
+        grant("g-1", "tool:fs.write", 0, 10),
+        grant("g-2", "category:terminal", 0, 10),
+    ]);
+    let denied = decide_with_grants(
+        &p,
+        &call(WRITE, Some("/workspace/secrets/k")),
+        &ENV,
+        &set,
+        "s",
+        1,
+    );
+    assert_eq!((denied.decision, denied.layer), (Verdict::Deny, Layer::Rule));
+    let shell = tool("sh.run", "terminal", "terminal:run");
+    let breaker = decide_with_grants(&p, &call(shell, Some("rm -rf /")), &ENV, &set, "s", 1);
+    assert_eq!(breaker.layer, Layer::CircuitBreaker, "{breaker:?}");
+    assert_eq!(breaker.decision, Verdict::Ask);
+}
+
+#[test]
+fn capabilities_parse_strictly() {
+    assert_eq!(
+        "tool:FS.Write".parse::<Capability>().unwrap(),
+        Capability::Tool("fs.write".into())
+    );
+    assert!("action:code".parse::<Capability>().is_err());
+    assert!("fs.write".parse::<Capability>().is_err());
+    assert!("tool:".parse::<Capability>().is_err());
+    assert_eq!(
+        Capability::Category("git".into()).to_string(),
+        "category:git"
+    );
+}
