@@ -34,8 +34,8 @@ pub use envelope::{Envelope, ErrorType};
 pub use error::SpecError;
 pub use grant::{FsAccess, FsGrant, Grants};
 pub use hooks::{CallEvents, CallHooks, LogLevel};
-pub use journal::{ApprovalLedger, AuditEvent, Journal, JournalError, OpenApproval};
 pub use host::{Backend, BackendCall, BoxFuture, CallContext, CallRequest, ToolHost};
+pub use journal::{ApprovalLedger, AuditEvent, Journal, JournalError, OpenApproval};
 pub use limits::CallLimits;
 pub use manifest::{
     CapabilityGap, MANIFEST_SECTION, MANIFEST_VERSION, Manifest, PluginId, RequestedCapabilities,

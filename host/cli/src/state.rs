@@ -39,11 +39,14 @@ pub fn fingerprint_key(key: &SecretKey) -> [u8; 32] {
     warden_signing::sha256(&material)
 }
 
+/// What `Store::grants_version` returns.
+type GrantsVersion = (i64, u64);
+
 /// Grants from the store, reloaded when the database changed (a grant
 /// issued or revoked by this process or by `warden grants`).
 pub struct StoreGrants {
     store: Arc<Store>,
-    cache: Mutex<(Option<(i64, u64)>, Arc<GrantSet>)>,
+    cache: Mutex<(Option<GrantsVersion>, Arc<GrantSet>)>,
 }
 
 impl StoreGrants {

@@ -391,7 +391,12 @@ impl Inner {
         let started = std::time::Instant::now();
         let envelope = entry.backend.invoke(call).await;
         tracing::info!(ok = envelope.is_ok(), "call done");
-        let event = durable::outcome_event(&request, entry.spec.name.as_str(), &envelope, started.elapsed());
+        let event = durable::outcome_event(
+            &request,
+            entry.spec.name.as_str(),
+            &envelope,
+            started.elapsed(),
+        );
         if let Some(journal) = journal
             && let Err(e) = journal.audit(&event)
         {
@@ -449,9 +454,9 @@ impl Inner {
                 None
             }
             ApprovalAnswer::AlwaysAllow { rule } => {
-                let added = self.persist_rule(&request.context.agent, &rule).and_then(|()| {
-                    self.agents.add_allow_rule(&request.context.agent, &rule)
-                });
+                let added = self
+                    .persist_rule(&request.context.agent, &rule)
+                    .and_then(|()| self.agents.add_allow_rule(&request.context.agent, &rule));
                 match added {
                     Ok(()) => {
                         tracing::info!(%rule, "approved; rule added");

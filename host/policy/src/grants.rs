@@ -87,7 +87,13 @@ impl GrantSet {
                 Capability::Tool(p) => glob::matches(p, &name),
                 _ => false,
             }))
-            .chain(grants.categories.get(call.tool.category).into_iter().flatten())
+            .chain(
+                grants
+                    .categories
+                    .get(call.tool.category)
+                    .into_iter()
+                    .flatten(),
+            )
             .chain(grants.actions.get(action).into_iter().flatten())
             .chain(grants.actions.get(&action_category).into_iter().flatten());
         candidates.into_iter().find(|g| {
@@ -113,9 +119,7 @@ fn within(boundary: &Boundary, call: &Call<'_>, env: &Env<'_>) -> bool {
         return boundary.paths.iter().any(|p| {
             let p = crate::path::normalize(p, env.cwd).unwrap_or_default();
             let base = p.trim_end_matches('/');
-            path == base
-                || path.starts_with(&format!("{base}/"))
-                || glob::matches(&p, &path)
+            path == base || path.starts_with(&format!("{base}/")) || glob::matches(&p, &path)
         });
     }
     match call.tool.category {

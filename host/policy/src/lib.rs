@@ -24,8 +24,8 @@ mod decision;
 mod engine;
 mod error;
 mod facts;
-mod grants;
 pub mod glob;
+mod grants;
 mod index;
 mod level;
 mod mode;
@@ -35,16 +35,16 @@ pub mod shell;
 mod specifier;
 
 pub use action::{ActionSelector, ActionTypes};
+pub use capability::{Boundary, Capability, CapabilityError, CapabilityGrant};
 pub use constraints::{
     CodeExecution, ConstraintOverrides, FileScope, GitAccess, NetworkMode, SubConstraints,
     TerminalAccess,
 };
-pub use capability::{Boundary, Capability, CapabilityError, CapabilityGrant};
-pub use grants::{GrantSet, decide_with_grants};
 pub use decision::{Decision, Layer, Verdict};
 pub use engine::{AgentPolicy, Policy};
 pub use error::PolicyError;
 pub use facts::{Call, Env, ToolFacts};
+pub use grants::{GrantSet, decide_with_grants};
 pub use level::{LEVEL_CATEGORIES, Level, known_categories};
 pub use mode::Mode;
 pub use rule::{Rule, RuleList, RuleSet, SpecifierKind};

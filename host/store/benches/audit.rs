@@ -1,6 +1,8 @@
 //! Audit appends per second: one signed, hash-chained record per
 //! transaction on a real database file (WAL, synchronous FULL).
 
+#![allow(clippy::expect_used, reason = "a benchmark fails loudly")]
+
 use warden_api::AuditEvent;
 use warden_store::{Store, host_key};
 
@@ -15,7 +17,8 @@ fn event(n: u64) -> AuditEvent {
         request_id: format!("r{n}"),
         call: "fs.write(/workspace/notes.txt)".into(),
         decision: "allow".into(),
-        reason: "`fs.write(/workspace/notes.txt)` is allowed by rule `fs.write(/workspace/**)`".into(),
+        reason: "`fs.write(/workspace/notes.txt)` is allowed by rule `fs.write(/workspace/**)`"
+            .into(),
         rule: Some("fs.write(/workspace/**)".into()),
         layer: "rule".into(),
         grant: None,

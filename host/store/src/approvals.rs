@@ -70,8 +70,8 @@ impl Store {
 
 impl ApprovalLedger for Store {
     fn asked(&self, approval: &OpenApproval) -> Result<(), JournalError> {
-        let request = serde_json::to_string(&approval.request)
-            .map_err(|e| JournalError(e.to_string()))?;
+        let request =
+            serde_json::to_string(&approval.request).map_err(|e| JournalError(e.to_string()))?;
         self.conn()
             .execute(
                 "INSERT INTO approvals (id, agent, request, call_key, asked_ms, state) \
@@ -122,7 +122,8 @@ impl ApprovalLedger for Store {
                 by: by.to_owned(),
             };
             self.append_in(&tx, &event, at_ms)?;
-            tx.commit().map_err(StoreError::sql("answering an approval"))
+            tx.commit()
+                .map_err(StoreError::sql("answering an approval"))
         };
         run(&mut conn).map_err(journal)
     }

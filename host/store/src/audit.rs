@@ -120,7 +120,8 @@ impl Store {
         event: &AuditEvent,
         at_ms: u64,
     ) -> Result<u64, StoreError> {
-        let body = serde_json::to_string(event).map_err(StoreError::data("writing an audit record"))?;
+        let body =
+            serde_json::to_string(event).map_err(StoreError::data("writing an audit record"))?;
         let last: Option<(i64, String)> = tx
             .query_row(
                 "SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1",
@@ -160,7 +161,8 @@ impl Store {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(StoreError::sql("starting an audit append"))?;
         let seq = self.append_in(&tx, event, now_ms())?;
-        tx.commit().map_err(StoreError::sql("committing an audit append"))?;
+        tx.commit()
+            .map_err(StoreError::sql("committing an audit append"))?;
         Ok(seq)
     }
 
@@ -174,18 +176,21 @@ impl Store {
             )
             .map_err(StoreError::sql("reading the audit log"))?;
         let rows = stmt
-            .query_map(params![after as i64, limit.min(i64::MAX as u64) as i64], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, String>(5)?,
-                    r.get::<_, String>(6)?,
-                    r.get::<_, String>(7)?,
-                ))
-            })
+            .query_map(
+                params![after as i64, limit.min(i64::MAX as u64) as i64],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, String>(4)?,
+                        r.get::<_, String>(5)?,
+                        r.get::<_, String>(6)?,
+                        r.get::<_, String>(7)?,
+                    ))
+                },
+            )
             .map_err(StoreError::sql("reading the audit log"))?;
         let mut out = Vec::new();
         for row in rows {
@@ -230,10 +235,17 @@ impl Store {
             .map_err(StoreError::sql("reading the audit log"))?;
         let mut expected = 1u64;
         let mut prev_hash = GENESIS.to_owned();
-        while let Some(row) = rows.next().map_err(StoreError::sql("reading the audit log"))? {
+        while let Some(row) = rows
+            .next()
+            .map_err(StoreError::sql("reading the audit log"))?
+        {
             let read = |i| row.get::<_, String>(i);
-            let seq = row.get::<_, i64>(0).map_err(StoreError::sql("reading the audit log"))? as u64;
-            let at = row.get::<_, i64>(1).map_err(StoreError::sql("reading the audit log"))? as u64;
+            let seq = row
+                .get::<_, i64>(0)
+                .map_err(StoreError::sql("reading the audit log"))? as u64;
+            let at = row
+                .get::<_, i64>(1)
+                .map_err(StoreError::sql("reading the audit log"))? as u64;
             let (body, prev, hash, signature) = (|| Ok((read(2)?, read(3)?, read(4)?, read(5)?)))()
                 .map_err(StoreError::sql("reading the audit log"))?;
             let record = Checked {

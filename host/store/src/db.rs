@@ -155,6 +155,9 @@ impl Store {
         let v: i64 = conn
             .query_row("PRAGMA data_version", [], |r| r.get(0))
             .map_err(StoreError::sql("reading the data version"))?;
-        Ok((v, self.grant_changes.load(std::sync::atomic::Ordering::SeqCst)))
+        Ok((
+            v,
+            self.grant_changes.load(std::sync::atomic::Ordering::SeqCst),
+        ))
     }
 }

@@ -26,7 +26,9 @@ impl Store {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(StoreError::sql("issuing a grant"))?;
         let next: i64 = tx
-            .query_row("SELECT coalesce(max(rowid), 0) + 1 FROM grants", [], |r| r.get(0))
+            .query_row("SELECT coalesce(max(rowid), 0) + 1 FROM grants", [], |r| {
+                r.get(0)
+            })
             .map_err(StoreError::sql("issuing a grant"))?;
         grant.id = format!("g-{next}");
         let json = serde_json::to_string(&grant).map_err(StoreError::data("issuing a grant"))?;
@@ -96,7 +98,9 @@ impl Store {
             .prepare("SELECT grant_json, revoked_ms FROM grants ORDER BY rowid")
             .map_err(StoreError::sql("reading grants"))?;
         let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Option<i64>>(1)?)))
+            .query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, Option<i64>>(1)?))
+            })
             .map_err(StoreError::sql("reading grants"))?;
         let mut out = Vec::new();
         for row in rows {

@@ -80,8 +80,12 @@ fn state_survives_reopening() {
     let dir = tempfile::tempdir().unwrap();
     {
         let store = open(dir.path());
-        store.add_rule("a", "fs.write(/x/**)", Some("ap-1")).unwrap();
-        store.add_rule("a", "fs.write(/x/**)", Some("ap-1")).unwrap();
+        store
+            .add_rule("a", "fs.write(/x/**)", Some("ap-1"))
+            .unwrap();
+        store
+            .add_rule("a", "fs.write(/x/**)", Some("ap-1"))
+            .unwrap();
         store
             .asked(&OpenApproval {
                 request: request("ap-1"),
@@ -169,7 +173,10 @@ fn a_corrupt_or_foreign_file_stops_the_host() {
         .execute_batch("CREATE TABLE other (x INTEGER)")
         .unwrap();
     let err = Store::open(&db, key(dir.path())).unwrap_err();
-    assert!(err.to_string().contains("no Warden schema version"), "{err}");
+    assert!(
+        err.to_string().contains("no Warden schema version"),
+        "{err}"
+    );
 
     // A real database whose pages were damaged.
     std::fs::remove_file(&db).unwrap();
@@ -251,7 +258,8 @@ fn verify_catches_a_rehashed_record_by_its_signature() {
         })
         .unwrap();
     let body = serde_json::to_string(&outcome(99)).unwrap();
-    let hash = warden_signing::sha256(format!("warden-audit-v1\n2\n{at}\n{prev}\n{body}").as_bytes());
+    let hash =
+        warden_signing::sha256(format!("warden-audit-v1\n2\n{at}\n{prev}\n{body}").as_bytes());
     let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
     raw(dir.path())
         .execute(

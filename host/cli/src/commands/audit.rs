@@ -62,14 +62,16 @@ pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
                 last = record.seq;
                 println!("{}", serde_json::to_string(&record)?);
             }
-            while follow {
+            if !follow {
+                return Ok(Outcome::Ok);
+            }
+            loop {
                 std::thread::sleep(Duration::from_millis(200));
                 for record in store.records_after(last, 1000)? {
                     last = record.seq;
                     println!("{}", serde_json::to_string(&record)?);
                 }
             }
-            Ok(Outcome::Ok)
         }
         AuditCommand::Verify { state } => {
             let store = crate::state::open(&state.state_dir, false)?;

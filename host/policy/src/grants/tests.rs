@@ -28,11 +28,7 @@ fn call<'a>(facts: ToolFacts<'a>, spec: Option<&'a str>) -> Call<'a> {
 
 fn policy(deny: &[&str]) -> AgentPolicy {
     let deny: Vec<String> = deny.iter().map(|s| s.to_string()).collect();
-    AgentPolicy::rules_only(
-        "a",
-        Mode::Default,
-        RuleSet::parse(&[], &[], &deny).unwrap(),
-    )
+    AgentPolicy::rules_only("a", Mode::Default, RuleSet::parse(&[], &[], &deny).unwrap())
 }
 
 fn grant(id: &str, capability: &str, from: u64, to: u64) -> CapabilityGrant {
@@ -101,8 +97,16 @@ fn a_revoked_grant_is_gone_once_the_set_is_rebuilt() {
 fn category_action_and_glob_grants_cover_their_tools_only() {
     let p = policy(&[]);
     let c = call(WRITE, Some("/workspace/a.txt"));
-    let other = call(tool("net.fetch", "network", "network:fetch"), Some("https://x.io/"));
-    for cap in ["category:file-system", "action:code:write", "action:code:*", "tool:fs.*"] {
+    let other = call(
+        tool("net.fetch", "network", "network:fetch"),
+        Some("https://x.io/"),
+    );
+    for cap in [
+        "category:file-system",
+        "action:code:write",
+        "action:code:*",
+        "tool:fs.*",
+    ] {
         let set = GrantSet::new([grant("g", cap, 0, 10)]);
         assert_eq!(
             decide_with_grants(&p, &c, &ENV, &set, "s", 1).decision,
@@ -127,10 +131,22 @@ fn session_and_boundaries_narrow_a_grant() {
     let inside = call(WRITE, Some("src/lib.rs"));
     let climbing = call(WRITE, Some("src/../secrets.txt"));
     let sibling = call(WRITE, Some("/workspace/srcs/x"));
-    assert_eq!(decide_with_grants(&p, &inside, &ENV, &set, "s1", 1).decision, Verdict::Allow);
-    assert_eq!(decide_with_grants(&p, &inside, &ENV, &set, "s2", 1).decision, Verdict::Ask);
-    assert_eq!(decide_with_grants(&p, &climbing, &ENV, &set, "s1", 1).decision, Verdict::Ask);
-    assert_eq!(decide_with_grants(&p, &sibling, &ENV, &set, "s1", 1).decision, Verdict::Ask);
+    assert_eq!(
+        decide_with_grants(&p, &inside, &ENV, &set, "s1", 1).decision,
+        Verdict::Allow
+    );
+    assert_eq!(
+        decide_with_grants(&p, &inside, &ENV, &set, "s2", 1).decision,
+        Verdict::Ask
+    );
+    assert_eq!(
+        decide_with_grants(&p, &climbing, &ENV, &set, "s1", 1).decision,
+        Verdict::Ask
+    );
+    assert_eq!(
+        decide_with_grants(&p, &sibling, &ENV, &set, "s1", 1).decision,
+        Verdict::Ask
+    );
 
     let mut net = grant("g-2", "category:network", 0, 10);
     net.boundary.hosts = vec!["*.example.com".into()];
@@ -141,7 +157,15 @@ fn session_and_boundaries_narrow_a_grant() {
         Verdict::Allow
     );
     assert_eq!(
-        decide_with_grants(&p, &fetch("https://example.com.evil.io/"), &ENV, &set, "s", 1).decision,
+        decide_with_grants(
+            &p,
+            &fetch("https://example.com.evil.io/"),
+            &ENV,
+            &set,
+            "s",
+            1
+        )
+        .decision,
         Verdict::Ask
     );
 }
@@ -161,7 +185,10 @@ fn deny_rules_and_circuit_breakers_stand_over_grants() {
         "s",
         1,
     );
-    assert_eq!((denied.decision, denied.layer), (Verdict::Deny, Layer::Rule));
+    assert_eq!(
+        (denied.decision, denied.layer),
+        (Verdict::Deny, Layer::Rule)
+    );
     let shell = tool("sh.run", "terminal", "terminal:run");
     let breaker = decide_with_grants(&p, &call(shell, Some("rm -rf /")), &ENV, &set, "s", 1);
     assert_eq!(breaker.layer, Layer::CircuitBreaker, "{breaker:?}");
