@@ -14,6 +14,7 @@
 mod action;
 mod approval;
 mod category;
+mod desk;
 mod env;
 mod envelope;
 mod error;
@@ -29,6 +30,7 @@ mod spec;
 pub use action::{ActionType, BUILTIN_ACTION_TYPES};
 pub use approval::{ApprovalAnswer, ApprovalRequest, Approver};
 pub use category::Category;
+pub use desk::CapabilityDesk;
 pub use env::{EnvGrant, Secret, check_env_key};
 pub use envelope::{Envelope, ErrorType};
 pub use error::SpecError;

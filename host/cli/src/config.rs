@@ -50,6 +50,54 @@ pub struct Config {
     /// Durable state: the database in the state directory and the audit log.
     #[serde(default)]
     pub state: StateConfig,
+    /// What `request_capability` may grant without a person.
+    #[serde(default)]
+    pub grants: GrantsConfig,
+}
+
+/// Bounds of automatic capability grants. Network egress, credentials,
+/// deployment, tool creation and level changes always need a person,
+/// whatever is listed here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct GrantsConfig {
+    /// Capabilities granted automatically when requested, as patterns:
+    /// `tool:fs.write`, `category:file-system`, `action:code:*`. Default: none.
+    pub auto_grant: Vec<String>,
+    /// The longest automatic grant, in seconds. Default 3600.
+    pub max_auto_ttl_secs: u64,
+    /// More capabilities that always need a person.
+    pub high_risk: Vec<String>,
+}
+
+impl Default for GrantsConfig {
+    fn default() -> Self {
+        GrantsConfig {
+            auto_grant: Vec::new(),
+            max_auto_ttl_secs: 3600,
+            high_risk: Vec::new(),
+        }
+    }
+}
+
+impl GrantsConfig {
+    /// The bounds, with errors naming the key.
+    pub fn bounds(&self) -> anyhow::Result<warden_policy::GrantBounds> {
+        let parse = |list: &[String], key: &str| {
+            list.iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    c.parse::<warden_policy::Capability>()
+                        .map_err(|e| anyhow::anyhow!("grants.{key}[{i}]: {e}"))
+                })
+                .collect::<anyhow::Result<Vec<_>>>()
+        };
+        Ok(warden_policy::GrantBounds {
+            auto_grant: parse(&self.auto_grant, "auto-grant")?,
+            max_auto_ttl_ms: self.max_auto_ttl_secs.saturating_mul(1000),
+            high_risk: parse(&self.high_risk, "high-risk")?,
+        })
+    }
 }
 
 /// The state database (`warden.db` in the state directory).

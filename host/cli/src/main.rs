@@ -7,6 +7,7 @@
 mod approver;
 mod commands;
 mod config;
+mod desk;
 mod grant_arg;
 mod logging;
 mod state;

@@ -56,6 +56,7 @@ struct Shared {
     notifier: Notifier,
     options: ServerOptions,
     sessions: AtomicU64,
+    desk: std::sync::OnceLock<Arc<dyn warden_api::CapabilityDesk>>,
 }
 
 /// The MCP face of a host. Cheap to clone.
@@ -83,8 +84,15 @@ impl Server {
                 notifier: Notifier::default(),
                 options,
                 sessions: AtomicU64::new(1),
+                desk: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// Offers `request_capability` to every agent, answered by `desk`.
+    /// Set once; later calls change nothing and return false.
+    pub fn set_capability_desk(&self, desk: Arc<dyn warden_api::CapabilityDesk>) -> bool {
+        self.shared.desk.set(desk).is_ok()
     }
 
     pub fn book(&self) -> &Arc<ApprovalBook> {
@@ -303,6 +311,10 @@ impl ServerHandler for Session {
         } else {
             permitted.iter().map(convert::tool).collect()
         };
+        let mut tools = tools;
+        if self.shared.desk.get().is_some() {
+            tools.push(crate::capability::tool());
+        }
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -325,6 +337,22 @@ impl ServerHandler for Session {
         let args = Value::Object(arguments.unwrap_or_default());
         if let Some(result) = self.discovery(&agent, &name, &args).await {
             return Ok(result.into());
+        }
+        if name == crate::capability::NAME
+            && let Some(desk) = self.shared.desk.get()
+        {
+            let context = warden_api::CallContext {
+                agent,
+                session: self.id.clone(),
+                task: None,
+                request_id: match serde_json::to_value(&ctx.id) {
+                    Ok(Value::String(s)) => s,
+                    Ok(other) => other.to_string(),
+                    Err(_) => String::new(),
+                },
+            };
+            let envelope = desk.request(&context, &args).await;
+            return Ok(convert::result(&envelope).into());
         }
         let book = &self.shared.book;
         if let (Some(state), Some(responses)) = (&request_state, &input_responses)

@@ -15,6 +15,7 @@
 mod admin;
 mod approve;
 mod auth;
+mod capability;
 mod convert;
 mod disclosure;
 mod error;

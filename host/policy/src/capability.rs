@@ -17,6 +17,9 @@ pub enum Capability {
     Category(String),
     /// An action type (`code:write`) or a whole action category (`code:*`).
     Action(String),
+    /// An access level (`level:elevated`): never covers a call by itself;
+    /// granting it is a trust promotion, which always needs a person.
+    Level(String),
 }
 
 impl fmt::Display for Capability {
@@ -25,6 +28,7 @@ impl fmt::Display for Capability {
             Capability::Tool(t) => write!(f, "tool:{t}"),
             Capability::Category(c) => write!(f, "category:{c}"),
             Capability::Action(a) => write!(f, "action:{a}"),
+            Capability::Level(l) => write!(f, "level:{l}"),
         }
     }
 }
@@ -32,7 +36,7 @@ impl fmt::Display for Capability {
 /// Why a capability string is not one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "`{0}` is not a capability: write `tool:NAME`, `category:NAME` or `action:CATEGORY:ACTION`"
+    "`{0}` is not a capability: write `tool:NAME`, `category:NAME`, `action:CATEGORY:ACTION` or `level:NAME`"
 )]
 pub struct CapabilityError(pub String);
 
@@ -50,6 +54,7 @@ impl FromStr for Capability {
             "tool" => Ok(Capability::Tool(value)),
             "category" => Ok(Capability::Category(value)),
             "action" if value.contains(':') => Ok(Capability::Action(value)),
+            "level" => Ok(Capability::Level(value)),
             _ => Err(bad()),
         }
     }

@@ -47,6 +47,8 @@ impl GrantSet {
                     agent.categories.entry(c.clone()).or_default().push(grant)
                 }
                 Capability::Action(a) => agent.actions.entry(a.clone()).or_default().push(grant),
+                // Levels change through trust, not per call.
+                Capability::Level(_) => continue,
             }
             set.len += 1;
         }
@@ -105,8 +107,9 @@ impl GrantSet {
 }
 
 /// Whether the call's specifier is inside the boundary list that applies
-/// to its kind: paths for file tools, hosts for network tools, branches
-/// for git tools. Lists of other kinds do not narrow this call.
+/// to its kind: paths for file tools, hosts for tools that reach the
+/// network (web, external data, browser, communication), branches for
+/// version-control tools. Lists of other kinds do not narrow this call.
 fn within(boundary: &Boundary, call: &Call<'_>, env: &Env<'_>) -> bool {
     let spec = call.specifier;
     if call.tool.specifier_kind() == SpecifierKind::Path {
@@ -123,10 +126,10 @@ fn within(boundary: &Boundary, call: &Call<'_>, env: &Env<'_>) -> bool {
         });
     }
     match call.tool.category {
-        "network" if !boundary.hosts.is_empty() => spec
+        "web" | "external-data" | "browser" | "communication" if !boundary.hosts.is_empty() => spec
             .map(host_of)
             .is_some_and(|h| boundary.hosts.iter().any(|p| glob::matches(p, &h))),
-        "git" if !boundary.branches.is_empty() => {
+        "version-control" if !boundary.branches.is_empty() => {
             spec.is_some_and(|b| boundary.branches.iter().any(|p| glob::matches(p, b)))
         }
         _ => true,

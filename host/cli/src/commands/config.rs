@@ -16,6 +16,7 @@ pub fn schema() -> anyhow::Result<Outcome> {
 pub fn check(file: &Path) -> anyhow::Result<Outcome> {
     let config = Config::load(file)?;
     let agents = super::setup::agents(&config, &default_agent())?;
+    config.grants.bounds()?;
     #[expect(clippy::print_stdout, reason = "the summary is this command's output")]
     {
         println!(

@@ -180,6 +180,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
         }
     }
     let tools = gate.list_tools(&args.agent).len();
+    let desk = crate::desk::Desk {
+        store: store.clone(),
+        book: book.clone(),
+        gate: gate.clone(),
+        bounds: host.config.grants.bounds()?,
+        fingerprint_key: fingerprint,
+    };
     let server = Server::new(
         Arc::new(gate),
         book.clone(),
@@ -190,6 +197,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
             elicitation: serve.elicitation,
         },
     );
+    server.set_capability_desk(Arc::new(desk));
     let shutdown = CancellationToken::new();
     tokio::spawn(shutdown_signal(shutdown.clone()));
     let socket = state.join("admin.sock");

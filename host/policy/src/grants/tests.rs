@@ -98,7 +98,7 @@ fn category_action_and_glob_grants_cover_their_tools_only() {
     let p = policy(&[]);
     let c = call(WRITE, Some("/workspace/a.txt"));
     let other = call(
-        tool("net.fetch", "network", "network:fetch"),
+        tool("net.fetch", "web", "external_data:request"),
         Some("https://x.io/"),
     );
     for cap in [
@@ -148,10 +148,10 @@ fn session_and_boundaries_narrow_a_grant() {
         Verdict::Ask
     );
 
-    let mut net = grant("g-2", "category:network", 0, 10);
+    let mut net = grant("g-2", "category:web", 0, 10);
     net.boundary.hosts = vec!["*.example.com".into()];
     let set = GrantSet::new([net]);
-    let fetch = |url| call(tool("net.fetch", "network", "network:fetch"), Some(url));
+    let fetch = |url| call(tool("net.fetch", "web", "external_data:request"), Some(url));
     assert_eq!(
         decide_with_grants(&p, &fetch("https://api.example.com/x"), &ENV, &set, "s", 1).decision,
         Verdict::Allow

@@ -1,0 +1,184 @@
+//! Durable state through the real binary: capability grants requested
+//! over MCP (automatic within bounds, a person otherwise), revoked by the
+//! operator while the server runs, "always allow" rules that survive a
+//! restart, and an audit chain that verifies.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests fail loudly"
+)]
+
+mod support;
+
+use serde_json::{Value, json};
+use support::{Server, approval_id, setup, text, warden};
+
+fn is_error(result: &Value) -> bool {
+    result["isError"] == true
+}
+
+fn write(server: &mut Server, id: u64, path: &str) -> Value {
+    server.tool(id, "fs.write", json!({"path": path, "content": "x"}))
+}
+
+#[test]
+fn capability_requests_are_granted_within_bounds_and_otherwise_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, state) = setup(
+        dir.path(),
+        "[grants]\nauto-grant = [\"tool:fs.write\", \"category:web\"]\nmax-auto-ttl-secs = 600\n",
+    );
+    let mut server = Server::start(&config, &state);
+    server.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}));
+    let tools = server.response(1);
+    assert!(
+        tools["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "request_capability"),
+        "{tools}"
+    );
+
+    // No grant: the write waits for a person, and the refusal says which
+    // grant would allow it and how to ask.
+    let before = write(&mut server, 2, "granted/a.txt");
+    assert!(is_error(&before));
+    assert!(text(&before).contains("request_capability"), "{before}");
+    assert!(text(&before).contains("tool:fs.write"), "{before}");
+
+    // Within bounds: granted at once.
+    let granted = server.tool(
+        3,
+        "request_capability",
+        json!({"capability": "tool:fs.write", "justification": "write the report", "ttl": 60,
+               "boundary": {"paths": ["/workspace/granted"]}}),
+    );
+    assert!(!is_error(&granted), "{granted}");
+    let grant = granted["structuredContent"]["granted"].clone();
+    assert_eq!(grant["issuer"], "auto", "{granted}");
+    let id = grant["id"].as_str().unwrap().to_owned();
+    assert!(!is_error(&write(&mut server, 4, "granted/a.txt")));
+    // Outside its boundary the grant does not apply.
+    assert!(is_error(&write(&mut server, 5, "elsewhere.txt")));
+
+    // Too long: a person decides.
+    let long = server.tool(
+        6,
+        "request_capability",
+        json!({"capability": "tool:fs.write", "justification": "the week", "ttl": 6000}),
+    );
+    assert!(
+        text(&long).contains("approval_pending") || text(&long).contains("waiting"),
+        "{long}"
+    );
+
+    // High-risk even though the bounds list it: a person decides; the
+    // retry after the approval gets the grant.
+    let ask = json!({"capability": "category:web", "justification": "fetch the docs", "ttl": 60});
+    let pending = server.tool(7, "request_capability", ask.clone());
+    assert!(text(&pending).contains("network"), "{pending}");
+    let approval = approval_id(&pending);
+    warden(&["approvals", "approve", &approval], &state);
+    let retried = server.tool(8, "request_capability", ask);
+    assert!(!is_error(&retried), "{retried}");
+    assert_eq!(retried["structuredContent"]["granted"]["issuer"], "person");
+
+    // Revoked by the operator from another process: the running server
+    // stops honouring it on the next call.
+    warden(&["grants", "revoke", &id], &state);
+    assert!(is_error(&write(&mut server, 9, "granted/b.txt")));
+    let listed = warden(&["grants", "list", "--all"], &state);
+    let status = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["id"] == id.as_str())
+        .map(|g| g["status"].clone());
+    assert_eq!(status, Some(json!("revoked")));
+    server.kill();
+
+    let verified = warden(&["audit", "verify"], &state);
+    assert_eq!(verified["ok"], true, "{verified}");
+    let records = warden(&["audit", "export", "--json"], &state);
+    let allowed_by_grant = records
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["kind"] == "decision" && r["event"]["grant"] == id.as_str());
+    assert!(
+        allowed_by_grant,
+        "the decision names the grant that allowed it"
+    );
+    let digests_only = records
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "decision")
+        .all(|r| {
+            r["event"].get("args").is_none()
+                && r["event"]["args_digest"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("sha256:")
+        });
+    assert!(
+        digests_only,
+        "arguments are kept as digests unless the operator opts in"
+    );
+}
+
+#[test]
+fn always_allow_rules_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, state) = setup(dir.path(), "[state]\naudit-args = true\n");
+    let mut server = Server::start(&config, &state);
+    let pending = write(&mut server, 1, "notes.txt");
+    let id = approval_id(&pending);
+    let listed = warden(&["approvals", "list"], &state);
+    let rule = listed["pending"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == id.as_str())
+        .map(|a| a["suggested_rule"].as_str().unwrap().to_owned())
+        .unwrap();
+    warden(&["approvals", "approve", &id, "--always", &rule], &state);
+    assert!(!is_error(&write(&mut server, 2, "notes.txt")));
+    server.kill();
+
+    let mut server = Server::start(&config, &state);
+    let again = write(&mut server, 3, "notes.txt");
+    assert!(!is_error(&again), "the stored rule allows it: {again}");
+    // Another file still asks.
+    assert!(is_error(&write(&mut server, 4, "other.txt")));
+    server.kill();
+
+    let records = warden(&["audit", "export", "--json"], &state);
+    let records = records.as_array().unwrap();
+    assert!(
+        records
+            .iter()
+            .any(|r| r["kind"] == "rule-added" && r["event"]["rule"] == rule.as_str())
+    );
+    // The operator opted in: decisions carry the arguments.
+    assert!(
+        records
+            .iter()
+            .any(|r| r["kind"] == "decision" && r["event"]["args"]["path"] == "notes.txt")
+    );
+    let tail = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["audit", "tail", "-n", "2", "--state-dir"])
+        .arg(&state)
+        .output()
+        .unwrap();
+    let lines = String::from_utf8(tail.stdout).unwrap();
+    assert_eq!(lines.lines().count(), 2, "{lines}");
+    let last: Value = serde_json::from_str(lines.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        last["seq"].as_u64(),
+        records.last().unwrap()["seq"].as_u64()
+    );
+}

@@ -1,0 +1,159 @@
+//! Driving the real `warden` binary: a `warden serve --stdio` session
+//! and one-shot commands against the same state directory.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    dead_code,
+    reason = "test support fails loudly; each test binary uses part of it"
+)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+pub struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<Value>,
+}
+
+impl Server {
+    pub fn start(config: &Path, state: &Path) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(["serve", "--stdio", "--agent", "alice", "--config"])
+            .arg(config)
+            .arg("--state-dir")
+            .arg(state)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("warden serve starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Ok(v) = serde_json::from_str::<Value>(&line)
+                    && tx.send(v).is_err()
+                {
+                    break;
+                }
+            }
+        });
+        let mut server = Server {
+            child,
+            stdin,
+            lines,
+        };
+        server.send(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "crash-test", "version": "0"}}}),
+        );
+        server.response(0);
+        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    pub fn send(&mut self, message: &Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    pub fn call(&mut self, id: u64, tool: &str, args: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}}));
+    }
+
+    /// Calls a tool and waits for its result.
+    pub fn tool(&mut self, id: u64, tool: &str, args: Value) -> Value {
+        self.call(id, tool, args);
+        self.response(id)["result"].clone()
+    }
+
+    /// The next response (skipping notifications).
+    pub fn next(&self) -> Value {
+        loop {
+            let v = self
+                .lines
+                .recv_timeout(Duration::from_secs(60))
+                .expect("the server answers");
+            if v.get("id").is_some() {
+                return v;
+            }
+        }
+    }
+
+    pub fn response(&self, id: u64) -> Value {
+        let v = self.next();
+        assert_eq!(v["id"], id, "{v}");
+        v
+    }
+
+    pub fn kill(mut self) {
+        // std's kill is SIGKILL on Unix: no shutdown code runs.
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+/// The text of a tools/call response or of its result.
+pub fn text(response: &Value) -> String {
+    let result = response.get("result").unwrap_or(response);
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+pub fn warden(args: &[&str], state: &Path) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(args)
+        .arg("--state-dir")
+        .arg(state)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "warden {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The approval id (`ap-N`) a pending result names.
+pub fn approval_id(result: &Value) -> String {
+    let t = text(result);
+    t.split_whitespace()
+        .find(|w| w.starts_with("ap-"))
+        .map(|w| w.trim_end_matches([':', ',', '.', ';']).to_owned())
+        .unwrap_or_else(|| panic!("a pending approval: {t}"))
+}
+
+/// A workspace with `hello.txt` and a config serving the fs plugin to
+/// agent alice at level standard, plus `extra` TOML.
+pub fn setup(dir: &Path, extra: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let ws = dir.join("ws");
+    std::fs::create_dir_all(ws.join("granted")).unwrap();
+    std::fs::write(ws.join("hello.txt"), "hello\n").unwrap();
+    let config = dir.join("warden.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "workspace = \"/workspace\"\n\n[[plugins]]\npath = \"{}\"\ngrant-fs = [\"{}:/workspace:rw\"]\n\n\
+             [agents.alice]\nlevel = \"standard\"\n\n{extra}\n",
+            warden_test_artifacts::FS,
+            ws.display()
+        ),
+    )
+    .unwrap();
+    (config, dir.join("state"))
+}
