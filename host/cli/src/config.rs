@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use warden_policy::config::{AgentConfig, LevelConfig, PolicyConfig, RulesConfig};
 
 /// The whole configuration file.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Config {
     /// Where Warden keeps state (compile cache, ...). Default `.warden`.
@@ -53,6 +53,9 @@ pub struct Config {
     /// What `request_capability` may grant without a person.
     #[serde(default)]
     pub grants: GrantsConfig,
+    /// Progressive trust: how agents earn levels. Default: disabled.
+    #[serde(default)]
+    pub trust: warden_policy::trust::TrustConfig,
 }
 
 /// Bounds of automatic capability grants. Network egress, credentials,

@@ -11,6 +11,7 @@ mod desk;
 mod grant_arg;
 mod logging;
 mod state;
+mod trust;
 
 use std::process::ExitCode;
 
@@ -54,6 +55,9 @@ enum Command {
     /// Time-boxed capability grants in a state directory.
     #[command(subcommand)]
     Grants(commands::grants::GrantsCommand),
+    /// Progressive trust: show, rate, approve a promotion.
+    #[command(subcommand)]
+    Trust(commands::trust::TrustCommand),
     /// Measure end-to-end figures (call latency percentiles, load times).
     Bench(commands::bench::BenchArgs),
 }
@@ -111,6 +115,7 @@ fn main() -> ExitCode {
         Command::Approvals(command) => commands::approvals::run(command),
         Command::Audit(command) => commands::audit::run(command),
         Command::Grants(command) => commands::grants::run(command),
+        Command::Trust(command) => commands::trust::run(command),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

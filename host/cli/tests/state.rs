@@ -182,3 +182,79 @@ fn always_allow_rules_survive_a_restart() {
         records.last().unwrap()["seq"].as_u64()
     );
 }
+
+#[test]
+fn trust_follows_outcomes_and_elevated_waits_for_a_person() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, state) = setup(
+        dir.path(),
+        "[trust]\nstrategy = \"weighted\"\ninitial-level = \"sandboxed\"\n\
+         sandboxed-to-restricted = 0.3\nrestricted-to-standard = 0.5\nstandard-to-elevated = 0.6\n",
+    );
+    let mut server = Server::start(&config, &state);
+    // Sandboxed by trust: web tools are out of reach, whatever the
+    // configured level says.
+    let fetch = json!({"url": "http://127.0.0.1:9/"});
+    let before = server.tool(1, "http.fetch", fetch.clone());
+    assert!(
+        text(&before).contains("earned trust level `sandboxed`"),
+        "{before}"
+    );
+    // Successful calls earn trust, one level per outcome.
+    for id in 2..6 {
+        let read = server.tool(id, "fs.read", json!({"path": "hello.txt"}));
+        assert!(!is_error(&read), "{read}");
+    }
+    let after = server.tool(6, "http.fetch", fetch);
+    assert!(!text(&after).contains("earned trust level"), "{after}");
+    server.kill();
+
+    let show = |state: &std::path::Path| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(["trust", "show", "alice", "--config"])
+            .arg(&config)
+            .arg("--state-dir")
+            .arg(state)
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let shown = show(&state);
+    assert_eq!(shown["level"], "standard", "{shown}");
+    assert_eq!(shown["awaiting_person"]["to"], "elevated", "{shown}");
+
+    // Only a person's approval makes it elevated.
+    let approve = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["trust", "approve", "alice", "--config"])
+        .arg(&config)
+        .arg("--state-dir")
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert!(
+        approve.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approve.stderr)
+    );
+    assert_eq!(show(&state)["level"], "elevated");
+    let records = warden(&["audit", "export", "--json"], &state);
+    let trust: Vec<&Value> = records
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "trust")
+        .collect();
+    assert!(trust.iter().any(|r| r["event"]["to"] == "restricted"));
+    assert!(
+        trust
+            .iter()
+            .any(|r| r["event"]["to"] == "elevated (awaiting a person)")
+    );
+    assert!(trust.iter().any(|r| {
+        r["event"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("approved by a person")
+    }));
+    assert_eq!(warden(&["audit", "verify"], &state)["ok"], true);
+}

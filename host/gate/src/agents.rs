@@ -65,6 +65,25 @@ impl Agents {
     }
 }
 
+impl Agents {
+    /// Sets the levels progressive trust gives an agent.
+    pub fn set_trust(
+        &self,
+        agent: &str,
+        trust: Option<warden_policy::TrustLevels>,
+    ) -> Result<(), String> {
+        let mut map = self
+            .policies
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let policy = map
+            .get_mut(agent)
+            .ok_or_else(|| format!("unknown agent `{agent}`"))?;
+        policy.set_trust(trust);
+        Ok(())
+    }
+}
+
 /// The decision for an agent the gate does not know.
 pub(crate) fn unknown_agent(agent: &str) -> Decision {
     Decision::deny(

@@ -220,6 +220,16 @@ impl Gate {
         self.inner.agents.add_allow_rule(agent, rule)
     }
 
+    /// Sets the levels progressive trust gives an agent (`None`: its
+    /// configured level applies).
+    pub fn set_trust(
+        &self,
+        agent: &str,
+        trust: Option<warden_policy::TrustLevels>,
+    ) -> Result<(), String> {
+        self.inner.agents.set_trust(agent, trust)
+    }
+
     /// What the policy decides for a call, without running it.
     pub fn decide(&self, request: &CallRequest) -> Decision {
         match request

@@ -31,6 +31,17 @@ pub struct AgentPolicy {
     pub(crate) approvals: Vec<ActionSelector>,
     pub(crate) network_allowlist: Vec<String>,
     rules: RuleSet,
+    /// Levels earned through progressive trust; they replace `level` in
+    /// the category gate.
+    trust: Option<TrustLevels>,
+}
+
+/// The levels progressive trust gives an agent: one overall, or one per
+/// category (a category without its own uses `overall`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TrustLevels {
+    pub overall: Option<Level>,
+    pub categories: BTreeMap<String, Level>,
 }
 
 /// Every agent's policy, compiled from configuration.
@@ -149,6 +160,7 @@ impl AgentPolicy {
             approvals,
             network_allowlist: agent.network_allowlist.clone(),
             rules,
+            trust: None,
         })
     }
 
@@ -166,7 +178,13 @@ impl AgentPolicy {
             approvals: Vec::new(),
             network_allowlist: Vec::new(),
             rules,
+            trust: None,
         }
+    }
+
+    /// Sets (or, with `None`, clears) the levels trust gives this agent.
+    pub fn set_trust(&mut self, trust: Option<TrustLevels>) {
+        self.trust = trust;
     }
 
     /// Adds rules after this agent's own (e.g. from `--allow` flags or an
@@ -193,6 +211,24 @@ impl AgentPolicy {
         }
         if self.allowed.iter().any(|a| glob::matches(a, &name)) {
             return Ok(());
+        }
+        let trusted = self
+            .trust
+            .as_ref()
+            .and_then(|t| t.categories.get(tool.category).or(t.overall.as_ref()));
+        if let Some(level) = trusted {
+            if level.grants_category(tool.category) {
+                return Ok(());
+            }
+            return Err(Decision::deny(
+                Layer::Category,
+                format!(
+                    "agent `{agent}` has earned trust level `{}` for {} tools, which does not cover `{name}`; \
+                     trust grows with successful calls and good feedback, or request a grant for `tool:{name}`",
+                    level.name(),
+                    tool.category
+                ),
+            ));
         }
         let Some(level) = &self.level else {
             return Ok(());

@@ -34,6 +34,7 @@ pub mod path;
 mod rule;
 pub mod shell;
 mod specifier;
+pub mod trust;
 
 pub use action::{ActionSelector, ActionTypes};
 pub use capability::{Boundary, Capability, CapabilityError, CapabilityGrant};
@@ -42,7 +43,7 @@ pub use constraints::{
     TerminalAccess,
 };
 pub use decision::{Decision, Layer, Verdict};
-pub use engine::{AgentPolicy, Policy};
+pub use engine::{AgentPolicy, Policy, TrustLevels};
 pub use error::PolicyError;
 pub use facts::{Call, Env, ToolFacts};
 pub use grant_request::{GrantBounds, Reach, RequestVerdict, judge_request};

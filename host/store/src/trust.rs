@@ -34,13 +34,13 @@ impl Store {
         .transpose()
     }
 
-    /// Replaces an agent's trust state; `change` (a level change) is
+    /// Replaces an agent's trust state; `changes` (level changes) are
     /// audited in the same transaction.
     pub fn put_trust(
         &self,
         agent: &str,
         state: &serde_json::Value,
-        change: Option<&AuditEvent>,
+        changes: &[AuditEvent],
     ) -> Result<(), StoreError> {
         let mut conn = self.conn();
         let tx = conn
@@ -53,7 +53,7 @@ impl Store {
             params![agent, state.to_string(), now as i64],
         )
         .map_err(StoreError::sql("writing trust"))?;
-        if let Some(event) = change {
+        for event in changes {
             self.append_in(&tx, event, now)?;
         }
         tx.commit().map_err(StoreError::sql("writing trust"))

@@ -17,6 +17,7 @@ pub fn check(file: &Path) -> anyhow::Result<Outcome> {
     let config = Config::load(file)?;
     let agents = super::setup::agents(&config, &default_agent())?;
     config.grants.bounds()?;
+    config.trust.validate().map_err(anyhow::Error::msg)?;
     #[expect(clippy::print_stdout, reason = "the summary is this command's output")]
     {
         println!(

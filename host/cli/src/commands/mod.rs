@@ -12,3 +12,4 @@ pub mod policy;
 pub mod serve;
 pub mod setup;
 pub mod tools;
+pub mod trust;

@@ -149,6 +149,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
     let state = args.host.state_dir(&config);
     std::fs::create_dir_all(&state)
         .with_context(|| format!("creating the state directory {}", state.display()))?;
+    config.trust.validate().map_err(anyhow::Error::msg)?;
     let store = crate::state::open(&state, config.state.audit_args)?;
     let host = args.host.load_with(config).await?;
     let serve = &host.config.serve;
@@ -168,12 +169,18 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
     };
     let agents = setup::agents_with(&host.config, &agent_args, SERVE_AGENT)?;
     let fingerprint = crate::state::fingerprint_key(&crate::state::key(&state)?);
+    let agent_ids: Vec<String> = agents.iter().map(|a| a.id.clone()).collect();
+    let journal = Arc::new(crate::trust::TrustingJournal::new(
+        store.clone(),
+        host.config.trust.clone(),
+    ));
     let gate = host.gate_extended(agents, book.clone(), |builder| {
         builder
-            .journal(store.clone())
+            .journal(journal.clone())
             .grants(Arc::new(crate::state::StoreGrants::new(store.clone())))
             .fingerprint_key(fingerprint)
     })?;
+    journal.attach(gate.clone(), &agent_ids)?;
     for stored in store.rules()? {
         if let Err(e) = gate.add_allow_rule(&stored.agent, &stored.rule) {
             tracing::warn!(agent = %stored.agent, rule = %stored.rule, error = %e, "a stored rule no longer applies");

@@ -138,7 +138,7 @@ pub fn approval_id(result: &Value) -> String {
         .unwrap_or_else(|| panic!("a pending approval: {t}"))
 }
 
-/// A workspace with `hello.txt` and a config serving the fs plugin to
+/// A workspace with `hello.txt` and a config serving the fs and http plugins to
 /// agent alice at level standard, plus `extra` TOML.
 pub fn setup(dir: &Path, extra: &str) -> (std::path::PathBuf, std::path::PathBuf) {
     let ws = dir.join("ws");
@@ -149,9 +149,10 @@ pub fn setup(dir: &Path, extra: &str) -> (std::path::PathBuf, std::path::PathBuf
         &config,
         format!(
             "workspace = \"/workspace\"\n\n[[plugins]]\npath = \"{}\"\ngrant-fs = [\"{}:/workspace:rw\"]\n\n\
-             [agents.alice]\nlevel = \"standard\"\n\n{extra}\n",
+             [[plugins]]\npath = \"{}\"\n\n[agents.alice]\nlevel = \"standard\"\n\n{extra}\n",
             warden_test_artifacts::FS,
-            ws.display()
+            ws.display(),
+            warden_test_artifacts::HTTP,
         ),
     )
     .unwrap();
