@@ -13,6 +13,7 @@ mod batch;
 mod common;
 mod fs;
 mod gate_policy;
+mod grants;
 mod hello;
 mod http;
 mod json;
@@ -23,6 +24,7 @@ mod policy_cases;
 mod probe;
 mod search;
 mod server;
+mod store;
 
 /// Every guest component has a test module named after it; adding a guest
 /// without tests fails to compile here.

@@ -98,10 +98,17 @@ impl GrantSet {
             )
             .chain(grants.actions.get(action).into_iter().flatten())
             .chain(grants.actions.get(&action_category).into_iter().flatten());
+        // The call's path, normalised once for every grant's boundary.
+        let path = match call.tool.specifier_kind() {
+            SpecifierKind::Path => call
+                .specifier
+                .and_then(|s| crate::path::normalize(s, env.cwd).ok()),
+            _ => None,
+        };
         candidates.into_iter().find(|g| {
             g.active_at(now_ms)
                 && g.session.as_deref().is_none_or(|s| s == session)
-                && within(&g.boundary, call, env)
+                && within(&g.boundary, call, path.as_deref(), env)
         })
     }
 }
@@ -110,19 +117,27 @@ impl GrantSet {
 /// to its kind: paths for file tools, hosts for tools that reach the
 /// network (web, external data, browser, communication), branches for
 /// version-control tools. Lists of other kinds do not narrow this call.
-fn within(boundary: &Boundary, call: &Call<'_>, env: &Env<'_>) -> bool {
+fn within(boundary: &Boundary, call: &Call<'_>, path: Option<&str>, env: &Env<'_>) -> bool {
     let spec = call.specifier;
     if call.tool.specifier_kind() == SpecifierKind::Path {
         if boundary.paths.is_empty() {
             return true;
         }
-        let Some(path) = spec.and_then(|s| crate::path::normalize(s, env.cwd).ok()) else {
+        let Some(path) = path else {
             return false;
         };
         return boundary.paths.iter().any(|p| {
-            let p = crate::path::normalize(p, env.cwd).unwrap_or_default();
+            let p = if is_plain_absolute(p) {
+                std::borrow::Cow::Borrowed(p.as_str())
+            } else {
+                std::borrow::Cow::Owned(crate::path::normalize(p, env.cwd).unwrap_or_default())
+            };
             let base = p.trim_end_matches('/');
-            path == base || path.starts_with(&format!("{base}/")) || glob::matches(&p, &path)
+            path == base
+                || path
+                    .strip_prefix(base)
+                    .is_some_and(|rest| rest.starts_with('/'))
+                || (p.contains(['*', '?']) && glob::matches(&p, path))
         });
     }
     match call.tool.category {
@@ -134,6 +149,14 @@ fn within(boundary: &Boundary, call: &Call<'_>, env: &Env<'_>) -> bool {
         }
         _ => true,
     }
+}
+
+/// An absolute path with nothing to normalise (no `.`, `..`, `//`, `~`).
+fn is_plain_absolute(p: &str) -> bool {
+    p.starts_with('/')
+        && !p.contains("//")
+        && !p.contains('~')
+        && !p.split('/').any(|c| c == "." || c == "..")
 }
 
 /// The host of `https://host:port/path`, `host:port` or `host`.

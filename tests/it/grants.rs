@@ -1,0 +1,159 @@
+//! Capability grants through the gate, with an injected clock and real
+//! grants in a real state database: a grant allows a call only inside its
+//! window, a revoked grant stops at once, the decision names the grant,
+//! and both decision and outcome land in the verified audit chain.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+use warden_api::{CallRequest, FsAccess, ToolHost};
+use warden_gate::{Clock, Gate, GrantSource, PolicyEnv};
+use warden_policy::config::PolicyConfig;
+use warden_policy::{Boundary, Capability, CapabilityGrant, GrantSet, Layer, Policy, Verdict};
+use warden_store::{Store, host_key};
+
+use crate::common;
+
+struct ManualClock(AtomicU64);
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Reads live grants from the store on every decision.
+struct FromStore(Arc<Store>, Mutex<()>);
+
+impl GrantSource for FromStore {
+    fn current(&self) -> Arc<GrantSet> {
+        let _one_at_a_time = self.1.lock().unwrap();
+        Arc::new(GrantSet::new(self.0.live_grants(0).unwrap()))
+    }
+}
+
+struct Fixture {
+    gate: Gate,
+    clock: Arc<ManualClock>,
+    store: Arc<Store>,
+    dir: tempfile::TempDir,
+}
+
+async fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("ws/out")).unwrap();
+    let key = host_key(&dir.path().join("host.key")).unwrap();
+    let store = Arc::new(Store::open(&dir.path().join("warden.db"), key).unwrap());
+    let config: PolicyConfig = toml::from_str("[agents.writer]\nlevel = \"standard\"\n").unwrap();
+    let policy = Policy::from_config(&config, &warden_api::BUILTIN_ACTION_TYPES).unwrap();
+    let clock = Arc::new(ManualClock(AtomicU64::new(0)));
+    let mut builder = Gate::builder()
+        .env(PolicyEnv {
+            workspace: "/workspace".into(),
+            project: "/workspace".into(),
+            home: "/home/agent".into(),
+        })
+        .backend(
+            "fs",
+            Arc::new(common::fs_plugin().await),
+            common::grant(&dir.path().join("ws"), FsAccess::ReadWrite),
+        )
+        .unwrap()
+        .journal(store.clone())
+        .grants(Arc::new(FromStore(store.clone(), Mutex::new(()))))
+        .clock(clock.clone());
+    for a in policy.agents() {
+        builder = builder.agent(a.clone());
+    }
+    Fixture {
+        gate: builder.build(),
+        clock,
+        store,
+        dir,
+    }
+}
+
+fn write(path: &str) -> CallRequest {
+    let mut context = common::context();
+    context.agent = "writer".into();
+    CallRequest {
+        tool: "fs.write".into(),
+        args: json!({"path": path, "content": "x"}),
+        context,
+    }
+}
+
+fn grant(from: u64, to: u64) -> CapabilityGrant {
+    CapabilityGrant {
+        id: String::new(),
+        agent: "writer".into(),
+        session: None,
+        capability: Capability::Tool("fs.write".into()),
+        boundary: Boundary {
+            paths: vec!["/workspace/out".into()],
+            ..Boundary::default()
+        },
+        goal: "write the report".into(),
+        issuer: "operator".into(),
+        valid_from_ms: from,
+        valid_to_ms: to,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_grant_applies_only_inside_its_window() {
+    let f = fixture().await;
+    let g = f.store.issue_grant(grant(1_000, 2_000)).unwrap();
+    for (now, verdict) in [
+        (999, Verdict::Ask),
+        (1_000, Verdict::Allow),
+        (1_999, Verdict::Allow),
+        (2_000, Verdict::Ask),
+    ] {
+        f.clock.0.store(now, Ordering::SeqCst);
+        let d = f.gate.decide(&write("out/a.txt"));
+        assert_eq!(d.decision, verdict, "at {now}: {d:?}");
+        if verdict == Verdict::Allow {
+            assert_eq!(d.layer, Layer::Grant);
+            assert_eq!(d.grant.as_deref(), Some(g.id.as_str()));
+        } else {
+            assert!(d.reason.contains("request_capability"), "{}", d.reason);
+        }
+    }
+    // Outside the boundary the grant never applies.
+    f.clock.0.store(1_500, Ordering::SeqCst);
+    assert_eq!(f.gate.decide(&write("notes.txt")).decision, Verdict::Ask);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_revoked_grant_stops_at_once() {
+    let f = fixture().await;
+    let g = f.store.issue_grant(grant(0, u64::MAX / 2)).unwrap();
+    f.clock.0.store(10, Ordering::SeqCst);
+    assert_eq!(f.gate.decide(&write("out/a.txt")).decision, Verdict::Allow);
+    f.store.revoke_grant(&g.id, "operator").unwrap();
+    assert_eq!(f.gate.decide(&write("out/a.txt")).decision, Verdict::Ask);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn granted_calls_are_audited_with_their_grant() {
+    let f = fixture().await;
+    let g = f.store.issue_grant(grant(0, u64::MAX / 2)).unwrap();
+    f.clock.0.store(10, Ordering::SeqCst);
+    let envelope = f.gate.call(write("out/a.txt")).await;
+    assert!(envelope.is_ok(), "{envelope:?}");
+    assert_eq!(
+        std::fs::read_to_string(f.dir.path().join("ws/out/a.txt")).unwrap(),
+        "x"
+    );
+    let records = f.store.tail(2).unwrap();
+    assert_eq!(records[0].kind, "decision");
+    assert_eq!(records[0].event["grant"], g.id.as_str());
+    assert_eq!(records[0].event["layer"], "grant");
+    assert!(records[0].event.get("args").is_none());
+    assert_eq!(records[1].kind, "outcome");
+    assert_eq!(records[1].event["ok"], true);
+    let key = host_key(&f.dir.path().join("host.key")).unwrap();
+    assert!(f.store.verify(&key.public()).unwrap().is_ok());
+}

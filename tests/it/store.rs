@@ -1,0 +1,107 @@
+//! The approvals book on a real state database: pending and answered
+//! approvals survive a restart, an answer is used once across restarts,
+//! and ids are never reused.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use warden_api::{ApprovalAnswer, ApprovalRequest, Approver};
+use warden_gate::ApprovalBook;
+use warden_store::{Store, host_key};
+
+fn open(dir: &std::path::Path) -> (Arc<Store>, ApprovalBook) {
+    let key = host_key(&dir.join("host.key")).unwrap();
+    let store = Arc::new(Store::open(&dir.join("warden.db"), key).unwrap());
+    let book = ApprovalBook::durable(Duration::from_secs(600), store.clone()).unwrap();
+    (store, book)
+}
+
+fn ask(path: &str) -> ApprovalRequest {
+    ApprovalRequest {
+        id: String::new(),
+        agent: "a".into(),
+        request_id: "r1".into(),
+        tool: "fs.write".into(),
+        call: format!("fs.write({path})"),
+        reason: "side effects".into(),
+        suggested_rule: format!("fs.write({path})"),
+        args_fingerprint: "sha256:00".into(),
+    }
+}
+
+async fn pending(book: &ApprovalBook, path: &str) -> String {
+    match book.ask(ask(path)).await {
+        ApprovalAnswer::Pending { id } => id,
+        other => panic!("expected pending, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn approvals_survive_restarts_and_are_used_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = {
+        let (_, book) = open(dir.path());
+        let id = pending(&book, "/x").await;
+        pending(&book, "/y").await;
+        id
+    };
+    // Restart: both still pending, under the same ids.
+    let (_, book) = open(dir.path());
+    let ids: Vec<String> = book.pending().into_iter().map(|r| r.id).collect();
+    assert_eq!(ids, vec![first.clone(), "ap-2".to_owned()]);
+    assert_eq!(pending(&book, "/x").await, first);
+    book.answer(&first, None, ApprovalAnswer::AllowOnce)
+        .unwrap();
+    drop(book);
+
+    // Restart: the answer waits for the retry, which uses it.
+    let (store, book) = open(dir.path());
+    assert_eq!(book.ask(ask("/x")).await, ApprovalAnswer::AllowOnce);
+    drop(book);
+
+    // Restart: used means used; a new ask gets a new id.
+    let (_, book) = open(dir.path());
+    let again = pending(&book, "/x").await;
+    assert_eq!(again, "ap-3");
+    let approvals = store
+        .records_after(0, 100)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.kind == "approval")
+        .count();
+    assert_eq!(approvals, 1, "the answer is audited once");
+}
+
+#[tokio::test]
+async fn an_answer_that_cannot_be_recorded_is_not_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, book) = open(dir.path());
+    let id = pending(&book, "/x").await;
+    // Another process closes it under our feet (e.g. a restored backup).
+    let key = host_key(&dir.path().join("host.key")).unwrap();
+    let other = Store::open(&dir.path().join("warden.db"), key).unwrap();
+    use warden_api::ApprovalLedger;
+    other
+        .answered(
+            &ask("/x").with_id(&id),
+            &ApprovalAnswer::AllowOnce,
+            "admin",
+            1,
+        )
+        .unwrap();
+    assert!(matches!(
+        book.answer(&id, None, ApprovalAnswer::AllowOnce),
+        Err(warden_gate::BookError::NotRecorded { .. })
+    ));
+}
+
+trait WithId {
+    fn with_id(self, id: &str) -> Self;
+}
+
+impl WithId for ApprovalRequest {
+    fn with_id(mut self, id: &str) -> Self {
+        self.id = id.to_owned();
+        self
+    }
+}
