@@ -110,6 +110,21 @@ pub struct StateConfig {
     /// Audit records of decisions carry the call's arguments. Default
     /// false: only their sha256 digest is kept.
     pub audit_args: bool,
+    /// `full` (default): every commit is synced to disk before the host
+    /// reports it, surviving a machine crash. `normal`: synced at
+    /// checkpoints; survives a killed host, not a power loss; faster.
+    pub durability: Durability,
+}
+
+/// `[state] durability`.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Durability {
+    #[default]
+    Full,
+    Normal,
 }
 
 /// The MCP server's settings.

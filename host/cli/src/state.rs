@@ -19,10 +19,25 @@ pub const KEY_FILE: &str = "host.key";
 /// Opens the state database (creating the directory, key and database
 /// when missing). A newer or damaged database is an error.
 pub fn open(state_dir: &Path, audit_args: bool) -> anyhow::Result<Arc<Store>> {
+    open_with(state_dir, audit_args, crate::config::Durability::Full)
+}
+
+/// [`open`], committing with `durability`.
+pub fn open_with(
+    state_dir: &Path,
+    audit_args: bool,
+    durability: crate::config::Durability,
+) -> anyhow::Result<Arc<Store>> {
     std::fs::create_dir_all(state_dir)
         .with_context(|| format!("creating the state directory {}", state_dir.display()))?;
     let key = host_key(&state_dir.join(KEY_FILE))?;
-    let store = Store::open(&state_dir.join(DB_FILE), key)?.with_audit_args(audit_args);
+    let durability = match durability {
+        crate::config::Durability::Full => warden_store::Durability::Full,
+        crate::config::Durability::Normal => warden_store::Durability::Normal,
+    };
+    let store = Store::open(&state_dir.join(DB_FILE), key)?
+        .with_durability(durability)?
+        .with_audit_args(audit_args);
     Ok(Arc::new(store))
 }
 

@@ -1,10 +1,10 @@
 //! Audit appends per second: one signed, hash-chained record per
-//! transaction on a real database file (WAL, synchronous FULL).
+//! transaction on a real database file (WAL), at both durabilities.
 
 #![allow(clippy::expect_used, reason = "a benchmark fails loudly")]
 
 use warden_api::AuditEvent;
-use warden_store::{Store, host_key};
+use warden_store::{Durability, Store, host_key};
 
 fn main() {
     divan::main();
@@ -28,11 +28,13 @@ fn event(n: u64) -> AuditEvent {
     }
 }
 
-#[divan::bench(sample_count = 200, sample_size = 5)]
-fn append(bencher: divan::Bencher) {
+#[divan::bench(sample_count = 200, sample_size = 5, args = [Durability::Full, Durability::Normal])]
+fn append(bencher: divan::Bencher, durability: Durability) {
     let dir = tempfile::tempdir().expect("temp dir");
     let key = host_key(&dir.path().join("host.key")).expect("key");
-    let store = Store::open(&dir.path().join("warden.db"), key).expect("store");
+    let store = Store::open(&dir.path().join("warden.db"), key)
+        .and_then(|s| s.with_durability(durability))
+        .expect("store");
     let mut n = 0;
     bencher
         .counter(divan::counter::ItemsCount::new(1usize))

@@ -24,7 +24,7 @@ mod rules;
 mod trust;
 
 pub use audit::{AuditRecord, Break, Verified};
-pub use db::{Store, now_ms};
+pub use db::{Durability, Store, now_ms};
 pub use error::StoreError;
 pub use key::host_key;
 pub use migrate::SCHEMA_VERSION;

@@ -150,7 +150,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
     std::fs::create_dir_all(&state)
         .with_context(|| format!("creating the state directory {}", state.display()))?;
     config.trust.validate().map_err(anyhow::Error::msg)?;
-    let store = crate::state::open(&state, config.state.audit_args)?;
+    let store = crate::state::open_with(&state, config.state.audit_args, config.state.durability)?;
     let host = args.host.load_with(config).await?;
     let serve = &host.config.serve;
     let book = Arc::new(
