@@ -258,3 +258,30 @@ fn trust_follows_outcomes_and_elevated_waits_for_a_person() {
     }));
     assert_eq!(warden(&["audit", "verify"], &state)["ok"], true);
 }
+
+#[test]
+fn trust_and_grant_settings_are_checked_at_load() {
+    let dir = tempfile::tempdir().unwrap();
+    for (extra, expected) in [
+        (
+            "[trust]\nstrategy = \"weighted\"\ninitial-level = \"elevated\"\n\
+             sandboxed-to-restricted = 0.1\nrestricted-to-standard = 0.2\nstandard-to-elevated = 0.3\n",
+            "trust.initial-level",
+        ),
+        (
+            "[grants]\nauto-grant = [\"fs.write\"]\n",
+            "grants.auto-grant[0]",
+        ),
+        ("[trust]\nstrategy = \"sometimes\"\n", "sometimes"),
+    ] {
+        let (config, _) = setup(dir.path(), extra);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(["config", "check"])
+            .arg(&config)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra}: {stderr}");
+        assert!(stderr.contains(expected), "{extra}: {stderr}");
+    }
+}
