@@ -52,10 +52,10 @@ pub struct Config {
     pub state: StateConfig,
     /// What `request_capability` may grant without a person.
     #[serde(default)]
-    pub grants: GrantsConfig,
+    pub capability_grants: CapabilityGrantsConfig,
     /// Progressive trust: how agents earn levels. Default: disabled.
     #[serde(default)]
-    pub trust: warden_policy::trust::TrustConfig,
+    pub progressive_trust: warden_policy::trust::TrustConfig,
 }
 
 /// Bounds of automatic capability grants. Network egress, credentials,
@@ -63,7 +63,7 @@ pub struct Config {
 /// whatever is listed here.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
-pub struct GrantsConfig {
+pub struct CapabilityGrantsConfig {
     /// Capabilities granted automatically when requested, as patterns:
     /// `tool:fs.write`, `category:file-system`, `action:code:*`. Default: none.
     pub auto_grant: Vec<String>,
@@ -73,9 +73,9 @@ pub struct GrantsConfig {
     pub high_risk: Vec<String>,
 }
 
-impl Default for GrantsConfig {
+impl Default for CapabilityGrantsConfig {
     fn default() -> Self {
-        GrantsConfig {
+        CapabilityGrantsConfig {
             auto_grant: Vec::new(),
             max_auto_ttl_secs: 3600,
             high_risk: Vec::new(),
@@ -83,7 +83,7 @@ impl Default for GrantsConfig {
     }
 }
 
-impl GrantsConfig {
+impl CapabilityGrantsConfig {
     /// The bounds, with errors naming the key.
     pub fn bounds(&self) -> anyhow::Result<warden_policy::GrantBounds> {
         let parse = |list: &[String], key: &str| {
@@ -91,7 +91,7 @@ impl GrantsConfig {
                 .enumerate()
                 .map(|(i, c)| {
                     c.parse::<warden_policy::Capability>()
-                        .map_err(|e| anyhow::anyhow!("grants.{key}[{i}]: {e}"))
+                        .map_err(|e| anyhow::anyhow!("capability-grants.{key}[{i}]: {e}"))
                 })
                 .collect::<anyhow::Result<Vec<_>>>()
         };

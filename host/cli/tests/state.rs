@@ -28,7 +28,7 @@ fn capability_requests_are_granted_within_bounds_and_otherwise_asked() {
     let dir = tempfile::tempdir().unwrap();
     let (config, state) = setup(
         dir.path(),
-        "[grants]\nauto-grant = [\"tool:fs.write\", \"category:web\"]\nmax-auto-ttl-secs = 600\n",
+        "[capability-grants]\nauto-grant = [\"tool:fs.write\", \"category:web\"]\nmax-auto-ttl-secs = 600\n",
     );
     let mut server = Server::start(&config, &state);
     server.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}));
@@ -188,7 +188,7 @@ fn trust_follows_outcomes_and_elevated_waits_for_a_person() {
     let dir = tempfile::tempdir().unwrap();
     let (config, state) = setup(
         dir.path(),
-        "[trust]\nstrategy = \"weighted\"\ninitial-level = \"sandboxed\"\n\
+        "[progressive-trust]\nstrategy = \"weighted\"\ninitial-level = \"sandboxed\"\n\
          sandboxed-to-restricted = 0.3\nrestricted-to-standard = 0.5\nstandard-to-elevated = 0.6\n",
     );
     let mut server = Server::start(&config, &state);
@@ -264,15 +264,18 @@ fn trust_and_grant_settings_are_checked_at_load() {
     let dir = tempfile::tempdir().unwrap();
     for (extra, expected) in [
         (
-            "[trust]\nstrategy = \"weighted\"\ninitial-level = \"elevated\"\n\
+            "[progressive-trust]\nstrategy = \"weighted\"\ninitial-level = \"elevated\"\n\
              sandboxed-to-restricted = 0.1\nrestricted-to-standard = 0.2\nstandard-to-elevated = 0.3\n",
-            "trust.initial-level",
+            "progressive-trust.initial-level",
         ),
         (
-            "[grants]\nauto-grant = [\"fs.write\"]\n",
-            "grants.auto-grant[0]",
+            "[capability-grants]\nauto-grant = [\"fs.write\"]\n",
+            "capability-grants.auto-grant[0]",
         ),
-        ("[trust]\nstrategy = \"sometimes\"\n", "sometimes"),
+        (
+            "[progressive-trust]\nstrategy = \"sometimes\"\n",
+            "sometimes",
+        ),
     ] {
         let (config, _) = setup(dir.path(), extra);
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))

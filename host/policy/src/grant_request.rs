@@ -27,7 +27,7 @@ const HIGH_RISK_ACTIONS: &[&str] = &[
 /// Names that suggest credentials.
 const CREDENTIAL_WORDS: &[&str] = &["secret", "credential", "password", "token", "key"];
 
-/// What the operator allows without a person (`[grants]` in `warden.toml`).
+/// What the operator allows without a person (`[capability-grants]` in `warden.toml`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GrantBounds {
     /// Capabilities that may be granted automatically; a pattern covers a
@@ -87,7 +87,7 @@ fn high_risk(bounds: &GrantBounds, cap: &Capability, reach: &[Reach<'_>]) -> Opt
     }
     if bounds.high_risk.iter().any(|p| same_kind_match(p, cap)) {
         return Some(format!(
-            "`{cap}` is listed as high-risk in [grants] high-risk"
+            "`{cap}` is listed as high-risk in [capability-grants] high-risk"
         ));
     }
     let credential = |name: &str| CREDENTIAL_WORDS.iter().any(|w| name.contains(w));

@@ -16,8 +16,11 @@ pub fn schema() -> anyhow::Result<Outcome> {
 pub fn check(file: &Path) -> anyhow::Result<Outcome> {
     let config = Config::load(file)?;
     let agents = super::setup::agents(&config, &default_agent())?;
-    config.grants.bounds()?;
-    config.trust.validate().map_err(anyhow::Error::msg)?;
+    config.capability_grants.bounds()?;
+    config
+        .progressive_trust
+        .validate()
+        .map_err(anyhow::Error::msg)?;
     #[expect(clippy::print_stdout, reason = "the summary is this command's output")]
     {
         println!(

@@ -149,7 +149,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
     let state = args.host.state_dir(&config);
     std::fs::create_dir_all(&state)
         .with_context(|| format!("creating the state directory {}", state.display()))?;
-    config.trust.validate().map_err(anyhow::Error::msg)?;
+    config
+        .progressive_trust
+        .validate()
+        .map_err(anyhow::Error::msg)?;
     let store = crate::state::open_with(&state, config.state.audit_args, config.state.durability)?;
     let host = args.host.load_with(config).await?;
     let serve = &host.config.serve;
@@ -172,7 +175,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
     let agent_ids: Vec<String> = agents.iter().map(|a| a.id.clone()).collect();
     let journal = Arc::new(crate::trust::TrustingJournal::new(
         store.clone(),
-        host.config.trust.clone(),
+        host.config.progressive_trust.clone(),
     ));
     let gate = host.gate_extended(agents, book.clone(), |builder| {
         builder
@@ -191,7 +194,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
         store: store.clone(),
         book: book.clone(),
         gate: gate.clone(),
-        bounds: host.config.grants.bounds()?,
+        bounds: host.config.capability_grants.bounds()?,
         fingerprint_key: fingerprint,
     };
     let server = Server::new(

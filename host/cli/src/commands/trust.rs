@@ -50,7 +50,7 @@ fn strategy(target: &Target) -> anyhow::Result<TrustConfig> {
         None => Some(PathBuf::from("warden.toml")).filter(|p| p.is_file()),
     };
     let trust = match path {
-        Some(p) => Config::load(&p)?.trust,
+        Some(p) => Config::load(&p)?.progressive_trust,
         None => TrustConfig::Disabled,
     };
     trust.validate().map_err(anyhow::Error::msg)?;

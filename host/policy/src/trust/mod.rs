@@ -137,7 +137,7 @@ impl TrustConfig {
         let not_elevated = |l: TrustLevel, key: &str| {
             if l == TrustLevel::Elevated {
                 Err(format!(
-                    "trust.{key}: trust cannot start agents at elevated; that takes a person (set the agent's level)"
+                    "progressive-trust.{key}: trust cannot start agents at elevated; that takes a person (set the agent's level)"
                 ))
             } else {
                 Ok(())
@@ -147,7 +147,7 @@ impl TrustConfig {
             if (0.0..=1.0).contains(&v) {
                 Ok(())
             } else {
-                Err(format!("trust.{key}: {v} is outside 0..=1"))
+                Err(format!("progressive-trust.{key}: {v} is outside 0..=1"))
             }
         };
         match self {
