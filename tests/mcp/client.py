@@ -144,6 +144,14 @@ async def scenario_lists_and_calls(args, server) -> None:
         expect(env.get("error_type") == "PermissionDenied" and env.get("domain_code"), "its envelope says why", env)
         expect("/etc/passwd" in env.get("message", ""), "the reason names the call", env)
 
+        expect("request_capability" in tools, "request_capability is offered", sorted(tools))
+        result = await call(alice, "request_capability",
+                            {"capability": "category:web", "justification": "read the docs", "ttl": 60})
+        env = envelope(result)
+        expect(result.is_error and env.get("domain_code") == "approval_pending",
+               "a high-risk capability request waits for a person", env)
+        expect("ap-" in env.get("message", ""), "it names the approval to answer", env)
+
     async with connect(args, "bob", server, args.config) as bob:
         names = {t.name for t in (await bob.list_tools()).tools}
         expect("fs.read" in names and "probe.run" not in names, "bob's level shows fewer tools", sorted(names))
@@ -242,7 +250,8 @@ async def scenario_disclosure(args, server) -> None:
 
     async with connect(args, "alice", server, args.disclosure_config, message_handler=on_message) as alice:
         names = [t.name for t in (await alice.list_tools()).tools]
-        expect(names == ["list_tools", "load_tool", "load_tool_resource"], "disclosure lists only the discovery tools", names)
+        expect(names == ["list_tools", "load_tool", "load_tool_resource", "request_capability"],
+               "disclosure lists only the discovery tools and request_capability", names)
         listing = await call(alice, "list_tools", {})
         entries = listing.structured_content["tools"]
         expect(any(e["name"] == "fs.read" and e["cost_tier"] for e in entries), "list_tools returns L1 entries", entries)
