@@ -91,6 +91,19 @@ impl Server {
         &self.shared.book
     }
 
+    /// Tells every connected client that its tool list may have changed
+    /// (plugins were added, replaced or removed); each then lists again
+    /// and sees its own agent's tools. A slow listener delays this at most
+    /// a second per agent.
+    pub async fn tools_changed(&self) {
+        for agent in self.shared.notifier.agents() {
+            let notify = self.shared.notifier.tools_changed(&agent);
+            if tokio::time::timeout(ANNOUNCE, notify).await.is_err() {
+                tracing::debug!(%agent, "a tools/list_changed listener is slow; moving on");
+            }
+        }
+    }
+
     /// A handler for one MCP session. `agent` fixes the agent (stdio);
     /// without it, each request names its agent through its bearer token.
     pub fn session(&self, agent: Option<String>) -> Session {

@@ -68,6 +68,15 @@ impl Notifier {
         }
     }
 
+    /// The agents with at least one listener.
+    pub fn agents(&self) -> Vec<String> {
+        self.lock()
+            .iter()
+            .filter(|(_, list)| !list.is_empty())
+            .map(|(agent, _)| agent.clone())
+            .collect()
+    }
+
     /// Tells every listener of `agent` that its tool list changed.
     pub async fn tools_changed(&self, agent: &str) {
         let targets: Vec<(u64, Target)> = match self.lock().get(agent) {
