@@ -155,24 +155,48 @@ impl Gate {
         self.inner.table().get(name).map(|e| e.spec.clone())
     }
 
-    /// Replaces every tool `owner` registered with the tools of `new`, or
-    /// removes them when `new` is `None`, as one change: a call that
-    /// started before it keeps the old backend to its end, a call that
-    /// starts after it sees only the new one. On a conflict or a bad
-    /// schema nothing changes and the error says why.
+    /// Applies `changes` as one change: for each `(owner, new)`, every
+    /// tool `owner` registered is replaced by the tools of `new`, or
+    /// removed when `new` is `None`. A call that started before keeps the
+    /// old backend to its end; a call that starts after sees only the new
+    /// ones. On a conflict or a bad schema nothing changes and the error
+    /// says why.
     pub fn replace(
         &self,
-        owner: &str,
-        new: Option<Registration>,
+        changes: Vec<(String, Option<Registration>)>,
     ) -> Result<TableChange, GateError> {
         let mut current = self
             .inner
             .tools
             .write()
             .unwrap_or_else(PoisonError::into_inner);
-        let (table, change) = current.replace(owner, new)?;
+        let (table, change) = Self::staged(&current, changes)?;
         *current = Arc::new(table);
         Ok(change)
+    }
+
+    /// What [`Gate::replace`] would do, without doing it.
+    pub fn check_replace(
+        &self,
+        changes: Vec<(String, Option<Registration>)>,
+    ) -> Result<TableChange, GateError> {
+        Self::staged(&self.inner.table(), changes).map(|(_, change)| change)
+    }
+
+    fn staged(
+        table: &Table,
+        changes: Vec<(String, Option<Registration>)>,
+    ) -> Result<(Table, TableChange), GateError> {
+        let mut table = table.clone();
+        let mut all = TableChange::default();
+        for (owner, new) in changes {
+            let (next, change) = table.replace(&owner, new)?;
+            table = next;
+            all.added.extend(change.added);
+            all.removed.extend(change.removed);
+            all.replaced.extend(change.replaced);
+        }
+        Ok((table, all))
     }
 
     /// The owners (plugin names) whose tools are registered, sorted.

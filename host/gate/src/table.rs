@@ -40,6 +40,7 @@ impl TableChange {
 }
 
 /// A backend waiting to be registered.
+#[derive(Clone)]
 pub struct Registration {
     pub owner: String,
     pub source: String,

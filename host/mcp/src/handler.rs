@@ -56,6 +56,7 @@ struct Shared {
     notifier: Notifier,
     options: ServerOptions,
     sessions: AtomicU64,
+    plugins: std::sync::OnceLock<Arc<dyn crate::PluginAdmin>>,
 }
 
 /// The MCP face of a host. Cheap to clone.
@@ -83,12 +84,23 @@ impl Server {
                 notifier: Notifier::default(),
                 options,
                 sessions: AtomicU64::new(1),
+                plugins: std::sync::OnceLock::new(),
             }),
         }
     }
 
     pub fn book(&self) -> &Arc<ApprovalBook> {
         &self.shared.book
+    }
+
+    /// Lets the admin API manage plugins through `admin` (set once; a
+    /// second call is ignored and returns false).
+    pub fn set_plugin_admin(&self, admin: Arc<dyn crate::PluginAdmin>) -> bool {
+        self.shared.plugins.set(admin).is_ok()
+    }
+
+    pub(crate) fn plugin_admin(&self) -> Option<Arc<dyn crate::PluginAdmin>> {
+        self.shared.plugins.get().cloned()
     }
 
     /// Tells every connected client that its tool list may have changed

@@ -13,6 +13,7 @@
 
 mod admission;
 mod error;
+mod fsutil;
 mod registry;
 mod sign;
 mod store;
@@ -20,7 +21,7 @@ mod watch;
 
 pub use admission::{Admission, LoadPolicy, digest_of, read_signature, signature_path};
 pub use error::RegistryError;
-pub use registry::{Candidate, Registry, component_files};
+pub use registry::{Candidate, Registry, component_files, load_file};
 pub use sign::sign_file;
 pub use store::Installed;
 pub use watch::{DirWatcher, WatchEvent};

@@ -65,26 +65,9 @@ impl Registry {
     }
 
     /// Reads one component file and its signature, admits them, and loads
-    /// the component (compiling it, or from the compile cache). The loaded
-    /// plugin is built from exactly the bytes that were checked.
+    /// the component (see [`load_file`]).
     pub async fn prepare(&self, path: &Path) -> Result<Candidate, RegistryError> {
-        let (bytes, admission) = self.policy.admit_file(path)?;
-        let signature = read_signature(path)?.map(|s| s.to_text());
-        let plugin = self
-            .runtime
-            .load_bytes(path, &bytes)
-            .await
-            .map_err(|source| RegistryError::Load {
-                path: path.to_path_buf(),
-                source,
-            })?;
-        Ok(Candidate {
-            path: path.to_path_buf(),
-            plugin,
-            admission,
-            bytes,
-            signature,
-        })
+        load_file(&self.runtime, &self.policy, path).await
     }
 
     /// Fails when a tool of `candidates` is exported by another installed
@@ -168,6 +151,33 @@ impl Registry {
         }
         Ok(out)
     }
+}
+
+/// Reads one component file and its signature, admits them under
+/// `policy`, and loads the component (compiling it, or from the compile
+/// cache). The loaded plugin is built from exactly the bytes that were
+/// checked, and nothing of it runs before the check passes.
+pub async fn load_file(
+    runtime: &Runtime,
+    policy: &LoadPolicy,
+    path: &Path,
+) -> Result<Candidate, RegistryError> {
+    let (bytes, admission) = policy.admit_file(path)?;
+    let signature = read_signature(path)?.map(|s| s.to_text());
+    let plugin = runtime
+        .load_bytes(path, &bytes)
+        .await
+        .map_err(|source| RegistryError::Load {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(Candidate {
+        path: path.to_path_buf(),
+        plugin,
+        admission,
+        bytes,
+        signature,
+    })
 }
 
 /// The component files a source names: the file itself, or every `.wasm`

@@ -16,6 +16,6 @@ pub fn sign_file(path: &Path, key: &SecretKey) -> Result<PluginSignature, Regist
     })?;
     let signature = PluginSignature::sign(&digest_of(path, &bytes)?, key);
     let sig = signature_path(path);
-    std::fs::write(&sig, signature.to_text()).map_err(|e| RegistryError::store(&sig, e))?;
+    crate::fsutil::write_atomic(&sig, signature.to_text().as_bytes())?;
     Ok(signature)
 }

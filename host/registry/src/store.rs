@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::RegistryError;
+use crate::fsutil::write_atomic;
 
 /// The index format this build reads and writes.
 const INDEX_VERSION: u32 = 1;
@@ -155,25 +156,6 @@ impl Store {
         }
         Ok(())
     }
-}
-
-/// Writes `bytes` to a temporary file beside `path`, syncs it and renames
-/// it over `path`.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RegistryError> {
-    use std::io::Write as _;
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".tmp-{}", std::process::id()));
-    let tmp = PathBuf::from(tmp);
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        RegistryError::store(path, e)
-    })
 }
 
 fn restrict(dir: &Path) -> std::io::Result<()> {
