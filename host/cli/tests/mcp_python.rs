@@ -103,6 +103,7 @@ fn drive(transport: &str, protocol: &str) {
         .arg(fixture.path("disclosure.toml"))
         .arg("--state")
         .arg(fixture.path("state"))
+        .args(["--extra-plugin", warden_test_artifacts::HELLO])
         .args(["--transport", transport, "--protocol", protocol])
         .env("WARDEN_STATE_DIR", fixture.path("state"))
         .output()

@@ -126,6 +126,7 @@ impl Server {
             id: format!("s-{n}"),
             threshold: LogThreshold::off(),
             registered: AtomicBool::new(false),
+            listen_from: AtomicU64::new(0),
         }
     }
 }
@@ -137,6 +138,9 @@ pub struct Session {
     id: String,
     threshold: LogThreshold,
     registered: AtomicBool,
+    /// The change count when a subscriptions/listen was accepted (before
+    /// rmcp acknowledges it and before its stream is registered).
+    listen_from: AtomicU64,
 }
 
 impl std::fmt::Debug for Session {
@@ -454,6 +458,8 @@ impl ServerHandler for Session {
         &self,
         _requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        self.listen_from
+            .store(self.shared.notifier.changes(), Ordering::SeqCst);
         let mut filter = SubscriptionFilter::new();
         filter.tools_list_changed = Some(true);
         Some(filter)
@@ -465,6 +471,12 @@ impl ServerHandler for Session {
             .shared
             .notifier
             .add_stream(&agent, subscription.sink().clone());
+        // The client may act as soon as it sees the acknowledgment, which
+        // rmcp sends before this stream is registered: a change announced
+        // in between is sent now rather than lost.
+        if self.shared.notifier.changes() != self.listen_from.load(Ordering::SeqCst) {
+            let _ = subscription.sink().notify_tool_list_changed().await;
+        }
         subscription.cancelled().await;
         self.shared.notifier.remove(&agent, id);
         Ok(())
