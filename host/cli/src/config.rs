@@ -87,14 +87,19 @@ pub struct PublisherConfig {
     pub key: PathBuf,
 }
 
-/// Grants of one plugin, as in `[[plugins]]`.
+/// Grants of one plugin, spelled as in `[[plugins]]` (whose entries can't
+/// embed this table: serde cannot combine `flatten` with
+/// `deny_unknown_fields`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct GrantsConfig {
+    /// Directory grants: `HOST_DIR[:GUEST_DIR][:ro|rw]`.
     #[serde(default)]
     pub grant_fs: Vec<String>,
+    /// Network grants, as in `[[plugins]]`.
     #[serde(default)]
     pub grant_net: Vec<String>,
+    /// Environment grants: `KEY` or `KEY=VALUE`.
     #[serde(default)]
     pub grant_env: Vec<String>,
 }
