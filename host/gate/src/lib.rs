@@ -1,6 +1,7 @@
 //! The one path every call takes.
 //!
-//! Owns: the table of tools and the backend and grants serving each, the
+//! Owns: the table of tools and the backend and grants serving each
+//! (swapped whole when plugins are added, replaced or removed), the
 //! agents and their compiled policies, the call path — identity, lookup,
 //! decide, ask a person, validate arguments (validators compiled once, at
 //! registration), dispatch, audit — batching with bounded concurrency, and
@@ -16,6 +17,7 @@ mod durable;
 mod error;
 mod gate;
 mod resolve;
+mod table;
 mod validate;
 
 pub use agents::PolicyEnv;
@@ -24,5 +26,6 @@ pub use book::{ApprovalBook, BookError};
 pub use durable::{Clock, GrantSource, SystemClock};
 pub use error::GateError;
 pub use gate::{Gate, GateBuilder};
+pub use table::{Registration, TableChange};
 pub use validate::ArgsValidator;
 pub use warden_api::{ApprovalAnswer, ApprovalRequest, Approver};

@@ -8,6 +8,8 @@ pub mod call;
 pub mod config;
 pub mod grants;
 pub mod inspect;
+pub mod keys;
+pub mod plugins;
 pub mod policy;
 pub mod serve;
 pub mod setup;

@@ -63,7 +63,7 @@ pub fn run(command: TrustCommand) -> anyhow::Result<Outcome> {
         TrustCommand::Show(target) => {
             let config = strategy(&target)?;
             let store = crate::state::open(&target.state.state_dir, false)?;
-            serde_json::to_value(crate::trust::load(&store, &config, &target.agent)?)?
+            serde_json::to_value(crate::progressive::load(&store, &config, &target.agent)?)?
         }
         TrustCommand::Feedback {
             target,
@@ -75,26 +75,26 @@ pub fn run(command: TrustCommand) -> anyhow::Result<Outcome> {
             }
             let config = strategy(&target)?;
             let store = crate::state::open(&target.state.state_dir, false)?;
-            let mut state = crate::trust::load(&store, &config, &target.agent)?;
+            let mut state = crate::progressive::load(&store, &config, &target.agent)?;
             let event = TrustEvent::Feedback {
                 category: category.as_deref(),
                 score,
             };
             let step = config.apply(&mut state, event, now_ms());
-            crate::trust::save(&store, &target.agent, &state, &step)?;
+            crate::progressive::save(&store, &target.agent, &state, &step)?;
             serde_json::to_value(&state)?
         }
         TrustCommand::Approve(target) => {
             let config = strategy(&target)?;
             let store = crate::state::open(&target.state.state_dir, false)?;
-            let mut state = crate::trust::load(&store, &config, &target.agent)?;
+            let mut state = crate::progressive::load(&store, &config, &target.agent)?;
             let Some(promotion) = approve_promotion(&mut state) else {
                 anyhow::bail!(
                     "agent `{}` has no promotion waiting for a person",
                     target.agent
                 );
             };
-            crate::trust::approved(&store, &target.agent, &state, &promotion)?;
+            crate::progressive::approved(&store, &target.agent, &state, &promotion)?;
             serde_json::to_value(&state)?
         }
     };

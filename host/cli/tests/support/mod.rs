@@ -149,10 +149,12 @@ pub fn setup(dir: &Path, extra: &str) -> (std::path::PathBuf, std::path::PathBuf
         &config,
         format!(
             "workspace = \"/workspace\"\n\n[[plugins]]\npath = \"{}\"\ngrant-fs = [\"{}:/workspace:rw\"]\n\n\
-             [[plugins]]\npath = \"{}\"\n\n[agents.alice]\nlevel = \"standard\"\n\n{extra}\n",
+             [[plugins]]\npath = \"{}\"\n\n[agents.alice]\nlevel = \"standard\"\n\n\
+             [trust]\npublishers = [{{ name = \"warden-tests\", key = \"{}\" }}]\n\n{extra}\n",
             warden_test_artifacts::FS,
             ws.display(),
             warden_test_artifacts::HTTP,
+            warden_test_artifacts::public_key_file().display(),
         ),
     )
     .unwrap();
