@@ -119,7 +119,8 @@ fn defaults(args: &ServeArgs) -> anyhow::Result<Config> {
     if dev_key.is_file() {
         tracing::warn!(
             key = %dev_key.display(),
-            "embedded defaults: trusting the development signing key of the bundled plugins;              list your own publishers in a config's [trust] for production"
+            "embedded defaults: trusting the development signing key of the bundled plugins; \
+             list your own publishers in a config's [trust] for production"
         );
         trust.publishers.push(PublisherConfig {
             name: "warden-dev".into(),
