@@ -118,9 +118,10 @@ pub struct StateConfig {
     /// Audit records of decisions carry the call's arguments. Default
     /// false: only their sha256 digest is kept.
     pub audit_args: bool,
-    /// `full` (default): every commit is synced to disk before the host
-    /// reports it, surviving a machine crash. `normal`: synced at
-    /// checkpoints; survives a killed host, not a power loss; faster.
+    /// `normal` (default): synced at checkpoints; nothing is lost to a
+    /// killed host, the last commits may be lost to a power failure.
+    /// `full`: every commit is synced before the host reports it, which
+    /// survives a machine crash too, at one disk sync per record.
     pub durability: Durability,
 }
 
@@ -130,8 +131,8 @@ pub struct StateConfig {
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum Durability {
-    #[default]
     Full,
+    #[default]
     Normal,
 }
 
