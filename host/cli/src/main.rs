@@ -46,6 +46,9 @@ enum Command {
     /// Answer approvals waiting in a running server.
     #[command(subcommand)]
     Approvals(commands::approvals::ApprovalsCommand),
+    /// Docker sandboxes: build their images.
+    #[command(subcommand)]
+    Sandbox(commands::sandbox::SandboxCommand),
     /// Measure end-to-end figures (call latency percentiles, load times).
     Bench(commands::bench::BenchArgs),
 }
@@ -101,6 +104,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => commands::bench::run(args),
         Command::Serve(args) => commands::serve::run(args),
         Command::Approvals(command) => commands::approvals::run(command),
+        Command::Sandbox(command) => commands::sandbox::run(command),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -7,6 +7,7 @@ pub mod call;
 pub mod config;
 pub mod inspect;
 pub mod policy;
+pub mod sandbox;
 pub mod serve;
 pub mod setup;
 pub mod tools;
