@@ -21,6 +21,7 @@ mod mcp;
 mod net;
 mod policy_cases;
 mod probe;
+mod sandbox;
 mod search;
 mod server;
 

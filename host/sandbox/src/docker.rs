@@ -450,16 +450,29 @@ impl Engine {
             .inspect_network("bridge", None)
             .await
             .map_err(engine_err("inspect the bridge network"))?;
+        // Docker omits the gateway when it took the default: the subnet's
+        // first address.
         net.ipam
             .and_then(|i| i.config)
             .into_iter()
             .flatten()
-            .filter_map(|c| c.gateway?.parse().ok())
+            .filter_map(|c| match c.gateway {
+                Some(g) => g.parse().ok(),
+                None => first_host(c.subnet.as_deref()?),
+            })
             .next()
             .ok_or_else(|| SandboxError::Engine {
                 operation: "inspect the bridge network".into(),
                 reason: "it has no gateway address".into(),
             })
+    }
+}
+
+fn first_host(subnet: &str) -> Option<IpAddr> {
+    let (addr, _) = subnet.split_once('/')?;
+    match addr.parse::<IpAddr>().ok()? {
+        IpAddr::V4(v4) => Some(IpAddr::V4((u32::from(v4) + 1).into())),
+        IpAddr::V6(v6) => Some(IpAddr::V6((u128::from(v6) + 1).into())),
     }
 }
 

@@ -186,7 +186,7 @@ impl DockerSandbox {
         &self,
         container: &str,
         request: &RunRequest<'_>,
-    ) -> Result<ExecOutput, SandboxError> {
+    ) -> Result<(ExecOutput, bool), SandboxError> {
         let call = self.calls.fetch_add(1, Ordering::SeqCst);
         let pg_file = format!("/tmp/.warden/call-{call}.pg");
         // A new session makes the command a process group of its own; its
@@ -225,22 +225,39 @@ impl DockerSandbox {
             }),
         };
         let out = self.engine.exec(container, &exec).await?;
-        if out.timed_out {
-            let kill = ExecRequest {
-                argv: vec![
-                    "/bin/sh".into(),
-                    "-c".into(),
-                    format!("pg=$(cat {pg_file}) && kill -KILL -- -$pg; rm -f {pg_file}"),
-                ],
-                deadline: Some(Instant::now() + Duration::from_secs(10)),
-                max_bytes: 4096,
-                ..ExecRequest::default()
-            };
-            if let Err(e) = self.engine.exec(container, &kill).await {
+        if out.timed_out && !self.kill_group(container, &pg_file).await {
+            // The kill could not even start (a fork bomb holding every pid):
+            // the container goes, and with it every process of the call.
+            tracing::warn!(
+                container,
+                "resetting a sandbox container: its timed-out command could not be killed"
+            );
+            return Ok((out, true));
+        }
+        Ok((out, false))
+    }
+
+    /// Kills the process group recorded in `pg_file`; false when the kill
+    /// could not run. `read` and `kill` are shell builtins: no fork needed
+    /// beyond the exec itself.
+    async fn kill_group(&self, container: &str, pg_file: &str) -> bool {
+        let kill = ExecRequest {
+            argv: vec![
+                "/bin/sh".into(),
+                "-c".into(),
+                format!("read pg < {pg_file} && kill -9 -$pg; rm -f {pg_file}"),
+            ],
+            deadline: Some(Instant::now() + Duration::from_secs(10)),
+            max_bytes: 4096,
+            ..ExecRequest::default()
+        };
+        match self.engine.exec(container, &kill).await {
+            Ok(out) => !out.timed_out && out.exit_code.is_some(),
+            Err(e) => {
                 tracing::warn!(container, error = %e, "killing a timed-out command failed");
+                false
             }
         }
-        Ok(out)
     }
 }
 
@@ -279,7 +296,14 @@ impl Sandbox for SharedSandbox {
                         let (id, cold) = this
                             .pooled(&slot, request.kind, &placement, request.grants)
                             .await?;
-                        let output = this.exec(&id, &request).await?;
+                        let (output, reset) = this.exec(&id, &request).await?;
+                        if reset {
+                            let mut held = slot.container.lock().await;
+                            if held.as_deref() == Some(id.as_str()) {
+                                held.take();
+                                this.remove(&id).await;
+                            }
+                        }
                         Ok(RunOutput {
                             output,
                             container: id,
@@ -298,7 +322,7 @@ impl Sandbox for SharedSandbox {
                     let output = this.exec(&id, &request).await;
                     this.remove(&id).await;
                     Ok(RunOutput {
-                        output: output?,
+                        output: output?.0,
                         container: id,
                         strategy: Strategy::PerCall,
                         cold: true,

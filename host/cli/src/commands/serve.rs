@@ -150,6 +150,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
     std::fs::create_dir_all(&state)
         .with_context(|| format!("creating the state directory {}", state.display()))?;
     let host = args.host.load_with(config).await?;
+    host.start_sandbox().await;
     let serve = &host.config.serve;
     let book = Arc::new(ApprovalBook::new(Duration::from_secs(
         serve.approval_timeout_secs.max(1),
@@ -237,5 +238,6 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
     };
     shutdown.cancel();
     let _ = admin.await;
+    host.stop_sandbox().await;
     result.map(|()| Outcome::Ok)
 }

@@ -11,6 +11,7 @@ use warden_api::{CallLimits, Grants};
 use warden_gate::{Approver, Gate, PolicyEnv};
 use warden_policy::{AgentPolicy, Level, Mode, Policy, RuleSet};
 use warden_runtime::{Plugin, Runtime, RuntimeConfig};
+use warden_sandbox::SandboxTools;
 
 use crate::config::Config;
 use crate::grant_arg;
@@ -91,6 +92,8 @@ pub struct Host {
     pub config: Config,
     /// Each plugin with the grants its calls hold.
     pub plugins: Vec<(Plugin, Grants)>,
+    /// The sandboxed tools and their grants, when `[sandbox]` is configured.
+    pub sandbox: Option<(Arc<SandboxTools>, Grants)>,
     pub limits: CallLimits,
 }
 
@@ -153,8 +156,17 @@ impl HostArgs {
             wanted.push((p.path.clone(), g));
         }
         wanted.extend(self.plugins.iter().map(|p| (p.clone(), cli_grants.clone())));
-        if wanted.is_empty() {
-            anyhow::bail!("no plugins: pass --plugin FILE or list [[plugins]] in a config");
+        let sandbox = match &config.sandbox {
+            Some(sc) => {
+                let g = grants(&sc.grant_fs, &sc.grant_net, &[]).context("config: at `sandbox`")?;
+                Some((Arc::new(SandboxTools::new(sc.clone())?), g))
+            }
+            None => None,
+        };
+        if wanted.is_empty() && sandbox.is_none() {
+            anyhow::bail!(
+                "no plugins: pass --plugin FILE, list [[plugins]] or configure [sandbox] in a config"
+            );
         }
         let mut plugins = Vec::new();
         for (path, grants) in wanted {
@@ -168,6 +180,7 @@ impl HostArgs {
         Ok(Host {
             config,
             plugins,
+            sandbox,
             limits,
         })
     }
@@ -225,6 +238,7 @@ impl Host {
             .plugins
             .iter()
             .flat_map(|(_, g)| g.fs.first())
+            .chain(self.sandbox.iter().flat_map(|(_, g)| g.fs.first()))
             .next()
             .map(|g| g.guest_path.clone());
         env(&self.config, first_grant)
@@ -250,10 +264,33 @@ impl Host {
             let source = format!("{} ({})", plugin.name(), plugin.path().display());
             builder = builder.backend(&source, Arc::new(plugin.clone()), grants.clone())?;
         }
+        if let Some((tools, grants)) = &self.sandbox {
+            builder = builder.backend("sandbox (Docker)", tools.clone(), grants.clone())?;
+        }
         for policy in agents {
             builder = builder.agent(policy);
         }
         Ok(builder.build())
+    }
+}
+
+impl Host {
+    /// Connects the sandbox to Docker now and removes orphaned containers;
+    /// without an engine the sandboxed tools fail with a clear error and
+    /// every other tool works.
+    pub async fn start_sandbox(&self) {
+        if let Some((tools, _)) = &self.sandbox {
+            if let Err(e) = tools.start().await {
+                tracing::warn!(error = %e, "the sandboxed tools are unavailable until Docker answers");
+            }
+        }
+    }
+
+    /// Removes every container this process created.
+    pub async fn stop_sandbox(&self) {
+        if let Some((tools, _)) = &self.sandbox {
+            tools.shutdown().await;
+        }
     }
 }
 

@@ -25,7 +25,8 @@ if ! pgrep -x Xvfb >/dev/null; then
         sleep 0.1
     done
 fi
-if [ -f $S/app.pid ]; then kill "$(cat $S/app.pid)" 2>/dev/null; rm -f $S/app.pid; fi
+if [ -f $S/app.pid ]; then kill "$(cat $S/app.pid)" 2>/dev/null; rm -f $S/app.pid; sleep 0.2; fi
+xdotool search --onlyvisible --classname . 2>/dev/null >$S/before || true
 setsid sh -c 'echo $$ > /tmp/.desktop/app.pid; exec "$@"' app "$@" >$S/app.log 2>&1 </dev/null &
 i=0
 while [ ! -s $S/app.pid ]; do i=$((i+1)); [ $i -gt 50 ] && break; sleep 0.1; done
@@ -35,6 +36,8 @@ w=
 while [ -z "$w" ]; do
     kill -0 "$pid" 2>/dev/null || { cat $S/app.log >&2; echo "the program exited" >&2; exit 1; }
     w=$(xdotool search --onlyvisible --pid "$pid" 2>/dev/null | head -1)
+    # Toolkits that set no _NET_WM_PID (Tk): the window that was not there before.
+    [ -n "$w" ] || w=$(xdotool search --onlyvisible --classname . 2>/dev/null | grep -vxF -f $S/before | head -1)
     i=$((i+1)); if [ $i -gt 200 ]; then cat $S/app.log >&2; echo "the program showed no window" >&2; exit 1; fi
     [ -n "$w" ] || sleep 0.1
 done
