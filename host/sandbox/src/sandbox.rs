@@ -173,11 +173,13 @@ impl DockerSandbox {
         let grace = Duration::from_secs(self.config.grace_period_secs);
         tokio::spawn(async move {
             tokio::time::sleep(grace).await;
-            if let Some(slot) = this.pool.take_idle(&key, Some(epoch)) {
-                if let Some(id) = slot.container.lock().await.take() {
-                    tracing::debug!(container = %id, owner = %key.owner, "grace period over");
-                    this.remove(&id).await;
-                }
+            let Some(slot) = this.pool.take_idle(&key, Some(epoch)) else {
+                return;
+            };
+            let taken = slot.container.lock().await.take();
+            if let Some(id) = taken {
+                tracing::debug!(container = %id, owner = %key.owner, "grace period over");
+                this.remove(&id).await;
             }
         });
     }
@@ -336,10 +338,12 @@ impl Sandbox for SharedSandbox {
         Box::pin(async move {
             let owner = format!("task:{task}");
             for key in self.0.pool.keys().into_iter().filter(|k| k.owner == owner) {
-                if let Some(slot) = self.0.pool.take_idle(&key, None) {
-                    if let Some(id) = slot.container.lock().await.take() {
-                        self.0.remove(&id).await;
-                    }
+                let Some(slot) = self.0.pool.take_idle(&key, None) else {
+                    continue;
+                };
+                let taken = slot.container.lock().await.take();
+                if let Some(id) = taken {
+                    self.0.remove(&id).await;
                 }
             }
         })

@@ -279,10 +279,10 @@ impl Host {
     /// without an engine the sandboxed tools fail with a clear error and
     /// every other tool works.
     pub async fn start_sandbox(&self) {
-        if let Some((tools, _)) = &self.sandbox {
-            if let Err(e) = tools.start().await {
-                tracing::warn!(error = %e, "the sandboxed tools are unavailable until Docker answers");
-            }
+        if let Some((tools, _)) = &self.sandbox
+            && let Err(e) = tools.start().await
+        {
+            tracing::warn!(error = %e, "the sandboxed tools are unavailable until Docker answers");
         }
     }
 
