@@ -173,9 +173,10 @@ fn has_nextest(root: &Path) -> bool {
 fn sandbox_images(root: &Path) -> anyhow::Result<()> {
     run(root, "bash", &["scripts/ensure-docker"])?;
     run(root, "cargo", &["build", "--package", "warden"])?;
+    let warden = root.join("target/debug/warden");
     run(
         root,
-        "target/debug/warden",
+        warden.to_str().context("path is not UTF-8")?,
         &[
             "sandbox",
             "build-images",

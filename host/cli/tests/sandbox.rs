@@ -151,3 +151,50 @@ async fn warden_call_runs_a_sandboxed_tool_and_leaves_nothing() {
         "shutdown removed it"
     );
 }
+
+#[test]
+fn without_docker_the_sandboxed_tools_fail_clearly_and_plugins_keep_working() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("hello.txt"), "hi there\n").unwrap();
+    let cfg = dir.path().join("warden.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "state-dir = \"{}\"\n\n[[plugins]]\npath = \"{}\"\ngrant-fs = [\"{}:/workspace:ro\"]\n\n\
+             [sandbox]\n\n[agents.nodocker]\nlevel = \"elevated\"\nmode = \"autonomous\"\n",
+            dir.path().join("state").display(),
+            warden_test_artifacts::FS,
+            ws.path().display()
+        ),
+    )
+    .unwrap();
+    let call = |tool: &str, args: serde_json::Value| {
+        let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(["call", tool, "--agent", "nodocker", "--config"])
+            .arg(&cfg)
+            .arg("--args")
+            .arg(args.to_string())
+            .env("DOCKER_HOST", "unix:///nonexistent/warden-test/docker.sock")
+            .output()
+            .unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+    };
+    let sandboxed = call("terminal.exec", json!({"command": "echo hi"}));
+    assert_eq!(sandboxed["status"], "error", "{sandboxed}");
+    assert_eq!(
+        sandboxed["domain_code"], "docker_unavailable",
+        "{sandboxed}"
+    );
+    assert!(
+        sandboxed["message"]
+            .as_str()
+            .unwrap()
+            .contains("ensure-docker"),
+        "the message says what to do: {sandboxed}"
+    );
+    let plugin = call("fs.read", json!({"path": "hello.txt"}));
+    assert_eq!(plugin["status"], "ok", "{plugin}");
+    assert_eq!(plugin["data"]["content"], "hi there\n");
+}

@@ -32,6 +32,8 @@ pub enum SandboxError {
         #[source]
         source: std::io::Error,
     },
+    #[error("a built-in tool spec is invalid: {reason}")]
+    ToolSpec { reason: String },
     #[error("image: {reason}")]
     Image { reason: String },
     #[error("the sandbox is shutting down")]

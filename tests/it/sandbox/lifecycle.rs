@@ -20,7 +20,7 @@ fn container(d: &serde_json::Value) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn per_agent_reuses_a_warm_container_until_the_grace_period_ends() {
     let config = SandboxConfig {
-        grace_period_secs: 3,
+        grace_period_secs: 5,
         ..SandboxConfig::default()
     };
     let r = rig("grace", config).await;

@@ -72,8 +72,8 @@ type Outcome = Result<Value, Failure>;
 
 impl SandboxTools {
     pub fn new(config: SandboxConfig) -> Result<SandboxTools, SandboxError> {
-        let specs = specs::all().map_err(|e| SandboxError::Grant {
-            reason: format!("a built-in tool spec is invalid: {e}"),
+        let specs = specs::all().map_err(|e| SandboxError::ToolSpec {
+            reason: e.to_string(),
         })?;
         Ok(SandboxTools {
             config,

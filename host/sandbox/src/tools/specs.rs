@@ -262,3 +262,39 @@ pub fn all() -> Result<Vec<ToolSpec>, SpecError> {
     ];
     defs.into_iter().map(build).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use warden_api::Category;
+
+    #[test]
+    fn every_spec_is_valid_and_the_command_is_the_terminal_specifier() {
+        let specs = super::all().unwrap();
+        assert_eq!(specs.len(), 12);
+        let terminal = specs
+            .iter()
+            .find(|s| s.name.as_str() == "terminal.exec")
+            .unwrap();
+        assert_eq!(terminal.category, Category::Terminal);
+        assert_eq!(
+            terminal
+                .render_specifier(&json!({"command": "ls -la && rm x"}))
+                .as_deref(),
+            Some("ls -la && rm x")
+        );
+        assert!(specs.iter().all(|s| !s.examples.is_empty()));
+        for (prefix, category) in [
+            ("browser.", Category::Browser),
+            ("desktop.", Category::Desktop),
+            ("code.", Category::CodeExecution),
+        ] {
+            assert!(
+                specs
+                    .iter()
+                    .filter(|s| s.name.as_str().starts_with(prefix))
+                    .all(|s| s.category == category)
+            );
+        }
+    }
+}
