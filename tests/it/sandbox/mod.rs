@@ -5,6 +5,7 @@
 
 mod browser;
 mod desktop;
+mod images;
 mod lifecycle;
 mod security;
 
