@@ -1,6 +1,7 @@
 //! The Docker engine, through bollard. The only file that names a bollard
 //! type: the rest of the crate speaks [`ContainerSpec`], [`ExecRequest`]
-//! and [`ExecOutput`].
+//! and [`ExecOutput`]. Longer than the crate's other files on purpose:
+//! keeping every bollard type here means a bollard upgrade touches one file.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;

@@ -9,7 +9,6 @@ mod images;
 mod lifecycle;
 mod security;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -144,29 +143,13 @@ impl Rig {
             .collect()
     }
 
+    /// Shuts the sandbox down; nothing of this agent may remain.
     pub async fn done(self) {
         self.tools.shutdown().await;
-        assert!(self.containers_after_shutdown().await.is_empty());
-    }
-
-    async fn containers_after_shutdown(&self) -> Vec<String> {
-        self.sandbox
-            .0
-            .engine()
-            .list_managed(&[(AGENT_LABEL, self.agent.as_str())])
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|c| c.id)
-            .collect()
+        assert!(self.containers().await.is_empty());
     }
 }
 
 pub fn stdout(data: &Value) -> String {
     data["stdout"].as_str().unwrap_or_default().to_owned()
-}
-
-/// Labels as a map, for assertions.
-pub fn _labels(map: &BTreeMap<String, String>) -> &BTreeMap<String, String> {
-    map
 }
