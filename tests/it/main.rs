@@ -21,9 +21,14 @@ mod mcp;
 mod net;
 mod policy_cases;
 mod probe;
+mod reload;
 mod sandbox;
 mod search;
 mod server;
+
+// The two builds of plugin `swap` are tested together, in `reload`.
+use reload as swap_v1;
+use reload as swap_v2;
 
 /// Every guest component has a test module named after it; adding a guest
 /// without tests fails to compile here.

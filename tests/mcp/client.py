@@ -1,7 +1,8 @@
 """Drives a real `warden serve` with the official MCP Python SDK.
 
 Usage: client.py --warden BIN --config FILE --disclosure-config FILE
-                 --state DIR --transport stdio|http --protocol legacy|modern
+                 --state DIR --extra-plugin FILE
+                 --transport stdio|http --protocol legacy|modern
 
 The config defines agents `alice` (standard) and `bob` (level `reader`:
 file-system only), tokens for both, the fs and probe plugins. Every check
@@ -261,6 +262,49 @@ async def scenario_disclosure(args, server) -> None:
         expect("fs.read" in names, "a loaded tool joins the list", names)
 
 
+async def scenario_plugins(args, server) -> None:
+    """`warden plugin install` and `remove` against the running server: the
+    client hears tools/list_changed each time and its list follows."""
+    changed = asyncio.Queue()
+
+    async def on_message(message) -> None:
+        root = getattr(message, "root", message)
+        if isinstance(root, types.ToolListChangedNotification):
+            changed.put_nowait(True)
+
+    def plugin(*argv: str) -> str:
+        done = subprocess.run(
+            [args.warden, "plugin", *argv, "--config", args.config, "--state-dir", args.state],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            raise Check(f"warden plugin {argv[0]} failed: {done.stdout}{done.stderr}")
+        return done.stdout
+
+    async with connect(args, "alice", server, args.config, message_handler=on_message) as alice:
+        names = [t.name for t in (await alice.list_tools()).tools]
+        expect("hello.count_lines" not in names, "the extra plugin is not loaded yet", names)
+
+        async def heard(action: str, *argv: str) -> None:
+            if args.protocol == "modern":
+                async with listen(alice, tools_list_changed=True) as subscription:
+                    await asyncio.to_thread(plugin, *argv)
+                    event = await asyncio.wait_for(subscription.__anext__(), 10)
+                    expect(event is not None, f"list_changed arrives on the listen stream after {action}", event)
+            else:
+                await asyncio.to_thread(plugin, *argv)
+                await asyncio.wait_for(changed.get(), 10)
+                expect(True, f"tools/list_changed arrives after {action}")
+
+        await heard("install", "install", args.extra_plugin)
+        names = [t.name for t in (await alice.list_tools()).tools]
+        expect("hello.count_lines" in names, "the installed plugin's tool is listed", names)
+        await heard("remove", "remove", "hello")
+        names = [t.name for t in (await alice.list_tools()).tools]
+        expect("hello.count_lines" not in names, "the removed plugin's tool is gone", names)
+
+
 async def scenario_http_checks(args, server) -> None:
     async with httpx2.AsyncClient(timeout=10) as http:
         body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
@@ -289,6 +333,7 @@ async def main() -> int:
     p.add_argument("--config", required=True)
     p.add_argument("--disclosure-config", required=True)
     p.add_argument("--state", required=True)
+    p.add_argument("--extra-plugin", required=True)
     p.add_argument("--transport", choices=["stdio", "http"], required=True)
     p.add_argument("--protocol", choices=["legacy", "modern"], required=True)
     args = p.parse_args()
@@ -305,6 +350,7 @@ async def main() -> int:
         await scenario_pending_approval(args, server)
         await scenario_progress_logging_cancel(args, server)
         await scenario_disclosure(args, disclosure_server)
+        await scenario_plugins(args, server)
     except Check as failed:
         print(f"FAILED - {failed}", flush=True)
         return 1

@@ -13,7 +13,6 @@ type Step<'a> = (&'a str, &'a str, &'a str, Option<&'a str>, &'a [&'a str]);
 
 pub fn run(root: &Path) -> anyhow::Result<()> {
     let plugins = crate::plugins(root)?;
-    crate::run(root, "cargo", &["build", "--package", "warden"])?;
     let warden = root.join("target/debug/warden");
     let fs = plugins.join("warden_plugin_fs.wasm");
     let fs = fs.to_str().context("plugin path is not UTF-8")?;
@@ -27,6 +26,16 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
         "# Demo workspace\n\nWarden only sees what it is granted.\n",
     )?;
     std::fs::write(ws.join("notes/todo.md"), "- try warden\n- read the docs\n")?;
+    // The demo trusts the development key that signed the bundled plugins,
+    // explicitly, in a trust file every step passes.
+    let trust = scratch.join("trust.toml");
+    std::fs::write(
+        &trust,
+        format!(
+            "[[publishers]]\nname = \"warden-dev\"\nkey = {:?}\n",
+            plugins.join("warden-dev.pub").display().to_string()
+        ),
+    )?;
     let state = scratch.join("state");
     let state = state.to_str().context("state path is not UTF-8")?;
     let ws_str = ws.to_str().context("workspace path is not UTF-8")?;
@@ -38,6 +47,7 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
         "What the fs plugin declares (read without running it)",
         &["plugin", "inspect", fs],
         state,
+        &trust,
     )?;
     let calls: &[Step<'_>] = &[
         (
@@ -124,7 +134,7 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
             argv.extend(["--grant-fs", g]);
         }
         argv.extend_from_slice(extra);
-        step(&warden, title, &argv, state)?;
+        step(&warden, title, &argv, state, &trust)?;
     }
     step(
         &warden,
@@ -141,12 +151,19 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
             "terminal.exec(npm test)",
         ],
         state,
+        &trust,
     )?;
     println!("\nThe scratch workspace is in {}", ws.display());
     Ok(())
 }
 
-fn step(warden: &Path, title: &str, args: &[&str], state: &str) -> anyhow::Result<()> {
+fn step(
+    warden: &Path,
+    title: &str,
+    args: &[&str],
+    state: &str,
+    trust: &Path,
+) -> anyhow::Result<()> {
     println!("\n== {title}");
     println!(
         "$ warden {}",
@@ -158,6 +175,7 @@ fn step(warden: &Path, title: &str, args: &[&str], state: &str) -> anyhow::Resul
     let out = Command::new(warden)
         .args(args)
         .env("WARDEN_STATE_DIR", state)
+        .env("WARDEN_TRUST", trust)
         .output()
         .context("running warden")?;
     print!("{}", String::from_utf8_lossy(&out.stdout));

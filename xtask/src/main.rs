@@ -71,7 +71,6 @@ pub fn run_env(
 /// the repository root (state in `.warden/`, workspace in `workspace/`).
 fn serve(root: &Path, args: Vec<String>) -> anyhow::Result<()> {
     let plugins = plugins(root)?;
-    run(root, "cargo", &["build", "--package", "warden"])?;
     let args = if args.is_empty() {
         vec!["--http".to_owned(), "127.0.0.1:7878".to_owned()]
     } else {
@@ -155,7 +154,61 @@ pub fn plugins(root: &Path) -> anyhow::Result<PathBuf> {
             "--release",
         ],
     )?;
-    Ok(root.join("plugins/target/wasm32-wasip2/release"))
+    let dir = root.join("plugins/target/wasm32-wasip2/release");
+    sign_bundled(root, &dir)?;
+    Ok(dir)
+}
+
+/// Signs every bundled plugin in `dir` with the signing key: the file
+/// `WARDEN_SIGNING_KEY` names, else a development key made once per
+/// checkout in `target/dev-key/` (never committed). Its public half goes
+/// beside the plugins as `warden-dev.pub`, which `warden serve`'s embedded
+/// defaults trust by name, with `dev-trust.toml` naming it for `--trust`.
+fn sign_bundled(root: &Path, dir: &Path) -> anyhow::Result<()> {
+    run(root, "cargo", &["build", "--package", "warden"])?;
+    let warden = root.join("target/debug/warden");
+    let warden = warden.to_str().context("path is not UTF-8")?;
+    let key = match std::env::var_os("WARDEN_SIGNING_KEY") {
+        Some(k) => PathBuf::from(k),
+        None => {
+            let key = root.join("target/dev-key/warden-dev.key");
+            if !key.is_file() {
+                std::fs::create_dir_all(root.join("target/dev-key"))?;
+                run(
+                    root,
+                    warden,
+                    &[
+                        "keygen",
+                        "--out",
+                        key.to_str().context("path is not UTF-8")?,
+                    ],
+                )?;
+            }
+            key
+        }
+    };
+    let key_str = key.to_str().context("key path is not UTF-8")?;
+    let mut public = key.clone().into_os_string();
+    public.push(".pub");
+    std::fs::copy(&public, dir.join("warden-dev.pub"))
+        .with_context(|| format!("copying {}", PathBuf::from(&public).display()))?;
+    // A trust file for `warden call --trust` and friends during development.
+    std::fs::write(
+        dir.join("dev-trust.toml"),
+        "# Trusts the development key that signed these plugins (cargo xtask plugins).\n\
+         [[publishers]]\nname = \"warden-dev\"\nkey = \"warden-dev.pub\"\n",
+    )?;
+    let mut wasm: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
+        .collect();
+    wasm.sort();
+    for file in wasm {
+        let file = file.to_str().context("plugin path is not UTF-8")?;
+        run(root, warden, &["sign", file, "--key", key_str])?;
+    }
+    Ok(())
 }
 
 fn has_nextest(root: &Path) -> bool {

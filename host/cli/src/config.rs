@@ -50,6 +50,61 @@ pub struct Config {
     /// `warden serve`: tokens, approvals, HTTP checks, disclosure.
     #[serde(default)]
     pub serve: ServeConfig,
+    /// Whose signatures admit a plugin, and what is revoked.
+    #[serde(default)]
+    pub trust: TrustConfig,
+    /// Grants of installed and watched plugins, by plugin name; `"*"`
+    /// applies to those without an entry of their own. Without either, an
+    /// installed plugin gets no directories, network or environment.
+    #[serde(default)]
+    pub plugin_grants: BTreeMap<String, GrantsConfig>,
+}
+
+/// Trust roots: the publishers whose signatures admit a plugin, and the
+/// revocation lists.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct TrustConfig {
+    /// Trusted publishers.
+    #[serde(default)]
+    pub publishers: Vec<PublisherConfig>,
+    /// Key ids (16 hex digits) whose signatures are refused.
+    #[serde(default)]
+    pub revoked_keys: Vec<String>,
+    /// Component digests (`sha256:...`, as `warden verify` prints) refused
+    /// however they are signed.
+    #[serde(default)]
+    pub revoked_digests: Vec<String>,
+    /// INSECURE, for development only: admit plugins that carry no
+    /// signature. Tampered or wrongly signed plugins are still refused.
+    #[serde(default)]
+    pub insecure_allow_unsigned: bool,
+}
+
+/// A publisher name and its public key file (as `warden keygen` writes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PublisherConfig {
+    pub name: String,
+    /// The `.pub` file (relative paths resolve against this file).
+    pub key: PathBuf,
+}
+
+/// Grants of one plugin, spelled as in `[[plugins]]` (whose entries can't
+/// embed this table: serde cannot combine `flatten` with
+/// `deny_unknown_fields`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct GrantsConfig {
+    /// Directory grants: `HOST_DIR[:GUEST_DIR][:ro|rw]`.
+    #[serde(default)]
+    pub grant_fs: Vec<String>,
+    /// Network grants, as in `[[plugins]]`.
+    #[serde(default)]
+    pub grant_net: Vec<String>,
+    /// Environment grants: `KEY` or `KEY=VALUE`.
+    #[serde(default)]
+    pub grant_env: Vec<String>,
 }
 
 /// The MCP server's settings.
@@ -185,6 +240,7 @@ impl Config {
                 plugin.path = base.join(&plugin.path);
             }
         }
+        config.trust.resolve_paths(base);
         Ok(config)
     }
 
@@ -195,6 +251,41 @@ impl Config {
             levels: self.levels.clone(),
             agents: self.agents.clone(),
         }
+    }
+}
+
+impl TrustConfig {
+    /// Reads a trust file (`warden verify --trust`, `--trust`): the keys of
+    /// `[trust]` at top level.
+    pub fn load(path: &Path) -> anyhow::Result<TrustConfig> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let de = toml::Deserializer::parse(&text)
+            .with_context(|| format!("{}: not valid TOML", path.display()))?;
+        let mut trust: TrustConfig = serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = e.path().to_string();
+            anyhow::anyhow!("{}: at `{key}`: {}", path.display(), e.inner())
+        })?;
+        trust.resolve_paths(path.parent().unwrap_or(Path::new(".")));
+        Ok(trust)
+    }
+
+    fn resolve_paths(&mut self, base: &Path) {
+        for p in &mut self.publishers {
+            if p.key.is_relative() {
+                p.key = base.join(&p.key);
+            }
+        }
+    }
+
+    /// This trust plus `other`'s publishers and revocations (the insecure
+    /// flag is set if either sets it).
+    pub fn merge(mut self, other: TrustConfig) -> TrustConfig {
+        self.publishers.extend(other.publishers);
+        self.revoked_keys.extend(other.revoked_keys);
+        self.revoked_digests.extend(other.revoked_digests);
+        self.insecure_allow_unsigned |= other.insecure_allow_unsigned;
+        self
     }
 }
 

@@ -1,6 +1,8 @@
 //! Logs go to stderr (stdout carries results), filtered by `WARDEN_LOG`
 //! (tracing-subscriber's env-filter syntax; default `warn`).
 
+use std::io::IsTerminal as _;
+
 use tracing_subscriber::EnvFilter;
 
 pub fn init() {
@@ -8,5 +10,7 @@ pub fn init() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // Colour codes only for a person at a terminal, never in log files.
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
 }

@@ -9,6 +9,8 @@ mod commands;
 mod config;
 mod grant_arg;
 mod logging;
+mod reload;
+mod trust;
 
 use std::process::ExitCode;
 
@@ -51,6 +53,13 @@ enum Command {
     Sandbox(commands::sandbox::SandboxCommand),
     /// Measure end-to-end figures (call latency percentiles, load times).
     Bench(commands::bench::BenchArgs),
+    /// Make a publisher key pair: KEYFILE (secret, 0600) and KEYFILE.pub.
+    Keygen(commands::keys::KeygenArgs),
+    /// Sign a plugin component: writes COMPONENT.sig.
+    Sign(commands::keys::SignArgs),
+    /// Check a component's signature against trust roots (exit 0 with the
+    /// signer, 1 with the failed check).
+    Verify(commands::keys::VerifyArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -81,13 +90,21 @@ enum PluginCommand {
     /// Show a plugin's tools, schemas, requested capabilities and digest
     /// without running any of its code.
     Inspect(commands::inspect::InspectArgs),
+    /// Install a signed component (or a directory of them) into the state
+    /// directory, or into the running server.
+    Install(commands::plugins::InstallArgs),
+    /// Remove an installed plugin.
+    Remove(commands::plugins::RemoveArgs),
+    /// The installed plugins: versions, digests, signers, tools.
+    List(commands::plugins::ListArgs),
 }
 
 /// How a command ended.
 #[derive(Debug)]
 pub enum Outcome {
     Ok,
-    /// The call ran and failed (tool error, limit, denial).
+    /// The call ran and failed (tool error, limit, denial), or a check
+    /// (`warden verify`) refused.
     CallFailed,
 }
 
@@ -104,6 +121,12 @@ fn main() -> ExitCode {
         Command::Bench(args) => commands::bench::run(args),
         Command::Serve(args) => commands::serve::run(args),
         Command::Approvals(command) => commands::approvals::run(command),
+        Command::Plugin(PluginCommand::Install(args)) => commands::plugins::install(args),
+        Command::Plugin(PluginCommand::Remove(args)) => commands::plugins::remove(args),
+        Command::Plugin(PluginCommand::List(args)) => commands::plugins::list(args),
+        Command::Keygen(args) => commands::keys::keygen(args),
+        Command::Sign(args) => commands::keys::sign(args),
+        Command::Verify(args) => commands::keys::verify(args),
         Command::Sandbox(command) => commands::sandbox::run(command),
     };
     match result {

@@ -62,7 +62,11 @@ token = "alice-token-0123456789"
 [[serve.tokens]]
 agent = "bob"
 token = "bob-token-0123456789ab"
+
+[trust]
+publishers = [{{ name = "warden-tests", key = "{key}" }}]
 "#,
+            key = warden_test_artifacts::public_key_file().display(),
             fs = warden_test_artifacts::FS,
             probe = warden_test_artifacts::PROBE,
             ws = ws.display(),
@@ -99,6 +103,7 @@ fn drive(transport: &str, protocol: &str) {
         .arg(fixture.path("disclosure.toml"))
         .arg("--state")
         .arg(fixture.path("state"))
+        .args(["--extra-plugin", warden_test_artifacts::HELLO])
         .args(["--transport", transport, "--protocol", protocol])
         .env("WARDEN_STATE_DIR", fixture.path("state"))
         .output()

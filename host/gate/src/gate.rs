@@ -1,33 +1,24 @@
 //! The gate: identity, lookup, decide, ask, validate, dispatch — for
 //! single calls and batches.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use tokio::sync::Semaphore;
 use tracing::Instrument;
 use warden_api::{
     ApprovalAnswer, ApprovalRequest, Approver, Backend, BackendCall, BoxFuture, CallHooks,
-    CallLimits, CallRequest, Envelope, ErrorType, Grants, LogLevel, ToolHost, ToolName, ToolSpec,
+    CallLimits, CallRequest, Envelope, ErrorType, Grants, LogLevel, ToolHost, ToolSpec,
 };
 use warden_policy::{AgentPolicy, Call, Decision, Layer, Verdict};
 
 use crate::agents::{Agents, PolicyEnv, unknown_agent};
 use crate::approval::NoApprover;
-use crate::{ArgsValidator, GateError, resolve};
-
-struct Entry {
-    spec: ToolSpec,
-    validator: ArgsValidator,
-    backend: Arc<dyn Backend>,
-    grants: Grants,
-    /// Who registered it, for conflict messages.
-    source: String,
-}
+use crate::table::{Entry, Registration, Table, TableChange};
+use crate::{GateError, resolve};
 
 /// Registers backends and policies, then builds a [`Gate`].
 pub struct GateBuilder {
-    tools: BTreeMap<ToolName, Entry>,
+    tools: Table,
     agents: Vec<AgentPolicy>,
     env: PolicyEnv,
     approver: Arc<dyn Approver>,
@@ -37,7 +28,7 @@ pub struct GateBuilder {
 impl std::fmt::Debug for GateBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GateBuilder")
-            .field("tools", &self.tools.keys().collect::<Vec<_>>())
+            .field("tools", &self.tools.tools.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }
@@ -48,7 +39,7 @@ impl GateBuilder {
     /// `/workspace`, and [`CallLimits::DEFAULT`].
     pub fn new() -> GateBuilder {
         GateBuilder {
-            tools: BTreeMap::new(),
+            tools: Table::default(),
             agents: Vec::new(),
             env: PolicyEnv {
                 workspace: "/workspace".into(),
@@ -60,36 +51,29 @@ impl GateBuilder {
         }
     }
 
-    /// Registers every tool of `backend`, whose calls hold `grants`.
-    /// Nothing is registered if any tool clashes with one already present
-    /// or has an unusable schema.
+    /// Registers every tool of `backend`, whose calls hold `grants`, under
+    /// the owner `source`. Nothing is registered if any tool clashes with
+    /// one already present or has an unusable schema.
     pub fn backend(
-        mut self,
+        self,
         source: &str,
         backend: Arc<dyn Backend>,
         grants: Grants,
     ) -> Result<GateBuilder, GateError> {
-        let mut new = Vec::new();
-        for spec in backend.tools() {
-            if let Some(existing) = self.tools.get(&spec.name) {
-                return Err(GateError::DuplicateTool {
-                    tool: spec.name.to_string(),
-                    first: existing.source.clone(),
-                    second: source.to_owned(),
-                });
-            }
-            let validator = ArgsValidator::new(&spec)?;
-            new.push(Entry {
-                spec,
-                validator,
-                backend: backend.clone(),
-                grants: grants.clone(),
-                source: source.to_owned(),
-            });
-        }
-        for entry in new {
-            self.tools.insert(entry.spec.name.clone(), entry);
-        }
+        self.register(Registration {
+            owner: source.to_owned(),
+            source: source.to_owned(),
+            backend,
+            grants,
+        })
+    }
+
+    /// Registers a backend under its owner key (a plugin's name), which a
+    /// later [`Gate::replace`] names. A second registration of the same
+    /// owner replaces the first.
+    pub fn register(mut self, registration: Registration) -> Result<GateBuilder, GateError> {
+        let owner = registration.owner.clone();
+        self.tools = self.tools.replace(&owner, Some(registration))?.0;
         Ok(self)
     }
 
@@ -119,7 +103,7 @@ impl GateBuilder {
     pub fn build(self) -> Gate {
         Gate {
             inner: Arc::new(Inner {
-                tools: self.tools,
+                tools: RwLock::new(Arc::new(self.tools)),
                 agents: Agents::new(self.agents, self.env),
                 approver: self.approver,
                 limits: self.limits,
@@ -142,7 +126,8 @@ pub struct Gate {
 }
 
 struct Inner {
-    tools: BTreeMap<ToolName, Entry>,
+    /// Swapped whole on every change; calls hold the one they started with.
+    tools: RwLock<Arc<Table>>,
     agents: Agents,
     approver: Arc<dyn Approver>,
     limits: CallLimits,
@@ -152,7 +137,10 @@ struct Inner {
 impl std::fmt::Debug for Gate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gate")
-            .field("tools", &self.inner.tools.keys().collect::<Vec<_>>())
+            .field(
+                "tools",
+                &self.inner.table().tools.keys().collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -163,9 +151,66 @@ impl Gate {
     }
 
     /// The spec of a tool, by (normalised) name.
-    pub fn spec(&self, name: &str) -> Option<&ToolSpec> {
-        let name: ToolName = name.parse().ok()?;
-        self.inner.tools.get(&name).map(|e| &e.spec)
+    pub fn spec(&self, name: &str) -> Option<ToolSpec> {
+        self.inner.table().get(name).map(|e| e.spec.clone())
+    }
+
+    /// Applies `changes` as one change: for each `(owner, new)`, every
+    /// tool `owner` registered is replaced by the tools of `new`, or
+    /// removed when `new` is `None`. A call that started before keeps the
+    /// old backend to its end; a call that starts after sees only the new
+    /// ones. On a conflict or a bad schema nothing changes and the error
+    /// says why.
+    pub fn replace(
+        &self,
+        changes: Vec<(String, Option<Registration>)>,
+    ) -> Result<TableChange, GateError> {
+        let mut current = self
+            .inner
+            .tools
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let (table, change) = Self::staged(&current, changes)?;
+        *current = Arc::new(table);
+        Ok(change)
+    }
+
+    /// What [`Gate::replace`] would do, without doing it.
+    pub fn check_replace(
+        &self,
+        changes: Vec<(String, Option<Registration>)>,
+    ) -> Result<TableChange, GateError> {
+        Self::staged(&self.inner.table(), changes).map(|(_, change)| change)
+    }
+
+    fn staged(
+        table: &Table,
+        changes: Vec<(String, Option<Registration>)>,
+    ) -> Result<(Table, TableChange), GateError> {
+        let mut table = table.clone();
+        let mut all = TableChange::default();
+        for (owner, new) in changes {
+            let (next, change) = table.replace(&owner, new)?;
+            table = next;
+            all.added.extend(change.added);
+            all.removed.extend(change.removed);
+            all.replaced.extend(change.replaced);
+        }
+        Ok((table, all))
+    }
+
+    /// The owners (plugin names) whose tools are registered, sorted.
+    pub fn owners(&self) -> Vec<String> {
+        let mut owners: Vec<String> = self
+            .inner
+            .table()
+            .tools
+            .values()
+            .map(|e| e.owner.clone())
+            .collect();
+        owners.sort();
+        owners.dedup();
+        owners
     }
 
     /// Adds an allow rule to an agent's policy (an "always allow" answer).
@@ -176,12 +221,7 @@ impl Gate {
 
     /// What the policy decides for a call, without running it.
     pub fn decide(&self, request: &CallRequest) -> Decision {
-        match request
-            .tool
-            .parse::<ToolName>()
-            .ok()
-            .and_then(|n| self.inner.tools.get(&n))
-        {
+        match self.inner.table().get(&request.tool) {
             Some(entry) => self.inner.decide(entry, request).0,
             None => Decision::deny(
                 Layer::Category,
@@ -216,6 +256,14 @@ fn denied(decision: &Decision) -> Envelope {
 }
 
 impl Inner {
+    /// The table current now.
+    fn table(&self) -> Arc<Table> {
+        self.tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     /// A keyed hash of arguments: SipHash with this gate's random key.
     fn fingerprint(&self, args: &serde_json::Value) -> String {
         use std::hash::{BuildHasher, Hasher};
@@ -261,12 +309,9 @@ impl Inner {
     }
 
     async fn run(&self, request: CallRequest, hooks: CallHooks) -> Envelope {
-        let Some(entry) = request
-            .tool
-            .parse::<ToolName>()
-            .ok()
-            .and_then(|n| self.tools.get(&n))
-        else {
+        // The entry (and its backend) is held to the end of the call, even
+        // if the tool is replaced meanwhile.
+        let Some(entry) = self.table().get(&request.tool).cloned() else {
             return Envelope::error(
                 ErrorType::UnknownTool,
                 "not_found",
@@ -276,7 +321,7 @@ impl Inner {
                 ),
             );
         };
-        let (decision, shown) = self.decide(entry, &request);
+        let (decision, shown) = self.decide(&entry, &request);
         tracing::info!(
             decision = ?decision.decision, layer = ?decision.layer, rule = decision.rule.as_deref(),
             reason = %decision.reason, "decided"
@@ -293,7 +338,9 @@ impl Inner {
             Verdict::Deny => return denied(&decision),
             Verdict::Ask => {
                 let approver = hooks.approver.as_deref().unwrap_or(&*self.approver);
-                if let Some(refusal) = self.ask(approver, entry, &request, &decision, &shown).await
+                if let Some(refusal) = self
+                    .ask(approver, &entry, &request, &decision, &shown)
+                    .await
                 {
                     return refusal;
                 }
@@ -400,6 +447,7 @@ impl ToolHost for Gate {
             .agents
             .with(agent, |p| {
                 self.inner
+                    .table()
                     .tools
                     .values()
                     .filter(|e| p.visible(&facts(e)))
@@ -415,16 +463,12 @@ impl ToolHost for Gate {
         tool: &'a str,
         id: &'a str,
     ) -> BoxFuture<'a, Envelope> {
-        let entry = tool
-            .parse::<ToolName>()
-            .ok()
-            .and_then(|n| self.inner.tools.get(&n))
-            .filter(|e| {
-                self.inner
-                    .agents
-                    .with(agent, |p| p.visible(&facts(e)))
-                    .unwrap_or(false)
-            });
+        let entry = self.inner.table().get(tool).cloned().filter(|e| {
+            self.inner
+                .agents
+                .with(agent, |p| p.visible(&facts(e)))
+                .unwrap_or(false)
+        });
         let Some(entry) = entry else {
             return Box::pin(std::future::ready(Envelope::error(
                 ErrorType::UnknownTool,
@@ -442,9 +486,13 @@ impl ToolHost for Gate {
                 ),
             )));
         }
-        entry
-            .backend
-            .resource(entry.spec.name.as_str(), id, self.inner.limits)
+        let limits = self.inner.limits;
+        Box::pin(async move {
+            entry
+                .backend
+                .resource(entry.spec.name.as_str(), id, limits)
+                .await
+        })
     }
 
     fn call_with(&self, request: CallRequest, hooks: CallHooks) -> BoxFuture<'_, Envelope> {

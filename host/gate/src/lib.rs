@@ -1,6 +1,7 @@
 //! The one path every call takes.
 //!
-//! Owns: the table of tools and the backend and grants serving each, the
+//! Owns: the table of tools and the backend and grants serving each
+//! (swapped whole when plugins are added, replaced or removed), the
 //! agents and their compiled policies, the call path — identity, lookup,
 //! decide, ask a person, validate arguments (validators compiled once, at
 //! registration), dispatch — batching with bounded concurrency, and the
@@ -15,6 +16,7 @@ mod book;
 mod error;
 mod gate;
 mod resolve;
+mod table;
 mod validate;
 
 pub use agents::PolicyEnv;
@@ -22,5 +24,6 @@ pub use approval::{NoApprover, PendingApprovals};
 pub use book::{ApprovalBook, BookError};
 pub use error::GateError;
 pub use gate::{Gate, GateBuilder};
+pub use table::{Registration, TableChange};
 pub use validate::ArgsValidator;
 pub use warden_api::{ApprovalAnswer, ApprovalRequest, Approver};

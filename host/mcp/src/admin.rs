@@ -1,4 +1,5 @@
-//! The admin API: list pending approvals, answer one. Served on a Unix
+//! The admin API: list pending approvals, answer one; list, install and
+//! remove plugins (routes in `plugins.rs`). Served on a Unix
 //! socket in the state directory (mode 0600: the file permission is the
 //! authentication, so `warden approvals` on the same machine needs no
 //! token) and, for holders of an admin token, under `/admin` on the HTTP
@@ -10,10 +11,9 @@
 //! never replaced).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use axum::extract::{Path as UrlPath, State};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use http::StatusCode;
 use serde::{Deserialize, Serialize};
@@ -21,9 +21,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 use warden_api::ApprovalAnswer;
-use warden_gate::ApprovalBook;
 
-use crate::McpError;
+use crate::{McpError, Server, plugins};
 
 /// A person's answer, as the admin API takes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,12 +61,12 @@ impl AnswerBody {
 
 type Reply = (StatusCode, Json<Value>);
 
-async fn list(State(book): State<Arc<ApprovalBook>>) -> Json<Value> {
-    Json(json!({ "pending": book.pending() }))
+async fn list(State(server): State<Server>) -> Json<Value> {
+    Json(json!({ "pending": server.book().pending() }))
 }
 
 async fn answer(
-    State(book): State<Arc<ApprovalBook>>,
+    State(server): State<Server>,
     UrlPath(id): UrlPath<String>,
     Json(body): Json<AnswerBody>,
 ) -> Reply {
@@ -75,7 +74,7 @@ async fn answer(
         Ok(a) => a,
         Err(e) => return (StatusCode::BAD_REQUEST, Json(json!({ "error": e }))),
     };
-    match book.answer(&id, None, answer) {
+    match server.book().answer(&id, None, answer) {
         Ok(request) => (StatusCode::OK, Json(json!({ "answered": request }))),
         Err(e) => (
             StatusCode::NOT_FOUND,
@@ -84,19 +83,21 @@ async fn answer(
     }
 }
 
-/// The admin routes over an approvals book.
-pub fn admin_router(book: Arc<ApprovalBook>) -> Router {
+/// The admin routes of a server: its approvals book and its plugins.
+pub fn admin_router(server: Server) -> Router {
     Router::new()
         .route("/approvals", get(list))
         .route("/approvals/{id}", post(answer))
-        .with_state(book)
+        .route("/plugins", get(plugins::list).post(plugins::install))
+        .route("/plugins/{name}", delete(plugins::remove))
+        .with_state(server)
 }
 
 /// Serves the admin API on a Unix socket at `path` until `shutdown`.
 /// Refuses when a server already answers there; replaces a stale socket.
 pub async fn serve_admin_socket(
     path: &Path,
-    book: Arc<ApprovalBook>,
+    server: Server,
     shutdown: CancellationToken,
 ) -> Result<(), McpError> {
     let at = path.display().to_string();
@@ -125,7 +126,7 @@ pub async fn serve_admin_socket(
         message: format!("cannot restrict the socket to its owner: {e}"),
     })?;
     let cleanup = path.to_path_buf();
-    axum::serve(listener, admin_router(book))
+    axum::serve(listener, admin_router(server))
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await?;
     let _ = std::fs::remove_file(cleanup);
@@ -166,6 +167,27 @@ impl AdminClient {
     /// Pending approvals, oldest first.
     pub async fn pending(&self) -> Result<Value, McpError> {
         self.request("GET", "/approvals", None).await
+    }
+
+    /// The server's plugins.
+    pub async fn plugins(&self) -> Result<Value, McpError> {
+        self.request("GET", "/plugins", None).await
+    }
+
+    /// Installs a component file or directory (a path on the server's
+    /// machine) into the running server.
+    pub async fn install(&self, path: &Path) -> Result<Value, McpError> {
+        let body = serde_json::to_vec(&plugins::InstallBody {
+            path: path.to_path_buf(),
+        })
+        .map_err(|e| self.error(e.to_string()))?;
+        self.request("POST", "/plugins", Some(body)).await
+    }
+
+    /// Removes plugin `name` from the running server.
+    pub async fn remove(&self, name: &str) -> Result<Value, McpError> {
+        self.request("DELETE", &format!("/plugins/{name}"), None)
+            .await
     }
 
     /// Answers approval `id`.

@@ -56,6 +56,7 @@ struct Shared {
     notifier: Notifier,
     options: ServerOptions,
     sessions: AtomicU64,
+    plugins: std::sync::OnceLock<Arc<dyn crate::PluginAdmin>>,
 }
 
 /// The MCP face of a host. Cheap to clone.
@@ -83,12 +84,36 @@ impl Server {
                 notifier: Notifier::default(),
                 options,
                 sessions: AtomicU64::new(1),
+                plugins: std::sync::OnceLock::new(),
             }),
         }
     }
 
     pub fn book(&self) -> &Arc<ApprovalBook> {
         &self.shared.book
+    }
+
+    /// Lets the admin API manage plugins through `admin` (set once; a
+    /// second call is ignored and returns false).
+    pub fn set_plugin_admin(&self, admin: Arc<dyn crate::PluginAdmin>) -> bool {
+        self.shared.plugins.set(admin).is_ok()
+    }
+
+    pub(crate) fn plugin_admin(&self) -> Option<Arc<dyn crate::PluginAdmin>> {
+        self.shared.plugins.get().cloned()
+    }
+
+    /// Tells every connected client that its tool list may have changed
+    /// (plugins were added, replaced or removed); each then lists again
+    /// and sees its own agent's tools. A slow listener delays this at most
+    /// a second per agent.
+    pub async fn tools_changed(&self) {
+        for agent in self.shared.notifier.agents() {
+            let notify = self.shared.notifier.tools_changed(&agent);
+            if tokio::time::timeout(ANNOUNCE, notify).await.is_err() {
+                tracing::debug!(%agent, "a tools/list_changed listener is slow; moving on");
+            }
+        }
     }
 
     /// A handler for one MCP session. `agent` fixes the agent (stdio);
@@ -101,6 +126,7 @@ impl Server {
             id: format!("s-{n}"),
             threshold: LogThreshold::off(),
             registered: AtomicBool::new(false),
+            listen_from: AtomicU64::new(0),
         }
     }
 }
@@ -112,6 +138,9 @@ pub struct Session {
     id: String,
     threshold: LogThreshold,
     registered: AtomicBool,
+    /// The change count when a subscriptions/listen was accepted (before
+    /// rmcp acknowledges it and before its stream is registered).
+    listen_from: AtomicU64,
 }
 
 impl std::fmt::Debug for Session {
@@ -429,6 +458,8 @@ impl ServerHandler for Session {
         &self,
         _requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        self.listen_from
+            .store(self.shared.notifier.changes(), Ordering::SeqCst);
         let mut filter = SubscriptionFilter::new();
         filter.tools_list_changed = Some(true);
         Some(filter)
@@ -440,6 +471,12 @@ impl ServerHandler for Session {
             .shared
             .notifier
             .add_stream(&agent, subscription.sink().clone());
+        // The client may act as soon as it sees the acknowledgment, which
+        // rmcp sends before this stream is registered: a change announced
+        // in between is sent now rather than lost.
+        if self.shared.notifier.changes() != self.listen_from.load(Ordering::SeqCst) {
+            let _ = subscription.sink().notify_tool_list_changed().await;
+        }
         subscription.cancelled().await;
         self.shared.notifier.remove(&agent, id);
         Ok(())

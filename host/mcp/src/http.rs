@@ -102,7 +102,7 @@ fn router(server: &Server, options: &HttpOptions) -> Router {
         let admin_tokens = Arc::new(Tokens::new(&admins, None));
         app = app.nest(
             "/admin",
-            admin_router(server.book().clone())
+            admin_router(server.clone())
                 .layer(middleware::from_fn_with_state(admin_tokens, authenticate)),
         );
     }

@@ -6,7 +6,7 @@
 //! revisions, an input-required result on 2026-07-28) or as pending
 //! approvals in the approvals book, progress and log notifications,
 //! cancellation, progressive disclosure; bearer-token identity and
-//! Origin/Host checks for HTTP; the admin API (approvals) on a Unix socket
+//! Origin/Host checks for HTTP; the admin API (approvals, plugins) on a Unix socket
 //! in the state directory and on the HTTP listener, and its client.
 //!
 //! Does not own: deciding or running calls (the gate behind
@@ -23,6 +23,7 @@ mod handler;
 mod http;
 pub mod http1;
 mod notify;
+mod plugins;
 mod stdio;
 
 pub use admin::{AdminClient, AnswerBody, admin_router, serve_admin_socket};
@@ -30,4 +31,5 @@ pub use disclosure::{Disclosure, DisclosureConfig, DisclosureMode};
 pub use error::McpError;
 pub use handler::{Server, ServerOptions};
 pub use http::{HttpOptions, TokenAgent, serve_http};
+pub use plugins::{InstallBody, PluginAdmin};
 pub use stdio::{serve_stdio, serve_stream};

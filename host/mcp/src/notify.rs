@@ -20,6 +20,9 @@ enum Target {
 pub(crate) struct Notifier {
     targets: Mutex<BTreeMap<String, Vec<(u64, Target)>>>,
     next: std::sync::atomic::AtomicU64,
+    /// Counts list changes, so a listen stream that was acknowledged before
+    /// it was registered can tell it missed one.
+    changes: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Notifier {
@@ -68,8 +71,24 @@ impl Notifier {
         }
     }
 
+    /// The agents with at least one listener.
+    pub fn agents(&self) -> Vec<String> {
+        self.lock()
+            .iter()
+            .filter(|(_, list)| !list.is_empty())
+            .map(|(agent, _)| agent.clone())
+            .collect()
+    }
+
+    /// How many list changes were announced so far.
+    pub fn changes(&self) -> u64 {
+        self.changes.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// Tells every listener of `agent` that its tool list changed.
     pub async fn tools_changed(&self, agent: &str) {
+        self.changes
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let targets: Vec<(u64, Target)> = match self.lock().get(agent) {
             Some(list) => list.clone(),
             None => return,

@@ -32,5 +32,5 @@ mod wasi;
 pub use engine::{Runtime, RuntimeConfig};
 pub use error::RuntimeError;
 pub use http::{CappedBody, ConnectionTask, Egress, HttpLimits};
-pub use manifest::{Inspection, component_digest, inspect, read_manifest};
+pub use manifest::{Inspection, component_digest, inspect, manifest_section, read_manifest};
 pub use plugin::{LoadOrigin, Plugin};

@@ -37,6 +37,16 @@ pub fn read_manifest(bytes: &[u8]) -> Result<Manifest, String> {
 }
 
 pub(crate) fn read(bytes: &[u8]) -> Result<Manifest, ManifestProblem> {
+    Manifest::from_json(section(bytes)?).map_err(|e| ManifestProblem::Unusable(e.to_string()))
+}
+
+/// The raw bytes of the component's one `warden:manifest` section: what a
+/// publisher's signature covers besides the component bytes.
+pub fn manifest_section(bytes: &[u8]) -> Result<&[u8], String> {
+    section(bytes).map_err(|(ManifestProblem::Malformed(e) | ManifestProblem::Unusable(e))| e)
+}
+
+fn section(bytes: &[u8]) -> Result<&[u8], ManifestProblem> {
     use ManifestProblem::{Malformed, Unusable};
     let mut found: Option<&[u8]> = None;
     let mut is_component = false;
@@ -70,7 +80,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<Manifest, ManifestProblem> {
     if !is_component {
         return Err(Malformed("empty or truncated binary".into()));
     }
-    Manifest::from_json(data).map_err(|e| Unusable(e.to_string()))
+    Ok(data)
 }
 
 /// Manifest and digest of a component, without compiling or running it.

@@ -1,17 +1,36 @@
-//! Content digests of plugin components.
+//! Digests, keys, signatures and trust roots.
 //!
 //! Owns: every cryptographic primitive Warden uses, so that one crate is
-//! reviewed for crypto and the rest only call it. Today that is the
-//! sha256 digest that names a component in the compile cache and in
-//! `warden plugin inspect`; publisher signatures and trust roots come next.
+//! reviewed for crypto and the rest only call it — the sha256 digests that
+//! name components, ed25519 keys in a small text format, detached plugin
+//! signatures, and the trust roots (publisher keys, revoked keys and
+//! digests) that decide whether a component may load. The audit chain
+//! signs its records with the same [`SecretKey`].
 //!
-//! Pure: no I/O, no async.
+//! Pure: no file or network I/O and no async; only [`SecretKey::generate`]
+//! asks the operating system for randomness.
+
+mod error;
+mod key;
+mod plugin;
+mod text;
+mod trust;
+
+pub use error::{FormatError, VerifyError};
+pub use key::{KeyId, PublicKey, RandomnessError, SecretKey};
+pub use plugin::{PluginSignature, plugin_digest};
+pub use trust::{Publisher, TrustRoots, Verified};
 
 use sha2::{Digest as _, Sha256};
 
 /// `sha256:<64 hex digits>` of `bytes`.
 pub fn sha256_digest(bytes: &[u8]) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
+}
+
+/// The raw sha256 of `bytes`, for hash chains.
+pub fn sha256(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
 }
 
 #[cfg(test)]

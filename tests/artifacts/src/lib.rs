@@ -1,4 +1,69 @@
 //! Paths of the guest components the tests use, built by `build.rs` from
-//! `tests/components` and `plugins` for wasm32-wasip2.
+//! `tests/components` and `plugins` for wasm32-wasip2, and their
+//! signatures by a test-only publisher key.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 include!(concat!(env!("OUT_DIR"), "/artifacts.rs"));
+
+/// A publisher key for the test suite only: it is public, so nothing but
+/// the tests' own trust files ever lists it.
+const TEST_KEY: &str = "warden-secret-key-v1
+key-id: 296132a9a66e1e67
+seed: cfbf6a964e730b98ad6b348479e3d19b734a4ecbd5d4086898fab9ffcbca8264
+";
+
+/// The test publisher's name in [`trust_file`].
+pub const TEST_PUBLISHER: &str = "warden-tests";
+
+/// The test-only secret key.
+pub fn test_key() -> warden_signing::SecretKey {
+    match warden_signing::SecretKey::from_text(TEST_KEY) {
+        Ok(key) => key,
+        Err(e) => unreachable!("the embedded test key is valid: {e}"),
+    }
+}
+
+/// Signs every guest with the test key (`NAME.wasm.sig` beside each) and
+/// returns a trust file (`--trust`, `WARDEN_TRUST`) that trusts that key.
+/// Safe to call from many test processes at once: every write is atomic
+/// and ed25519 signatures are deterministic.
+pub fn trust_file() -> &'static Path {
+    static FILE: OnceLock<PathBuf> = OnceLock::new();
+    FILE.get_or_init(|| match sign_all() {
+        Ok(path) => path,
+        Err(e) => unreachable!("signing the test guests failed: {e}"),
+    })
+}
+
+fn sign_all() -> Result<PathBuf, Box<dyn std::error::Error>> {
+    let key = test_key();
+    for (_, path) in ALL {
+        warden_registry::sign_file(Path::new(path), &key)?;
+    }
+    let dir = Path::new(env!("OUT_DIR"));
+    let public = dir.join("warden-tests.pub");
+    let trust = dir.join("trust.toml");
+    write_new_or_same(&public, &key.public().to_text())?;
+    write_new_or_same(
+        &trust,
+        &format!(
+            "[[publishers]]\nname = \"{TEST_PUBLISHER}\"\nkey = {:?}\n",
+            public.display().to_string()
+        ),
+    )?;
+    Ok(trust)
+}
+
+/// The test publisher's public key file (signs the guests first).
+pub fn public_key_file() -> PathBuf {
+    trust_file().with_file_name("warden-tests.pub")
+}
+
+/// Writes `text` through a unique temporary file and a rename.
+fn write_new_or_same(path: &Path, text: &str) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}

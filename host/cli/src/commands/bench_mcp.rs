@@ -1,7 +1,8 @@
 //! `warden bench --mcp`: the MCP server measured from outside, as a
-//! client sees it — a real `warden serve` child process driven by a
-//! minimal JSON-RPC client over stdio and over Streamable HTTP. Reports
-//! start-to-first-tools/list, tools/call round trips (p50/p99) for a
+//! client sees it — a real `warden serve` child process, its plugins
+//! installed (signed) in its registry, driven by a minimal JSON-RPC client
+//! over stdio and over Streamable HTTP. Reports start-to-first-tools/list
+//! (installed plugins, cached), tools/call round trips (p50/p99) for a
 //! 1-byte and a 4 KiB `fs.read`, and calls per second with concurrent
 //! callers.
 
@@ -16,21 +17,44 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::bench::summary;
 
-/// The config the served host runs: the benchmark's plugins, the bench
-/// directory granted read-only, an agent that may do everything.
-pub fn config(plugins: &[&Path], dir: &Path) -> String {
-    let mut text = format!(
-        "state-dir = \"{}\"\nworkspace = \"/workspace\"\n[agents.bench]\nlevel = \"elevated\"\nmode = \"autonomous\"\n",
-        dir.join("state").display()
-    );
-    for p in plugins {
-        text.push_str(&format!(
-            "[[plugins]]\npath = \"{}\"\ngrant-fs = [\"{}:/workspace:ro\"]\n",
-            p.display(),
-            dir.display()
-        ));
+/// Installs the benchmark's plugins into a registry under `dir/state`,
+/// each signed by a key made for the run, and returns the config the
+/// served host runs: that key trusted, the bench directory granted
+/// read-only to installed plugins, an agent that may do everything. The
+/// served host loads them as installed plugins, from the compile cache.
+pub async fn install(plugins: &[&Path], dir: &Path) -> anyhow::Result<String> {
+    let key = warden_signing::SecretKey::generate()?;
+    let public = dir.join("bench.pub");
+    std::fs::write(&public, key.public().to_text())?;
+    let staged = dir.join("plugins");
+    std::fs::create_dir_all(&staged)?;
+    let roots = warden_signing::TrustRoots::new().publisher("bench", key.public());
+    let policy = warden_registry::LoadPolicy {
+        roots,
+        insecure_allow_unsigned: false,
+    };
+    let state = dir.join("state");
+    let runtime = warden_runtime::Runtime::new(warden_runtime::RuntimeConfig::new(Some(
+        state.join("cache"),
+    )))?;
+    let registry = warden_registry::Registry::open(&state, policy, runtime)?;
+    for (i, p) in plugins.iter().enumerate() {
+        let copy = staged.join(format!("{i}.wasm"));
+        std::fs::copy(p, &copy).with_context(|| format!("copying {}", p.display()))?;
+        warden_registry::sign_file(&copy, &key)?;
+        let candidate = registry.prepare(&copy).await?;
+        registry.check_conflicts(std::slice::from_ref(&candidate))?;
+        registry.commit(&candidate)?;
     }
-    text
+    Ok(format!(
+        "state-dir = \"{state}\"\nworkspace = \"/workspace\"\n\
+         [agents.bench]\nlevel = \"elevated\"\nmode = \"autonomous\"\n\
+         [trust]\npublishers = [{{ name = \"bench\", key = \"{public}\" }}]\n\
+         [plugin-grants.\"*\"]\ngrant-fs = [\"{dir}:/workspace:ro\"]\n",
+        state = state.display(),
+        public = public.display(),
+        dir = dir.display(),
+    ))
 }
 
 fn call_params(path: &str) -> Value {

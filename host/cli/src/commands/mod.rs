@@ -6,6 +6,8 @@ pub mod bench_mcp;
 pub mod call;
 pub mod config;
 pub mod inspect;
+pub mod keys;
+pub mod plugins;
 pub mod policy;
 pub mod sandbox;
 pub mod serve;

@@ -22,7 +22,14 @@ use warden_mcp::{HttpOptions, Server, ServerOptions};
 
 use super::setup::{self, AgentArgs, HostArgs};
 use crate::Outcome;
-use crate::config::{Config, PluginConfig, resolve_token};
+use crate::config::{
+    Config, GrantsConfig, PluginConfig, PublisherConfig, TrustConfig, resolve_token,
+};
+use crate::reload::{LivePlugins, NamedGrants};
+
+/// The development key's public half, written beside the bundled plugins
+/// by `cargo xtask plugins`, which signs them with its secret half.
+pub const DEV_KEY_FILE: &str = "warden-dev.pub";
 
 /// The agent `warden serve` acts as when none is named.
 pub const SERVE_AGENT: &str = "default";
@@ -45,6 +52,13 @@ pub struct ServeArgs {
     /// Where the bundled plugins are (used without a config).
     #[arg(long, value_name = "DIR", env = "WARDEN_PLUGIN_DIR")]
     pub plugin_dir: Option<PathBuf>,
+    /// Watch DIR for plugin components (`*.wasm` with `.sig` beside):
+    /// new and changed ones load, removed ones unload, without a restart.
+    #[arg(long, value_name = "DIR")]
+    pub watch: Option<PathBuf>,
+    /// How often --watch looks, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 300)]
+    pub watch_interval_ms: u64,
     #[command(flatten)]
     pub host: HostArgs,
 }
@@ -75,6 +89,7 @@ fn defaults(args: &ServeArgs) -> anyhow::Result<Config> {
     let workspace = PathBuf::from("workspace");
     std::fs::create_dir_all(&workspace).context("creating ./workspace")?;
     let workspace = workspace.canonicalize().context("resolving ./workspace")?;
+    let workspace_grant = format!("{}:/workspace:rw", workspace.display());
     let mut plugins = Vec::new();
     if args.host.plugins.is_empty() {
         let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -90,16 +105,40 @@ fn defaults(args: &ServeArgs) -> anyhow::Result<Config> {
         for path in files {
             plugins.push(PluginConfig {
                 path,
-                grant_fs: vec![format!("{}:/workspace:rw", workspace.display())],
+                grant_fs: vec![workspace_grant.clone()],
                 // No network or environment by default: grant them in a config.
                 grant_net: Vec::new(),
                 grant_env: Vec::new(),
             });
         }
     }
+    // The demo trusts the development key that signed the bundled plugins,
+    // by name; a deployment lists its own publishers in `[trust]`.
+    let dev_key = dir.join(DEV_KEY_FILE);
+    let mut trust = TrustConfig::default();
+    if dev_key.is_file() {
+        tracing::warn!(
+            key = %dev_key.display(),
+            "embedded defaults: trusting the development signing key of the bundled plugins;              list your own publishers in a config's [trust] for production"
+        );
+        trust.publishers.push(PublisherConfig {
+            name: "warden-dev".into(),
+            key: dev_key,
+        });
+    }
+    let mut plugin_grants = std::collections::BTreeMap::new();
+    plugin_grants.insert(
+        "*".to_owned(),
+        GrantsConfig {
+            grant_fs: vec![workspace_grant],
+            ..GrantsConfig::default()
+        },
+    );
     Ok(Config {
         workspace: Some("/workspace".into()),
         plugins,
+        trust,
+        plugin_grants,
         ..Config::default()
     })
 }
@@ -140,6 +179,21 @@ async fn shutdown_signal(token: CancellationToken) {
     token.cancel();
 }
 
+/// `[plugin-grants]` as grants.
+fn named_grants(config: &Config) -> anyhow::Result<NamedGrants> {
+    let mut named = NamedGrants::default();
+    for (name, g) in &config.plugin_grants {
+        let grants = setup::grants(&g.grant_fs, &g.grant_net, &g.grant_env)
+            .with_context(|| format!("config: at `plugin-grants.{name}`"))?;
+        if name == "*" {
+            named.fallback = Some(grants);
+        } else {
+            named.by_name.insert(name.clone(), grants);
+        }
+    }
+    Ok(named)
+}
+
 pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
     setup::tokio()?.block_on(serve(args))
 }
@@ -149,7 +203,32 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
     let state = args.host.state_dir(&config);
     std::fs::create_dir_all(&state)
         .with_context(|| format!("creating the state directory {}", state.display()))?;
-    let host = args.host.load_with(config).await?;
+    let mut host = args.host.load_with(config).await?;
+    let fixed = host
+        .plugins
+        .iter()
+        .map(|(p, _)| p.name().to_owned())
+        .collect();
+    let named = named_grants(&host.config)?;
+    let registry =
+        warden_registry::Registry::open(&state, host.policy.clone(), host.runtime.clone())?;
+    for candidate in registry.load_installed().await? {
+        tracing::info!(
+            plugin = candidate.name(), digest = %candidate.admission.digest,
+            origin = ?candidate.plugin.origin(), "installed plugin loaded"
+        );
+        let grants = named.of(candidate.name());
+        host.plugins.push((candidate.plugin, grants));
+    }
+    if host.policy.insecure_allow_unsigned {
+        #[expect(
+            clippy::print_stderr,
+            reason = "a warning the operator must see at every start"
+        )]
+        {
+            eprintln!("warden: WARNING: insecure-allow-unsigned is set; unsigned plugins load");
+        }
+    }
     host.start_sandbox().await;
     let serve = &host.config.serve;
     let book = Arc::new(ApprovalBook::new(Duration::from_secs(
@@ -166,7 +245,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
     let gate = host.gate_with(agents, book.clone())?;
     let tools = gate.list_tools(&args.agent).len();
     let server = Server::new(
-        Arc::new(gate),
+        Arc::new(gate.clone()),
         book.clone(),
         ServerOptions {
             name: "warden".into(),
@@ -175,15 +254,33 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
             elicitation: serve.elicitation,
         },
     );
+    let live = Arc::new(LivePlugins::new(
+        gate.clone(),
+        registry,
+        server.clone(),
+        named,
+        fixed,
+    ));
+    server.set_plugin_admin(live.clone());
     let shutdown = CancellationToken::new();
     tokio::spawn(shutdown_signal(shutdown.clone()));
+    if let Some(dir) = &args.watch {
+        if !dir.is_dir() {
+            anyhow::bail!("--watch {}: not a directory", dir.display());
+        }
+        tokio::spawn(live.clone().watch(
+            dir.clone(),
+            Duration::from_millis(args.watch_interval_ms.max(10)),
+            shutdown.clone(),
+        ));
+    }
     let socket = state.join("admin.sock");
     let admin = {
-        let book = book.clone();
+        let server = server.clone();
         let shutdown = shutdown.clone();
         let socket = socket.clone();
         tokio::spawn(async move {
-            let result = warden_mcp::serve_admin_socket(&socket, book, shutdown).await;
+            let result = warden_mcp::serve_admin_socket(&socket, server, shutdown).await;
             if let Err(e) = &result {
                 tracing::warn!(error = %e, "the admin API is not available; `warden approvals` cannot reach this server");
             }

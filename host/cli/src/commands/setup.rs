@@ -10,6 +10,7 @@ use clap::Args;
 use warden_api::{CallLimits, Grants};
 use warden_gate::{Approver, Gate, PolicyEnv};
 use warden_policy::{AgentPolicy, Level, Mode, Policy, RuleSet};
+use warden_registry::LoadPolicy;
 use warden_runtime::{Plugin, Runtime, RuntimeConfig};
 use warden_sandbox::SandboxTools;
 
@@ -43,6 +44,10 @@ pub struct HostArgs {
     /// (repeatable): `KEY` passes the host's value, `KEY=VALUE` this value.
     #[arg(long = "grant-env", value_name = "KEY[=VALUE]")]
     pub grant_env: Vec<String>,
+    /// A trust file (the keys of `[trust]`: publishers, revocations), added
+    /// to the config's trust.
+    #[arg(long, value_name = "FILE", env = "WARDEN_TRUST")]
+    pub trust: Option<PathBuf>,
     /// Where Warden keeps state; compiled components are cached in its `cache/`.
     #[arg(long, value_name = "DIR", env = "WARDEN_STATE_DIR")]
     pub state_dir: Option<PathBuf>,
@@ -90,6 +95,9 @@ pub fn parse_mode(s: &str) -> Result<Mode, String> {
 /// A loaded configuration plus the command line's additions.
 pub struct Host {
     pub config: Config,
+    pub runtime: Runtime,
+    /// Whose signatures admit a plugin.
+    pub policy: LoadPolicy,
     /// Each plugin with the grants its calls hold.
     pub plugins: Vec<(Plugin, Grants)>,
     /// The sandboxed tools and their grants, when `[sandbox]` is configured.
@@ -134,20 +142,44 @@ impl HostArgs {
         }
     }
 
-    /// Loads the config, the runtime and every plugin (any failure names
-    /// the file and stops).
-    pub async fn load(&self) -> anyhow::Result<Host> {
-        self.load_with(self.config()?).await
-    }
-
-    /// [`HostArgs::load`] with a configuration chosen by the caller.
-    pub async fn load_with(&self, config: Config) -> anyhow::Result<Host> {
-        let limits = self.limits(&config);
-        let state = self.state_dir(&config);
+    /// The runtime: limits from the config and flags, the compile cache in
+    /// the state directory unless `--no-cache`.
+    pub fn runtime(&self, config: &Config) -> anyhow::Result<Runtime> {
+        let limits = self.limits(config);
+        let state = self.state_dir(config);
         let mut rc = RuntimeConfig::new((!self.no_cache).then(|| state.join("cache")));
         rc.max_memory_bytes = rc.max_memory_bytes.max(limits.memory_bytes);
-        rc.http = http_limits(&config);
-        let runtime = Runtime::new(rc)?;
+        rc.http = http_limits(config);
+        Ok(Runtime::new(rc)?)
+    }
+
+    /// The loading policy: the config's trust plus `--trust`.
+    pub fn policy(&self, config: &Config) -> anyhow::Result<LoadPolicy> {
+        let mut trust = config.trust.clone();
+        if let Some(file) = &self.trust {
+            trust = trust.merge(crate::config::TrustConfig::load(file)?);
+        }
+        crate::trust::policy(&trust)
+    }
+
+    /// Loads the config, the runtime and every plugin, each admitted by
+    /// the loading policy before any of its code runs (any failure names
+    /// the file and stops).
+    pub async fn load(&self) -> anyhow::Result<Host> {
+        let host = self.load_with(self.config()?).await?;
+        if host.plugins.is_empty() && host.sandbox.is_none() {
+            anyhow::bail!(
+                "no plugins: pass --plugin FILE, list [[plugins]] or configure [sandbox] in a config"
+            );
+        }
+        Ok(host)
+    }
+
+    /// [`HostArgs::load`] with a configuration chosen by the caller; no
+    /// plugins is not an error here (a server may get them later).
+    pub async fn load_with(&self, config: Config) -> anyhow::Result<Host> {
+        let limits = self.limits(&config);
+        let runtime = self.runtime(&config)?;
         let cli_grants = grants(&self.grant_fs, &self.grant_net, &self.grant_env)?;
         let mut wanted: Vec<(PathBuf, Grants)> = Vec::new();
         for (i, p) in config.plugins.iter().enumerate() {
@@ -163,22 +195,19 @@ impl HostArgs {
             }
             None => None,
         };
-        if wanted.is_empty() && sandbox.is_none() {
-            anyhow::bail!(
-                "no plugins: pass --plugin FILE, list [[plugins]] or configure [sandbox] in a config"
-            );
-        }
+        let policy = self.policy(&config)?;
         let mut plugins = Vec::new();
         for (path, grants) in wanted {
-            let plugin = runtime
-                .load(&path)
-                .await
-                .with_context(|| format!("loading {}", path.display()))?;
+            let plugin = warden_registry::load_file(&runtime, &policy, &path)
+                .await?
+                .plugin;
             log_gap(&plugin, &grants);
             plugins.push((plugin, grants));
         }
         Ok(Host {
             config,
+            runtime,
+            policy,
             plugins,
             sandbox,
             limits,
@@ -260,9 +289,18 @@ impl Host {
             .limits(self.limits)
             .env(self.env())
             .approver(approver);
+        let mut seen: Vec<&Plugin> = Vec::new();
         for (plugin, grants) in &self.plugins {
-            let source = format!("{} ({})", plugin.name(), plugin.path().display());
-            builder = builder.backend(&source, Arc::new(plugin.clone()), grants.clone())?;
+            if let Some(other) = seen.iter().find(|p| p.name() == plugin.name()) {
+                anyhow::bail!(
+                    "two plugins are named `{}`: {} and {}; load one of them",
+                    plugin.name(),
+                    other.path().display(),
+                    plugin.path().display()
+                );
+            }
+            seen.push(plugin);
+            builder = builder.register(crate::reload::registration(plugin, grants.clone()))?;
         }
         if let Some((tools, grants)) = &self.sandbox {
             builder = builder.backend("sandbox (Docker)", tools.clone(), grants.clone())?;

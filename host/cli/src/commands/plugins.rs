@@ -1,0 +1,181 @@
+//! `warden plugin install|remove|list`: against a running server through
+//! its admin API when one answers (so it swaps the plugins in at once),
+//! else against the state directory.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+use serde_json::{Value, json};
+use warden_mcp::AdminClient;
+use warden_registry::{Registry, component_files};
+
+use super::setup::{self, HostArgs};
+use crate::Outcome;
+
+#[derive(Debug, Args)]
+pub struct Target {
+    /// A running server's HTTP admin API, e.g. http://127.0.0.1:7878
+    /// (default: its admin socket in the state directory, if it answers).
+    #[arg(long, value_name = "URL", requires = "token")]
+    pub url: Option<String>,
+    /// An admin token for --url.
+    #[arg(long, env = "WARDEN_ADMIN_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    #[command(flatten)]
+    pub host: HostArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// A component file (its signature at FILE.sig) or a directory of them.
+    pub source: PathBuf,
+    #[command(flatten)]
+    pub target: Target,
+}
+
+#[derive(Debug, Args)]
+pub struct RemoveArgs {
+    /// The plugin's name.
+    pub name: String,
+    #[command(flatten)]
+    pub target: Target,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub target: Target,
+}
+
+/// The running server to talk to, if any.
+async fn server(target: &Target) -> anyhow::Result<Option<AdminClient>> {
+    if let (Some(url), Some(token)) = (&target.url, &target.token) {
+        return Ok(Some(AdminClient::Http {
+            base: url.clone(),
+            token: token.clone(),
+        }));
+    }
+    let config = target.host.config()?;
+    let socket = target.host.state_dir(&config).join("admin.sock");
+    let answers = tokio::net::UnixStream::connect(&socket).await.is_ok();
+    Ok(answers.then_some(AdminClient::Socket(socket)))
+}
+
+fn registry(target: &Target) -> anyhow::Result<Registry> {
+    let config = target.host.config()?;
+    let state = target.host.state_dir(&config);
+    Ok(Registry::open(
+        &state,
+        target.host.policy(&config)?,
+        target.host.runtime(&config)?,
+    )?)
+}
+
+#[expect(clippy::print_stdout, reason = "the command's output")]
+fn print(value: &Value) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).unwrap_or_default()
+    );
+}
+
+pub fn install(args: InstallArgs) -> anyhow::Result<Outcome> {
+    setup::tokio()?.block_on(async {
+        let source = args
+            .source
+            .canonicalize()
+            .with_context(|| format!("{}: cannot resolve", args.source.display()))?;
+        if let Some(client) = server(&args.target).await? {
+            print(&client.install(&source).await?);
+            return Ok(Outcome::Ok);
+        }
+        let registry = registry(&args.target)?;
+        let mut candidates = Vec::new();
+        for file in component_files(&source)? {
+            candidates.push(registry.prepare(&file).await?);
+        }
+        registry.check_conflicts(&candidates)?;
+        let installed = candidates
+            .iter()
+            .map(|c| registry.commit(c))
+            .collect::<Result<Vec<_>, _>>()?;
+        print(&json!({ "installed": installed }));
+        Ok(Outcome::Ok)
+    })
+}
+
+pub fn remove(args: RemoveArgs) -> anyhow::Result<Outcome> {
+    setup::tokio()?.block_on(async {
+        if let Some(client) = server(&args.target).await? {
+            print(&client.remove(&args.name).await?);
+            return Ok(Outcome::Ok);
+        }
+        let gone = registry(&args.target)?.remove(&args.name)?;
+        print(&json!({ "removed": gone }));
+        Ok(Outcome::Ok)
+    })
+}
+
+pub fn list(args: ListArgs) -> anyhow::Result<Outcome> {
+    setup::tokio()?.block_on(async {
+        let config = args.target.host.config()?;
+        let value = match server(&args.target).await? {
+            Some(client) => client.plugins().await?,
+            None => {
+                let policy = args.target.host.policy(&config)?;
+                let state = args.target.host.state_dir(&config);
+                let registry = Registry::open(&state, policy, args.target.host.runtime(&config)?)?;
+                json!({
+                    "installed": registry.list()?,
+                    "insecure_allow_unsigned": registry.policy().insecure_allow_unsigned,
+                })
+            }
+        };
+        if args.json {
+            print(&value);
+        } else {
+            table(&value);
+        }
+        Ok(Outcome::Ok)
+    })
+}
+
+#[expect(clippy::print_stdout, reason = "the command's output")]
+fn table(value: &Value) {
+    if value["insecure_allow_unsigned"].as_bool() == Some(true) {
+        println!("WARNING: insecure-allow-unsigned is set: unsigned plugins are admitted");
+    }
+    let empty = Vec::new();
+    let installed = value["installed"].as_array().unwrap_or(&empty);
+    if installed.is_empty() {
+        println!("no plugins installed");
+    }
+    for p in installed {
+        let signer = match (p["publisher"].as_str(), p["key-id"].as_str()) {
+            (Some(name), Some(id)) => format!("signed by {name} ({id})"),
+            _ => "UNSIGNED".to_owned(),
+        };
+        let tools: Vec<&str> = p["tools"]
+            .as_array()
+            .unwrap_or(&empty)
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        println!(
+            "{} {}  {}  {}  tools: {}",
+            p["name"].as_str().unwrap_or("?"),
+            p["version"].as_str().unwrap_or("?"),
+            p["digest"].as_str().unwrap_or("?"),
+            signer,
+            tools.join(", ")
+        );
+    }
+    if let Some(loaded) = value["loaded"].as_array() {
+        let names: Vec<&str> = loaded.iter().filter_map(Value::as_str).collect();
+        println!("loaded in the running server: {}", names.join(", "));
+    }
+}

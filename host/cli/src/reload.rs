@@ -1,0 +1,266 @@
+//! Plugins in a running server: install, replace and remove them without a
+//! restart, from the admin API or a watched directory.
+//!
+//! Every change goes the same way: read and admit the component (its
+//! signature, before any of its code runs), load it (from the compile
+//! cache when it was seen before), check the new tool table for conflicts
+//! without applying it, record the change in the registry when it is an
+//! install, then swap the gate's table in one step and tell connected
+//! clients that their lists changed. Any failure leaves the previous
+//! version serving and says why. One change runs at a time.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use warden_api::{BoxFuture, Grants};
+use warden_gate::{Gate, Registration, TableChange};
+use warden_mcp::{PluginAdmin, Server};
+use warden_registry::{Candidate, DirWatcher, Registry, WatchEvent, component_files};
+use warden_runtime::Plugin;
+
+/// The grants of plugins that are not listed in `[[plugins]]`, by name.
+#[derive(Debug, Clone, Default)]
+pub struct NamedGrants {
+    pub by_name: BTreeMap<String, Grants>,
+    /// `"*"`: for plugins without an entry.
+    pub fallback: Option<Grants>,
+}
+
+impl NamedGrants {
+    pub fn of(&self, name: &str) -> Grants {
+        self.by_name
+            .get(name)
+            .or(self.fallback.as_ref())
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+/// The gate registration of a loaded plugin: owned by its name.
+pub fn registration(plugin: &Plugin, grants: Grants) -> Registration {
+    Registration {
+        owner: plugin.name().to_owned(),
+        source: format!(
+            "{} {} ({})",
+            plugin.name(),
+            plugin.manifest().plugin.version,
+            plugin.path().display()
+        ),
+        backend: Arc::new(plugin.clone()),
+        grants,
+    }
+}
+
+/// The plugins of a running server.
+pub struct LivePlugins {
+    gate: Gate,
+    registry: Registry,
+    server: Server,
+    grants: NamedGrants,
+    /// Names that come from the config file: not removable here.
+    fixed: BTreeSet<String>,
+    /// Watched files and the plugin each one loaded.
+    watched: Mutex<BTreeMap<PathBuf, String>>,
+    /// One change at a time.
+    changing: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for LivePlugins {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LivePlugins").finish_non_exhaustive()
+    }
+}
+
+fn describe(change: &TableChange) -> Value {
+    json!({ "added": change.added, "replaced": change.replaced, "removed": change.removed })
+}
+
+impl LivePlugins {
+    pub fn new(
+        gate: Gate,
+        registry: Registry,
+        server: Server,
+        grants: NamedGrants,
+        fixed: BTreeSet<String>,
+    ) -> LivePlugins {
+        LivePlugins {
+            gate,
+            registry,
+            server,
+            grants,
+            fixed,
+            watched: Mutex::new(BTreeMap::new()),
+            changing: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// Installs (`persist`) or loads (a watched file) every component of
+    /// `source`, as one change.
+    /// Returns the outcome and the names of the plugins added.
+    pub async fn add(&self, source: &Path, persist: bool) -> Result<(Value, Vec<String>), String> {
+        let _one = self.changing.lock().await;
+        let mut candidates: Vec<Candidate> = Vec::new();
+        for file in component_files(source).map_err(|e| e.to_string())? {
+            candidates.push(
+                self.registry
+                    .prepare(&file)
+                    .await
+                    .map_err(|e| e.to_string())?,
+            );
+        }
+        if let Some(name) = candidates
+            .iter()
+            .map(Candidate::name)
+            .find(|n| self.fixed.contains(*n))
+        {
+            return Err(format!(
+                "plugin `{name}` is loaded from the config file; change it there"
+            ));
+        }
+        if persist {
+            self.registry
+                .check_conflicts(&candidates)
+                .map_err(|e| e.to_string())?;
+        }
+        let changes: Vec<(String, Option<Registration>)> = candidates
+            .iter()
+            .map(|c| {
+                let grants = self.grants.of(c.name());
+                (c.name().to_owned(), Some(registration(&c.plugin, grants)))
+            })
+            .collect();
+        self.gate
+            .check_replace(changes.clone())
+            .map_err(|e| format!("{e} (nothing changed)"))?;
+        let mut installed = Vec::new();
+        if persist {
+            for c in &candidates {
+                installed.push(self.registry.commit(c).map_err(|e| e.to_string())?);
+            }
+        }
+        let change = self.gate.replace(changes).map_err(|e| e.to_string())?;
+        for c in &candidates {
+            tracing::info!(
+                plugin = c.name(), digest = %c.admission.digest,
+                publisher = c.admission.signer.as_ref().map(|s| s.publisher.as_str()),
+                origin = ?c.plugin.origin(), path = %c.path.display(),
+                "plugin loaded"
+            );
+        }
+        self.server.tools_changed().await;
+        let names = candidates.iter().map(|c| c.name().to_owned()).collect();
+        Ok((
+            json!({ "installed": installed, "tools": describe(&change) }),
+            names,
+        ))
+    }
+
+    /// Removes plugin `name` from the server (and from the registry when
+    /// it was installed there).
+    pub async fn remove(&self, name: &str, from_registry: bool) -> Result<Value, String> {
+        let _one = self.changing.lock().await;
+        if self.fixed.contains(name) {
+            return Err(format!(
+                "plugin `{name}` is loaded from the config file; change it there"
+            ));
+        }
+        if !self.gate.owners().iter().any(|o| o == name) {
+            return Err(format!("no plugin named `{name}` is loaded"));
+        }
+        if from_registry
+            && self
+                .registry
+                .list()
+                .map_err(|e| e.to_string())?
+                .iter()
+                .any(|p| p.name == name)
+        {
+            self.registry.remove(name).map_err(|e| e.to_string())?;
+        }
+        let change = self
+            .gate
+            .replace(vec![(name.to_owned(), None)])
+            .map_err(|e| e.to_string())?;
+        tracing::info!(plugin = name, "plugin removed");
+        self.server.tools_changed().await;
+        Ok(json!({ "removed": name, "tools": describe(&change) }))
+    }
+
+    fn watched(&self) -> std::sync::MutexGuard<'_, BTreeMap<PathBuf, String>> {
+        self.watched.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Polls `dir` every `every` until `shutdown`, loading new or changed
+    /// components and removing those whose file went away. A component
+    /// that fails to load is reported and the previous version keeps
+    /// serving.
+    pub async fn watch(
+        self: Arc<Self>,
+        dir: PathBuf,
+        every: Duration,
+        shutdown: CancellationToken,
+    ) {
+        let mut watcher = DirWatcher::new(&dir);
+        loop {
+            for event in watcher.scan() {
+                match event {
+                    WatchEvent::Changed(path) => match self.add(&path, false).await {
+                        Ok((_, names)) => {
+                            let Some(name) = names.into_iter().next() else {
+                                continue;
+                            };
+                            let before = self.watched().insert(path, name.clone());
+                            // The file now holds another plugin: the old one goes.
+                            if let Some(old) = before.filter(|old| *old != name)
+                                && let Err(e) = self.remove(&old, false).await
+                            {
+                                tracing::error!(plugin = %old, error = %e, "removing a replaced watched plugin failed");
+                            }
+                        }
+                        Err(e) => tracing::error!(
+                            path = %path.display(), error = %e,
+                            "a watched plugin did not load; the previous version keeps serving"
+                        ),
+                    },
+                    WatchEvent::Removed(path) => {
+                        let name = self.watched().remove(&path);
+                        if let Some(name) = name
+                            && let Err(e) = self.remove(&name, false).await
+                        {
+                            tracing::error!(plugin = %name, error = %e, "removing a watched plugin failed");
+                        }
+                    }
+                }
+            }
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                () = tokio::time::sleep(every) => {}
+            }
+        }
+    }
+}
+
+impl PluginAdmin for LivePlugins {
+    fn list(&self) -> BoxFuture<'_, Result<Value, String>> {
+        Box::pin(async move {
+            let installed = self.registry.list().map_err(|e| e.to_string())?;
+            Ok(json!({
+                "installed": installed,
+                "loaded": self.gate.owners(),
+                "insecure_allow_unsigned": self.registry.policy().insecure_allow_unsigned,
+            }))
+        })
+    }
+
+    fn install(&self, path: PathBuf) -> BoxFuture<'_, Result<Value, String>> {
+        Box::pin(async move { self.add(&path, true).await.map(|(v, _)| v) })
+    }
+
+    fn remove(&self, name: String) -> BoxFuture<'_, Result<Value, String>> {
+        Box::pin(async move { LivePlugins::remove(self, &name, true).await })
+    }
+}

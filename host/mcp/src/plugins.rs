@@ -1,0 +1,76 @@
+//! The plugin half of the admin API: list, install, remove plugins in a
+//! running server. The server only routes; what installing means
+//! (verification, the registry, swapping tools in) is the embedder's, behind
+//! [`PluginAdmin`].
+
+use std::path::PathBuf;
+
+use axum::Json;
+use axum::extract::{Path as UrlPath, State};
+use http::StatusCode;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use warden_api::BoxFuture;
+
+use crate::Server;
+
+/// What the admin API does with plugins. Results and errors are shown to
+/// the operator as they are.
+pub trait PluginAdmin: Send + Sync {
+    /// The installed and loaded plugins.
+    fn list(&self) -> BoxFuture<'_, Result<Value, String>>;
+    /// Installs a component file or a directory of them (paths on the
+    /// server's machine), replacing plugins of the same names.
+    fn install(&self, path: PathBuf) -> BoxFuture<'_, Result<Value, String>>;
+    /// Removes the plugin called `name`.
+    fn remove(&self, name: String) -> BoxFuture<'_, Result<Value, String>>;
+}
+
+/// `POST /plugins`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstallBody {
+    /// A component file or a directory of components, on the server's
+    /// machine.
+    pub path: PathBuf,
+}
+
+type Reply = (StatusCode, Json<Value>);
+
+fn reply(result: Option<Result<Value, String>>) -> Reply {
+    match result {
+        Some(Ok(v)) => (StatusCode::OK, Json(v)),
+        Some(Err(e)) => (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Json(json!({ "error": e })),
+        ),
+        None => (
+            StatusCode::NOT_FOUND,
+            Json(json!({ "error": "this server does not manage plugins" })),
+        ),
+    }
+}
+
+pub(crate) async fn list(State(server): State<Server>) -> Reply {
+    let admin = server.plugin_admin();
+    reply(match admin {
+        Some(a) => Some(a.list().await),
+        None => None,
+    })
+}
+
+pub(crate) async fn install(State(server): State<Server>, Json(body): Json<InstallBody>) -> Reply {
+    let admin = server.plugin_admin();
+    reply(match admin {
+        Some(a) => Some(a.install(body.path).await),
+        None => None,
+    })
+}
+
+pub(crate) async fn remove(State(server): State<Server>, UrlPath(name): UrlPath<String>) -> Reply {
+    let admin = server.plugin_admin();
+    reply(match admin {
+        Some(a) => Some(a.remove(name).await),
+        None => None,
+    })
+}

@@ -1,0 +1,27 @@
+//! Plugins on disk.
+//!
+//! Owns: the loading policy (a component is admitted only when a trusted
+//! publisher's detached signature covers its exact bytes and manifest,
+//! checked before any of its code runs), the installed plugins under
+//! `STATE/plugins` (stored by digest, with an index of names, versions,
+//! signers and tools), conflict checks between plugins, signing files, and
+//! watching a directory for plugins to add, replace or remove.
+//!
+//! Does not own: the cryptography (`warden-signing`), compiling and running
+//! components (`warden-runtime`), or swapping tools into a running host
+//! (the gate's `replace`, driven by the CLI).
+
+mod admission;
+mod error;
+mod fsutil;
+mod registry;
+mod sign;
+mod store;
+mod watch;
+
+pub use admission::{Admission, LoadPolicy, digest_of, read_signature, signature_path};
+pub use error::RegistryError;
+pub use registry::{Candidate, Registry, component_files, load_file};
+pub use sign::sign_file;
+pub use store::Installed;
+pub use watch::{DirWatcher, WatchEvent};
