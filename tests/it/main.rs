@@ -23,6 +23,7 @@ mod net;
 mod policy_cases;
 mod probe;
 mod reload;
+mod sandbox;
 mod search;
 mod server;
 mod store;

@@ -6,7 +6,8 @@
 //!                       --http 127.0.0.1:7878)
 //!   cargo xtask demo    build the bundled plugins and show calls with and
 //!                       without grants on a scratch workspace
-//!   cargo xtask test    the whole test suite
+//!   cargo xtask test    the whole test suite (makes Docker available and
+//!                       builds the sandbox images first)
 //!   cargo xtask lint    rustfmt and clippy (-D warnings), host and guests
 //!   cargo xtask plugins build the bundled plugins (release, wasm32-wasip2)
 //!   cargo xtask fuzz [SECONDS]
@@ -218,8 +219,29 @@ fn has_nextest(root: &Path) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// Makes a Docker engine answer (`scripts/ensure-docker`: installs and
+/// starts Debian's docker.io when it can, else says what to install) and
+/// builds the sandbox images (instant when their recipes are unchanged).
+/// The sandbox tests run against them; they are never skipped.
+fn sandbox_images(root: &Path) -> anyhow::Result<()> {
+    run(root, "bash", &["scripts/ensure-docker"])?;
+    run(root, "cargo", &["build", "--package", "warden"])?;
+    let warden = root.join("target/debug/warden");
+    run(
+        root,
+        warden.to_str().context("path is not UTF-8")?,
+        &[
+            "sandbox",
+            "build-images",
+            "--work-dir",
+            "target/sandbox-image-build",
+        ],
+    )
+}
+
 fn test(root: &Path) -> anyhow::Result<()> {
     ensure_wasm_target(root)?;
+    sandbox_images(root)?;
     let python = mcp_python(root)?;
     let python = python
         .to_str()

@@ -44,6 +44,9 @@ pub struct Config {
     /// Agents by id.
     #[serde(default)]
     pub agents: BTreeMap<String, AgentConfig>,
+    /// Docker sandboxes for the terminal, code, browser and desktop tools.
+    /// Absent: those tools are not offered.
+    pub sandbox: Option<warden_sandbox::SandboxConfig>,
     /// `warden serve`: tokens, approvals, HTTP checks, disclosure.
     #[serde(default)]
     pub serve: ServeConfig,

@@ -60,6 +60,9 @@ enum Command {
     /// Progressive trust: show, rate, approve a promotion.
     #[command(subcommand)]
     Trust(commands::trust::TrustCommand),
+    /// Docker sandboxes: build their images.
+    #[command(subcommand)]
+    Sandbox(commands::sandbox::SandboxCommand),
     /// Measure end-to-end figures (call latency percentiles, load times).
     Bench(commands::bench::BenchArgs),
     /// Make a publisher key pair: KEYFILE (secret, 0600) and KEYFILE.pub.
@@ -139,6 +142,7 @@ fn main() -> ExitCode {
         Command::Keygen(args) => commands::keys::keygen(args),
         Command::Sign(args) => commands::keys::sign(args),
         Command::Verify(args) => commands::keys::verify(args),
+        Command::Sandbox(command) => commands::sandbox::run(command),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

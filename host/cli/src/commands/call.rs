@@ -39,7 +39,9 @@ pub fn run(args: CallArgs) -> anyhow::Result<Outcome> {
                 request_id: "1".into(),
             },
         };
-        anyhow::Ok(gate.call(request).await)
+        let envelope = gate.call(request).await;
+        host.stop_sandbox().await;
+        anyhow::Ok(envelope)
     })?;
     #[expect(clippy::print_stdout, reason = "the envelope is this command's output")]
     {

@@ -11,6 +11,7 @@ pub mod inspect;
 pub mod keys;
 pub mod plugins;
 pub mod policy;
+pub mod sandbox;
 pub mod serve;
 pub mod setup;
 pub mod tools;

@@ -235,6 +235,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
             eprintln!("warden: WARNING: insecure-allow-unsigned is set; unsigned plugins load");
         }
     }
+    host.start_sandbox().await;
     let serve = &host.config.serve;
     let book = Arc::new(
         ApprovalBook::durable(
@@ -369,5 +370,6 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
     };
     shutdown.cancel();
     let _ = admin.await;
+    host.stop_sandbox().await;
     result.map(|()| Outcome::Ok)
 }

@@ -12,6 +12,7 @@ use warden_gate::{Approver, Gate, PolicyEnv};
 use warden_policy::{AgentPolicy, Level, Mode, Policy, RuleSet};
 use warden_registry::LoadPolicy;
 use warden_runtime::{Plugin, Runtime, RuntimeConfig};
+use warden_sandbox::SandboxTools;
 
 use crate::config::Config;
 use crate::grant_arg;
@@ -99,6 +100,8 @@ pub struct Host {
     pub policy: LoadPolicy,
     /// Each plugin with the grants its calls hold.
     pub plugins: Vec<(Plugin, Grants)>,
+    /// The sandboxed tools and their grants, when `[sandbox]` is configured.
+    pub sandbox: Option<(Arc<SandboxTools>, Grants)>,
     pub limits: CallLimits,
 }
 
@@ -164,8 +167,10 @@ impl HostArgs {
     /// the file and stops).
     pub async fn load(&self) -> anyhow::Result<Host> {
         let host = self.load_with(self.config()?).await?;
-        if host.plugins.is_empty() {
-            anyhow::bail!("no plugins: pass --plugin FILE or list [[plugins]] in a config");
+        if host.plugins.is_empty() && host.sandbox.is_none() {
+            anyhow::bail!(
+                "no plugins: pass --plugin FILE, list [[plugins]] or configure [sandbox] in a config"
+            );
         }
         Ok(host)
     }
@@ -183,6 +188,13 @@ impl HostArgs {
             wanted.push((p.path.clone(), g));
         }
         wanted.extend(self.plugins.iter().map(|p| (p.clone(), cli_grants.clone())));
+        let sandbox = match &config.sandbox {
+            Some(sc) => {
+                let g = grants(&sc.grant_fs, &sc.grant_net, &[]).context("config: at `sandbox`")?;
+                Some((Arc::new(SandboxTools::new(sc.clone())?), g))
+            }
+            None => None,
+        };
         let policy = self.policy(&config)?;
         let mut plugins = Vec::new();
         for (path, grants) in wanted {
@@ -197,6 +209,7 @@ impl HostArgs {
             runtime,
             policy,
             plugins,
+            sandbox,
             limits,
         })
     }
@@ -254,6 +267,7 @@ impl Host {
             .plugins
             .iter()
             .flat_map(|(_, g)| g.fs.first())
+            .chain(self.sandbox.iter().flat_map(|(_, g)| g.fs.first()))
             .next()
             .map(|g| g.guest_path.clone());
         env(&self.config, first_grant)
@@ -299,10 +313,33 @@ impl Host {
             seen.push(plugin);
             builder = builder.register(crate::reload::registration(plugin, grants.clone()))?;
         }
+        if let Some((tools, grants)) = &self.sandbox {
+            builder = builder.backend("sandbox (Docker)", tools.clone(), grants.clone())?;
+        }
         for policy in agents {
             builder = builder.agent(policy);
         }
         Ok(extend(builder).build())
+    }
+}
+
+impl Host {
+    /// Connects the sandbox to Docker now and removes orphaned containers;
+    /// without an engine the sandboxed tools fail with a clear error and
+    /// every other tool works.
+    pub async fn start_sandbox(&self) {
+        if let Some((tools, _)) = &self.sandbox
+            && let Err(e) = tools.start().await
+        {
+            tracing::warn!(error = %e, "the sandboxed tools are unavailable until Docker answers");
+        }
+    }
+
+    /// Removes every container this process created.
+    pub async fn stop_sandbox(&self) {
+        if let Some((tools, _)) = &self.sandbox {
+            tools.shutdown().await;
+        }
     }
 }
 

@@ -1,0 +1,201 @@
+//! The sandbox through the `warden` binary against the real Docker
+//! engine: a host killed mid-call leaves an orphan that the next host's
+//! reconciliation removes, while containers of live hosts are kept; and
+//! `warden call` of a sandboxed tool cleans up after itself.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests fail loudly"
+)]
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use warden_api::{CallContext, Grants};
+use warden_sandbox::images::ImageKind;
+use warden_sandbox::spec::AGENT_LABEL;
+use warden_sandbox::{DockerSandbox, Engine, RunRequest, Sandbox, SandboxConfig, SharedSandbox};
+
+fn config(dir: &std::path::Path, agent: &str) -> std::path::PathBuf {
+    let path = dir.join("warden.toml");
+    let text = format!(
+        "state-dir = \"{state}\"\n\n[sandbox]\ngrace-period-secs = 600\n\n[agents.{agent}]\nlevel = \"elevated\"\nmode = \"autonomous\"\n",
+        state = dir.join("state").display()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+async fn engine() -> Engine {
+    Engine::connect()
+        .await
+        .unwrap_or_else(|e| panic!("these tests need a Docker engine (scripts/ensure-docker): {e}"))
+}
+
+async fn containers(engine: &Engine, agent: &str) -> Vec<String> {
+    engine
+        .list_managed(&[(AGENT_LABEL, agent)])
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| c.id)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn orphans_of_a_killed_host_are_reconciled_and_live_hosts_are_kept() {
+    let engine = engine().await;
+    let dir = tempfile::tempdir().unwrap();
+    let agent = format!("orphan-{}", std::process::id());
+    let cfg = config(dir.path(), &agent);
+
+    // A live host of ours (this process) with a warm container.
+    let live = SharedSandbox(
+        DockerSandbox::start(SandboxConfig::default())
+            .await
+            .unwrap(),
+    );
+    let live_agent = format!("live-{}", std::process::id());
+    let context = CallContext {
+        agent: live_agent.clone(),
+        session: "s".into(),
+        task: None,
+        request_id: "r".into(),
+    };
+    let grants = Grants::default();
+    live.run(RunRequest {
+        kind: ImageKind::Base,
+        context: &context,
+        grants: &grants,
+        argv: vec!["true".into()],
+        stdin: None,
+        working_dir: None,
+        timeout: Duration::from_secs(30),
+        max_output: None,
+    })
+    .await
+    .unwrap();
+
+    // A host that is killed while its call runs.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["call", "terminal.exec", "--config"])
+        .arg(&cfg)
+        .args(["--agent", &agent, "--args"])
+        .arg(json!({"command": "sleep 120", "timeout_secs": 120}).to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while containers(&engine, &agent).await.is_empty() {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+            panic!("warden exited early ({status}): {err}");
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no container appeared"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let orphans = containers(&engine, &agent).await;
+    assert_eq!(
+        orphans.len(),
+        1,
+        "the killed host left its container behind"
+    );
+
+    // The next host's start reconciles: the orphan goes, the live host's stays.
+    let next = DockerSandbox::start(SandboxConfig::default())
+        .await
+        .unwrap();
+    assert!(
+        containers(&engine, &agent).await.is_empty(),
+        "orphan removed"
+    );
+    assert_eq!(
+        containers(&engine, &live_agent).await.len(),
+        1,
+        "a live host's container is kept"
+    );
+    SharedSandbox(next).shutdown().await;
+    live.shutdown().await;
+    assert!(containers(&engine, &live_agent).await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn warden_call_runs_a_sandboxed_tool_and_leaves_nothing() {
+    let engine = engine().await;
+    let dir = tempfile::tempdir().unwrap();
+    let agent = format!("clicall-{}", std::process::id());
+    let cfg = config(dir.path(), &agent);
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["call", "code.run", "--config"])
+        .arg(&cfg)
+        .args(["--agent", &agent, "--args"])
+        .arg(json!({"language": "python3", "source": "print(6 * 7)"}).to_string())
+        .output()
+        .unwrap();
+    let envelope: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(envelope["status"], "ok", "{envelope}");
+    assert_eq!(envelope["data"]["stdout"], "42\n");
+    assert!(
+        containers(&engine, &agent).await.is_empty(),
+        "shutdown removed it"
+    );
+}
+
+#[test]
+fn without_docker_the_sandboxed_tools_fail_clearly_and_plugins_keep_working() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("hello.txt"), "hi there\n").unwrap();
+    let cfg = dir.path().join("warden.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "state-dir = \"{}\"\n\n[[plugins]]\npath = \"{}\"\ngrant-fs = [\"{}:/workspace:ro\"]\n\n\
+             [sandbox]\n\n[agents.nodocker]\nlevel = \"elevated\"\nmode = \"autonomous\"\n",
+            dir.path().join("state").display(),
+            warden_test_artifacts::FS,
+            ws.path().display()
+        ),
+    )
+    .unwrap();
+    let call = |tool: &str, args: serde_json::Value| {
+        let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(["call", tool, "--agent", "nodocker", "--config"])
+            .arg(&cfg)
+            .arg("--args")
+            .arg(args.to_string())
+            .env("DOCKER_HOST", "unix:///nonexistent/warden-test/docker.sock")
+            .env("WARDEN_TRUST", warden_test_artifacts::trust_file())
+            .output()
+            .unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+    };
+    let sandboxed = call("terminal.exec", json!({"command": "echo hi"}));
+    assert_eq!(sandboxed["status"], "error", "{sandboxed}");
+    assert_eq!(
+        sandboxed["domain_code"], "docker_unavailable",
+        "{sandboxed}"
+    );
+    assert!(
+        sandboxed["message"]
+            .as_str()
+            .unwrap()
+            .contains("ensure-docker"),
+        "the message says what to do: {sandboxed}"
+    );
+    let plugin = call("fs.read", json!({"path": "hello.txt"}));
+    assert_eq!(plugin["status"], "ok", "{plugin}");
+    assert_eq!(plugin["data"]["content"], "hi there\n");
+}

@@ -1,0 +1,115 @@
+//! The `[sandbox]` section of `warden.toml`. Every default is safe: no
+//! network, read-only workspace, small limits, metadata-only logs.
+
+use serde::{Deserialize, Serialize};
+
+/// When containers are created and removed.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Strategy {
+    /// One warm container per agent (and image), reused by its calls and
+    /// removed after `grace-period-secs` without calls.
+    #[default]
+    PerAgent,
+    /// One container per task id, removed when the task ends (or after the
+    /// grace period without calls).
+    PerTask,
+    /// A fresh container for every call, removed when the call returns.
+    PerCall,
+}
+
+impl Strategy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::PerAgent => "per-agent",
+            Strategy::PerTask => "per-task",
+            Strategy::PerCall => "per-call",
+        }
+    }
+}
+
+/// Docker sandboxes for the terminal, code, browser and desktop tools.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct SandboxConfig {
+    /// Lifecycle strategy: `per-agent` (default), `per-task` or `per-call`.
+    /// A call whose owner (agent, or task for per-task) is unknown runs
+    /// per-call.
+    pub strategy: Strategy,
+    /// Seconds an idle per-agent (or per-task) container stays warm.
+    pub grace_period_secs: u64,
+    /// Memory limit of each container, in MiB (swap included: no swap).
+    pub memory_mb: u64,
+    /// CPU limit of each container, in thousandths of a CPU.
+    pub cpu_millis: u64,
+    /// Processes and threads each container may hold.
+    pub pids_limit: u32,
+    /// Size of the tmpfs at /tmp (the only writable place besides a
+    /// read-write workspace), in MiB.
+    pub tmpfs_mb: u64,
+    /// Images are `<image-prefix>-<base|browser|desktop>:<recipe digest>`.
+    pub image_prefix: String,
+    /// Deadline of a call that names none, in seconds.
+    pub default_timeout_secs: u64,
+    /// Largest deadline a call may ask for, in seconds.
+    pub max_timeout_secs: u64,
+    /// Output kept per stream (stdout, stderr) and returned to the agent,
+    /// in bytes; the rest is counted and dropped.
+    pub max_output_bytes: u64,
+    /// Directories mounted into the containers, as
+    /// `HOST_DIR[:GUEST_DIR][:ro|rw]` (read-only by default). The first is
+    /// the workspace: the working directory and where screenshots go.
+    pub grant_fs: Vec<String>,
+    /// Egress allowlist: `IP:PORT`, `IP`, `CIDR[:PORT]` or `name:PORT`
+    /// (resolved once when the container is created and pinned in its
+    /// /etc/hosts). Empty: no network at all. TCP only.
+    pub grant_net: Vec<String>,
+    /// Container log shipping.
+    pub logs: LogShipping,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig {
+            strategy: Strategy::PerAgent,
+            grace_period_secs: 30,
+            memory_mb: 512,
+            cpu_millis: 1000,
+            pids_limit: 128,
+            tmpfs_mb: 64,
+            image_prefix: "warden-sandbox".into(),
+            default_timeout_secs: 60,
+            max_timeout_secs: 600,
+            max_output_bytes: 1 << 20,
+            grant_fs: Vec::new(),
+            grant_net: Vec::new(),
+            logs: LogShipping::default(),
+        }
+    }
+}
+
+/// What the host logs about each sandboxed command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct LogShipping {
+    /// Log metadata (sizes, line counts, timings, exit code) of every
+    /// command. On by default.
+    pub enabled: bool,
+    /// Also log the raw stdout/stderr. Off by default: output can carry
+    /// secrets that key-name redaction never sees.
+    pub raw: bool,
+    /// Raw bytes logged per stream when `raw` is on.
+    pub max_raw_bytes: u64,
+}
+
+impl Default for LogShipping {
+    fn default() -> Self {
+        LogShipping {
+            enabled: true,
+            raw: false,
+            max_raw_bytes: 16 << 10,
+        }
+    }
+}

@@ -1,0 +1,537 @@
+//! The Docker engine, through bollard. The only file that names a bollard
+//! type: the rest of the crate speaks [`ContainerSpec`], [`ExecRequest`]
+//! and [`ExecOutput`]. Longer than the crate's other files on purpose:
+//! keeping every bollard type here means a bollard upgrade touches one file.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
+use std::time::{Duration, Instant};
+
+use bollard::Docker;
+use bollard::container::LogOutput;
+use bollard::exec::{StartExecOptions, StartExecResults};
+use bollard::models::{ContainerCreateBody, ExecConfig, HostConfig};
+use bollard::query_parameters::{
+    CreateImageOptionsBuilder, ListContainersOptionsBuilder, RemoveContainerOptionsBuilder,
+    RemoveImageOptionsBuilder, TagImageOptionsBuilder,
+};
+use futures_util::{Stream, StreamExt};
+use tokio::io::AsyncWriteExt;
+
+use crate::SandboxError;
+use crate::spec::{ContainerSpec, MANAGED_LABEL, Network};
+
+/// A connection to the Docker engine. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    docker: Docker,
+}
+
+/// One command to run in a container.
+#[derive(Debug, Clone, Default)]
+pub struct ExecRequest {
+    pub argv: Vec<String>,
+    pub env: Vec<(String, String)>,
+    /// `uid:gid`; the container's user when `None`.
+    pub user: Option<String>,
+    pub working_dir: Option<String>,
+    /// Bytes written to the command's stdin, which is then closed.
+    pub stdin: Option<Vec<u8>>,
+    /// Stop reading (and report a timeout) at this instant.
+    pub deadline: Option<Instant>,
+    /// Bytes kept per stream; the rest is counted, not kept.
+    pub max_bytes: usize,
+}
+
+/// What a command printed and how it ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExecOutput {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// Bytes the command wrote per stream, kept or not.
+    pub stdout_total: u64,
+    pub stderr_total: u64,
+    /// `None` when the command was still running (a timeout).
+    pub exit_code: Option<i64>,
+    pub timed_out: bool,
+    pub elapsed: Duration,
+}
+
+impl ExecOutput {
+    pub fn truncated(&self) -> bool {
+        self.stdout_total > self.stdout.len() as u64 || self.stderr_total > self.stderr.len() as u64
+    }
+}
+
+/// A managed container found on the engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManagedContainer {
+    pub id: String,
+    pub labels: BTreeMap<String, String>,
+}
+
+fn engine_err(operation: &str) -> impl FnOnce(bollard::errors::Error) -> SandboxError + '_ {
+    move |e| SandboxError::Engine {
+        operation: operation.to_owned(),
+        reason: e.to_string(),
+    }
+}
+
+fn is_not_found(e: &bollard::errors::Error) -> bool {
+    matches!(
+        e,
+        bollard::errors::Error::DockerResponseServerError {
+            status_code: 404,
+            ..
+        }
+    )
+}
+
+impl Engine {
+    /// Connects to the local engine (DOCKER_HOST or the default socket)
+    /// and agrees on an API version with it.
+    pub async fn connect() -> Result<Engine, SandboxError> {
+        let unavailable = |e: bollard::errors::Error| SandboxError::EngineUnavailable {
+            reason: e.to_string(),
+        };
+        let docker = Docker::connect_with_local_defaults().map_err(unavailable)?;
+        let docker = tokio::time::timeout(Duration::from_secs(10), docker.negotiate_version())
+            .await
+            .map_err(|_| SandboxError::EngineUnavailable {
+                reason: "the engine did not answer within 10 s".into(),
+            })?
+            .map_err(unavailable)?;
+        docker.ping().await.map_err(unavailable)?;
+        Ok(Engine { docker })
+    }
+
+    pub async fn image_exists(&self, image: &str) -> Result<bool, SandboxError> {
+        match self.docker.inspect_image(image).await {
+            Ok(_) => Ok(true),
+            Err(e) if is_not_found(&e) => Ok(false),
+            Err(e) => Err(engine_err("inspect an image")(e)),
+        }
+    }
+
+    /// Imports a root filesystem tarball as an untagged image; returns its id.
+    pub async fn import_rootfs<S>(&self, tar: S) -> Result<String, SandboxError>
+    where
+        S: Stream<Item = Result<bytes::Bytes, std::io::Error>> + Send + 'static,
+    {
+        let options = CreateImageOptionsBuilder::new().from_src("-").build();
+        let mut stream =
+            self.docker
+                .create_image(Some(options), Some(bollard::body_try_stream(tar)), None);
+        let mut id = None;
+        while let Some(info) = stream.next().await {
+            let info = info.map_err(engine_err("import an image"))?;
+            if let Some(status) = info.status.filter(|s| s.starts_with("sha256:")) {
+                id = Some(status);
+            }
+        }
+        id.ok_or_else(|| SandboxError::Engine {
+            operation: "import an image".into(),
+            reason: "the engine reported no image id".into(),
+        })
+    }
+
+    /// Tags image `id` as `repo:tag`.
+    pub async fn tag_image(&self, id: &str, reference: &str) -> Result<(), SandboxError> {
+        let (repo, tag) = reference.rsplit_once(':').unwrap_or((reference, "latest"));
+        let options = TagImageOptionsBuilder::new().repo(repo).tag(tag).build();
+        self.docker
+            .tag_image(id, Some(options))
+            .await
+            .map_err(engine_err("tag an image"))
+    }
+
+    /// Removes an image this process created (by id).
+    pub async fn remove_image(&self, id: &str) -> Result<(), SandboxError> {
+        let options = RemoveImageOptionsBuilder::new().force(true).build();
+        match self.docker.remove_image(id, Some(options), None).await {
+            Ok(_) => Ok(()),
+            Err(e) if is_not_found(&e) => Ok(()),
+            Err(e) => Err(engine_err("remove an image")(e)),
+        }
+    }
+
+    /// Creates and starts a container for `spec`, installing its egress
+    /// firewall before returning. A container that cannot be fully set up
+    /// is removed, never returned.
+    pub async fn start(&self, spec: &ContainerSpec) -> Result<String, SandboxError> {
+        let body = create_body(spec);
+        let created = self
+            .docker
+            .create_container(None, body)
+            .await
+            .map_err(|e| {
+                if is_not_found(&e) {
+                    SandboxError::ImageMissing {
+                        image: spec.image.clone(),
+                    }
+                } else {
+                    engine_err("create a container")(e)
+                }
+            })?;
+        let id = created.id;
+        let setup = async {
+            self.docker
+                .start_container(&id, None)
+                .await
+                .map_err(engine_err("start a container"))?;
+            if let Network::Allowlist(rules) = &spec.network {
+                self.firewall(&id, spec, &crate::egress::firewall_script(rules))
+                    .await?;
+            }
+            Ok::<(), SandboxError>(())
+        };
+        if let Err(e) = setup.await {
+            let _ = self.remove(&id).await;
+            return Err(e);
+        }
+        Ok(id)
+    }
+
+    /// Runs the firewall script in a short-lived container that shares
+    /// `target`'s network namespace and holds only CAP_NET_ADMIN.
+    async fn firewall(
+        &self,
+        target: &str,
+        spec: &ContainerSpec,
+        script: &str,
+    ) -> Result<(), SandboxError> {
+        let fail = |reason: String| SandboxError::Firewall {
+            container: target.to_owned(),
+            reason,
+        };
+        let labels: HashMap<String, String> = spec
+            .labels
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .chain([("warden.role".to_owned(), "firewall".to_owned())])
+            .collect();
+        let body = ContainerCreateBody {
+            image: Some(spec.image.clone()),
+            user: Some("0:0".into()),
+            cmd: Some(vec!["/bin/sh".into(), "-c".into(), script.to_owned()]),
+            labels: Some(labels),
+            host_config: Some(HostConfig {
+                network_mode: Some(format!("container:{target}")),
+                cap_drop: Some(vec!["ALL".into()]),
+                cap_add: Some(vec!["NET_ADMIN".into(), "NET_RAW".into()]),
+                security_opt: Some(vec!["no-new-privileges".into()]),
+                readonly_rootfs: Some(true),
+                tmpfs: Some(HashMap::from([
+                    ("/run".to_owned(), "rw,size=1m".to_owned()),
+                    ("/tmp".to_owned(), "rw,size=1m".to_owned()),
+                ])),
+                pids_limit: Some(16),
+                memory: Some(64 << 20),
+                privileged: Some(false),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let id = self
+            .docker
+            .create_container(None, body)
+            .await
+            .map_err(|e| fail(e.to_string()))?
+            .id;
+        let result = async {
+            self.docker
+                .start_container(&id, None)
+                .await
+                .map_err(|e| fail(e.to_string()))?;
+            let mut wait = self.docker.wait_container(&id, None);
+            let code = match wait.next().await {
+                Some(Ok(r)) => r.status_code,
+                Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => code,
+                Some(Err(e)) => return Err(fail(e.to_string())),
+                None => return Err(fail("the engine ended the wait".into())),
+            };
+            if code != 0 {
+                let logs = self.logs(&id).await;
+                return Err(fail(format!("exit code {code}: {}", logs.trim())));
+            }
+            Ok(())
+        }
+        .await;
+        let _ = self.remove(&id).await;
+        result
+    }
+
+    async fn logs(&self, id: &str) -> String {
+        let options = bollard::query_parameters::LogsOptionsBuilder::new()
+            .stdout(true)
+            .stderr(true)
+            .build();
+        let chunks: Vec<LogOutput> = self
+            .docker
+            .logs(id, Some(options))
+            .take(200)
+            .filter_map(|r| async move { r.ok() })
+            .collect()
+            .await;
+        chunks.iter().map(ToString::to_string).collect()
+    }
+
+    /// Runs a command and collects its output within the request's caps.
+    pub async fn exec(
+        &self,
+        container: &str,
+        req: &ExecRequest,
+    ) -> Result<ExecOutput, SandboxError> {
+        let started = Instant::now();
+        let config = ExecConfig {
+            attach_stdin: Some(req.stdin.is_some()),
+            attach_stdout: Some(true),
+            attach_stderr: Some(true),
+            cmd: Some(req.argv.clone()),
+            env: Some(req.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
+            user: req.user.clone(),
+            working_dir: req.working_dir.clone(),
+            privileged: Some(false),
+            ..Default::default()
+        };
+        let exec = self
+            .docker
+            .create_exec(container, config)
+            .await
+            .map_err(engine_err("create an exec"))?;
+        let started_exec = self
+            .docker
+            .start_exec(&exec.id, None::<StartExecOptions>)
+            .await
+            .map_err(engine_err("start an exec"))?;
+        let StartExecResults::Attached {
+            mut output,
+            mut input,
+        } = started_exec
+        else {
+            return Err(SandboxError::Engine {
+                operation: "start an exec".into(),
+                reason: "the engine detached an attached exec".into(),
+            });
+        };
+        if let Some(data) = &req.stdin {
+            input
+                .write_all(data)
+                .await
+                .map_err(|e| SandboxError::io("writing a command's stdin", e))?;
+            let _ = input.shutdown().await;
+        }
+        drop(input);
+        let mut out = ExecOutput::default();
+        loop {
+            let next = match req.deadline {
+                Some(at) => match tokio::time::timeout_at(at.into(), output.next()).await {
+                    Ok(next) => next,
+                    Err(_) => {
+                        out.timed_out = true;
+                        break;
+                    }
+                },
+                None => output.next().await,
+            };
+            let Some(chunk) = next else { break };
+            match chunk.map_err(engine_err("read a command's output"))? {
+                LogOutput::StdOut { message } | LogOutput::Console { message } => {
+                    keep(
+                        &mut out.stdout,
+                        &mut out.stdout_total,
+                        &message,
+                        req.max_bytes,
+                    );
+                }
+                LogOutput::StdErr { message } => {
+                    keep(
+                        &mut out.stderr,
+                        &mut out.stderr_total,
+                        &message,
+                        req.max_bytes,
+                    );
+                }
+                LogOutput::StdIn { .. } => {}
+            }
+        }
+        drop(output);
+        if !out.timed_out {
+            let inspect = self
+                .docker
+                .inspect_exec(&exec.id)
+                .await
+                .map_err(engine_err("inspect an exec"))?;
+            out.exit_code = inspect.exit_code;
+        }
+        out.elapsed = started.elapsed();
+        Ok(out)
+    }
+
+    /// Starts a command in the background of a container and returns at once.
+    pub async fn exec_detached(
+        &self,
+        container: &str,
+        argv: Vec<String>,
+        env: Vec<(String, String)>,
+    ) -> Result<(), SandboxError> {
+        let config = ExecConfig {
+            cmd: Some(argv),
+            env: Some(env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
+            privileged: Some(false),
+            ..Default::default()
+        };
+        let exec = self
+            .docker
+            .create_exec(container, config)
+            .await
+            .map_err(engine_err("create an exec"))?;
+        self.docker
+            .start_exec(
+                &exec.id,
+                Some(StartExecOptions {
+                    detach: true,
+                    ..Default::default()
+                }),
+            )
+            .await
+            .map_err(engine_err("start an exec"))?;
+        Ok(())
+    }
+
+    /// Removes a container (killing it first); a missing one is fine.
+    pub async fn remove(&self, id: &str) -> Result<(), SandboxError> {
+        let options = RemoveContainerOptionsBuilder::new()
+            .force(true)
+            .v(true)
+            .build();
+        match self.docker.remove_container(id, Some(options)).await {
+            Ok(()) => Ok(()),
+            Err(e) if is_not_found(&e) => Ok(()),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 409, ..
+            }) => Ok(()), // already being removed
+            Err(e) => Err(engine_err("remove a container")(e)),
+        }
+    }
+
+    /// Managed containers (running or not) carrying every `label=value`.
+    pub async fn list_managed(
+        &self,
+        labels: &[(&str, &str)],
+    ) -> Result<Vec<ManagedContainer>, SandboxError> {
+        let mut wanted = vec![format!("{MANAGED_LABEL}=true")];
+        wanted.extend(labels.iter().map(|(k, v)| format!("{k}={v}")));
+        let filters = HashMap::from([("label".to_owned(), wanted)]);
+        let options = ListContainersOptionsBuilder::new()
+            .all(true)
+            .filters(&filters)
+            .build();
+        let list = self
+            .docker
+            .list_containers(Some(options))
+            .await
+            .map_err(engine_err("list containers"))?;
+        Ok(list
+            .into_iter()
+            .filter_map(|c| {
+                Some(ManagedContainer {
+                    id: c.id?,
+                    labels: c.labels.unwrap_or_default().into_iter().collect(),
+                })
+            })
+            .collect())
+    }
+
+    /// The gateway address of Docker's default bridge: where a container
+    /// on the bridge reaches the host.
+    pub async fn bridge_gateway(&self) -> Result<IpAddr, SandboxError> {
+        let net = self
+            .docker
+            .inspect_network("bridge", None)
+            .await
+            .map_err(engine_err("inspect the bridge network"))?;
+        // Docker omits the gateway when it took the default: the subnet's
+        // first address.
+        net.ipam
+            .and_then(|i| i.config)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| match c.gateway {
+                Some(g) => g.parse().ok(),
+                None => first_host(c.subnet.as_deref()?),
+            })
+            .next()
+            .ok_or_else(|| SandboxError::Engine {
+                operation: "inspect the bridge network".into(),
+                reason: "it has no gateway address".into(),
+            })
+    }
+}
+
+fn first_host(subnet: &str) -> Option<IpAddr> {
+    let (addr, _) = subnet.split_once('/')?;
+    match addr.parse::<IpAddr>().ok()? {
+        IpAddr::V4(v4) => Some(IpAddr::V4((u32::from(v4) + 1).into())),
+        IpAddr::V6(v6) => Some(IpAddr::V6((u128::from(v6) + 1).into())),
+    }
+}
+
+fn keep(buf: &mut Vec<u8>, total: &mut u64, chunk: &[u8], max: usize) {
+    *total += chunk.len() as u64;
+    let room = max.saturating_sub(buf.len());
+    buf.extend_from_slice(&chunk[..room.min(chunk.len())]);
+}
+
+fn create_body(spec: &ContainerSpec) -> ContainerCreateBody {
+    let (network_mode, network_disabled) = match spec.network {
+        Network::None => ("none", true),
+        Network::Allowlist(_) | Network::Open => ("bridge", false),
+    };
+    let binds = spec
+        .mounts
+        .iter()
+        .map(|m| {
+            format!(
+                "{}:{}:{}",
+                m.host.display(),
+                m.guest,
+                if m.read_only { "ro" } else { "rw" }
+            )
+        })
+        .collect();
+    let memory = i64::try_from(spec.memory_bytes).unwrap_or(i64::MAX);
+    ContainerCreateBody {
+        image: Some(spec.image.clone()),
+        user: Some(spec.user.clone()),
+        cmd: Some(spec.cmd.clone()),
+        env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
+        working_dir: Some(spec.working_dir.clone()),
+        labels: Some(spec.labels.clone().into_iter().collect()),
+        network_disabled: Some(network_disabled),
+        host_config: Some(HostConfig {
+            network_mode: Some(network_mode.into()),
+            extra_hosts: Some(
+                spec.extra_hosts
+                    .iter()
+                    .map(|(n, ip)| format!("{n}:{ip}"))
+                    .collect(),
+            ),
+            binds: Some(binds),
+            memory: Some(memory),
+            memory_swap: Some(memory),
+            nano_cpus: Some(i64::try_from(spec.nano_cpus).unwrap_or(i64::MAX)),
+            pids_limit: Some(i64::from(spec.pids_limit)),
+            tmpfs: Some(spec.tmpfs.iter().cloned().collect()),
+            readonly_rootfs: Some(spec.read_only_rootfs),
+            cap_drop: spec.drop_all_capabilities.then(|| vec!["ALL".into()]),
+            security_opt: spec
+                .no_new_privileges
+                .then(|| vec!["no-new-privileges".into()]),
+            privileged: Some(false),
+            init: Some(true),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}

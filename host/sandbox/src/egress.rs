@@ -1,0 +1,102 @@
+//! The egress allowlist of a container whose grants name host:port pairs.
+//!
+//! Attack: a sandboxed command talking to anything but what it was granted
+//! — the host's own services on the bridge gateway, other containers, the
+//! operator's network, cloud metadata, the internet — to exfiltrate data
+//! or pivot. Mechanism: the container joins Docker's bridge, and before
+//! any call runs, a short-lived firewall container joins the sandbox's
+//! network namespace (`network_mode: container:<id>`) holding only
+//! CAP_NET_ADMIN, installs the rules below, and exits. In that namespace
+//! OUTPUT is default-drop: loopback, replies to established flows, and TCP
+//! to each granted address (and port) are accepted; everything else is
+//! rejected at once (so a refused connect fails fast instead of hanging).
+//! INPUT admits only loopback and replies. The sandbox itself has no
+//! capabilities, so it cannot change the rules; DNS is not allowed (names
+//! in grants are resolved by the host and pinned in /etc/hosts), so DNS
+//! cannot be used as a tunnel either.
+
+use std::fmt::Write as _;
+
+use crate::spec::EgressRule;
+
+/// A POSIX shell script installing the allowlist with iptables (IPv4) and
+/// ip6tables (IPv6). It uses the nftables-backed tools when they work in
+/// the namespace and the legacy ones otherwise; any failing command fails
+/// the script, and the caller then refuses to run the call.
+pub fn firewall_script(rules: &[EgressRule]) -> String {
+    let mut s = String::from(
+        "set -eu\n\
+         pick() { if $1 -S >/dev/null 2>&1; then echo $1; else echo $2; fi; }\n\
+         V4=$(pick iptables iptables-legacy)\n\
+         V6=$(pick ip6tables ip6tables-legacy)\n",
+    );
+    for v in ["$V4", "$V6"] {
+        let _ = writeln!(s, "{v} -P OUTPUT DROP");
+        let _ = writeln!(s, "{v} -P INPUT DROP");
+        let _ = writeln!(s, "{v} -A OUTPUT -o lo -j ACCEPT");
+        let _ = writeln!(s, "{v} -A INPUT -i lo -j ACCEPT");
+        let _ = writeln!(
+            s,
+            "{v} -A OUTPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT"
+        );
+        let _ = writeln!(
+            s,
+            "{v} -A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT"
+        );
+    }
+    for rule in rules {
+        let v = if rule.net.addr.is_ipv4() {
+            "$V4"
+        } else {
+            "$V6"
+        };
+        // Addresses and ports are typed values: nothing here comes from a
+        // string a caller could shape into shell syntax.
+        let _ = write!(s, "{v} -A OUTPUT -p tcp -d {}", rule.net);
+        if let Some(port) = rule.port {
+            let _ = write!(s, " --dport {port}");
+        }
+        s.push_str(" -j ACCEPT\n");
+    }
+    for v in ["$V4", "$V6"] {
+        let _ = writeln!(s, "{v} -A OUTPUT -p tcp -j REJECT --reject-with tcp-reset");
+        let _ = writeln!(s, "{v} -A OUTPUT -j REJECT");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use warden_api::net::Cidr;
+
+    use super::*;
+
+    #[test]
+    fn default_drop_then_only_granted_pairs() {
+        let rules = [
+            EgressRule {
+                net: Cidr {
+                    addr: "172.17.0.1".parse().unwrap(),
+                    prefix: 32,
+                },
+                port: Some(8080),
+            },
+            EgressRule {
+                net: Cidr {
+                    addr: "fd00::".parse().unwrap(),
+                    prefix: 64,
+                },
+                port: None,
+            },
+        ];
+        let s = firewall_script(&rules);
+        assert!(s.contains("$V4 -P OUTPUT DROP"));
+        assert!(s.contains("$V6 -P OUTPUT DROP"));
+        assert!(s.contains("$V4 -A OUTPUT -p tcp -d 172.17.0.1/32 --dport 8080 -j ACCEPT"));
+        assert!(s.contains("$V6 -A OUTPUT -p tcp -d fd00::/64 -j ACCEPT"));
+        let accept = s.find("--dport 8080 -j ACCEPT").unwrap();
+        let reject = s.find("-j REJECT --reject-with tcp-reset").unwrap();
+        assert!(accept < reject, "grants come before the final reject");
+        assert!(!s.contains("--dport 53"), "no DNS");
+    }
+}

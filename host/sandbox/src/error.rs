@@ -1,0 +1,50 @@
+use thiserror::Error;
+
+/// What went wrong in the sandbox layer. Every variant names the operation
+/// that failed and carries what an operator needs to act on it.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum SandboxError {
+    #[error(
+        "no Docker engine answers ({reason}); start one (as root on Debian: `scripts/ensure-docker`) — \
+         the terminal, code, browser and desktop tools need it, every other tool keeps working"
+    )]
+    EngineUnavailable { reason: String },
+    #[error("the Docker engine refused to {operation}: {reason}")]
+    Engine { operation: String, reason: String },
+    #[error("image `{image}` is not built: run `warden sandbox build-images`")]
+    ImageMissing { image: String },
+    #[error("building image `{image}` failed at {step}: {reason}")]
+    BuildImage {
+        image: String,
+        step: String,
+        reason: String,
+    },
+    #[error("reading the apt configuration: {reason}")]
+    AptConfig { reason: String },
+    #[error("the grants cannot be enforced in a container: {reason}")]
+    Grant { reason: String },
+    #[error("the egress firewall of container {container} could not be installed: {reason}")]
+    Firewall { container: String, reason: String },
+    #[error("{operation}: {source}")]
+    Io {
+        operation: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("a built-in tool spec is invalid: {reason}")]
+    ToolSpec { reason: String },
+    #[error("image: {reason}")]
+    Image { reason: String },
+    #[error("the sandbox is shutting down")]
+    ShuttingDown,
+}
+
+impl SandboxError {
+    pub(crate) fn io(operation: impl Into<String>, source: std::io::Error) -> SandboxError {
+        SandboxError::Io {
+            operation: operation.into(),
+            source,
+        }
+    }
+}

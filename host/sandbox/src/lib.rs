@@ -1,0 +1,32 @@
+//! Docker sandboxes for Warden's heavyweight tools.
+//!
+//! Owns: the sandbox images (built locally from Debian packages, keyed by
+//! recipe digest), the pure mapping from a call's grants and the config
+//! to a container spec, the egress firewall, the engine connection
+//! (bollard, in `docker.rs` only), container lifecycle strategies
+//! (per-agent with a grace period, per-task, per-call), reconciliation of
+//! orphans, log shipping, and the host-native tools that run in
+//! containers: `terminal.exec`, `code.run`, `browser.*`, `desktop.*`.
+//!
+//! Does not own: policy (the gate decides before a call gets here), the
+//! grants themselves (the operator's config), or any other tool category:
+//! if Docker is unavailable only these tools fail.
+
+mod config;
+mod docker;
+pub mod egress;
+mod error;
+pub mod images;
+pub mod lifecycle;
+pub mod logs;
+pub mod pixels;
+pub mod reconcile;
+mod sandbox;
+pub mod spec;
+mod tools;
+
+pub use config::{LogShipping, SandboxConfig, Strategy};
+pub use docker::{Engine, ExecOutput, ExecRequest, ManagedContainer};
+pub use error::SandboxError;
+pub use sandbox::{DockerSandbox, RunOutput, RunRequest, Sandbox, SharedSandbox, reconcile};
+pub use tools::SandboxTools;

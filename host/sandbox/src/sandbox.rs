@@ -1,0 +1,377 @@
+//! [`Sandbox`]: run a command in a container chosen by the lifecycle
+//! strategy; [`DockerSandbox`] is the implementation on a Docker engine.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use warden_api::{BoxFuture, CallContext, Grants};
+
+use crate::docker::{Engine, ExecOutput, ExecRequest};
+use crate::images::ImageKind;
+use crate::lifecycle::{Key, Placement, Pool, Slot, place};
+use crate::reconcile::{is_orphan, process_start, this_host};
+use crate::spec::{HOST_ID_LABEL, HostIdentity, SpecInput, container_spec, names_to_resolve};
+use crate::{SandboxConfig, SandboxError, Strategy};
+
+/// One command to run for a call.
+#[derive(Debug, Clone)]
+pub struct RunRequest<'a> {
+    pub kind: ImageKind,
+    pub context: &'a CallContext,
+    pub grants: &'a Grants,
+    pub argv: Vec<String>,
+    pub stdin: Option<Vec<u8>>,
+    /// Inside the container; the workspace when `None`.
+    pub working_dir: Option<String>,
+    pub timeout: Duration,
+    /// Output kept per stream; the configured `max-output-bytes` when `None`.
+    pub max_output: Option<usize>,
+}
+
+/// How a command ran.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    pub output: ExecOutput,
+    pub container: String,
+    /// The strategy this call ran under (per-call when its owner was unknown).
+    pub strategy: Strategy,
+    /// True when the container was created for this call.
+    pub cold: bool,
+}
+
+/// Runs commands for calls in containers Warden manages.
+pub trait Sandbox: Send + Sync {
+    /// Runs one command in the container the strategy picks for the call.
+    /// A deadline hit kills the command's whole process group and is
+    /// reported as `timed_out`, not as an error.
+    fn run<'a>(&'a self, request: RunRequest<'a>)
+    -> BoxFuture<'a, Result<RunOutput, SandboxError>>;
+
+    /// The task ended: removes its per-task containers.
+    fn end_task<'a>(&'a self, task: &'a str) -> BoxFuture<'a, ()>;
+
+    /// Removes every container this host owns; later runs fail.
+    fn shutdown(&self) -> BoxFuture<'_, ()>;
+}
+
+/// The Docker implementation of [`Sandbox`].
+#[derive(Debug)]
+pub struct DockerSandbox {
+    engine: Engine,
+    config: SandboxConfig,
+    host: HostIdentity,
+    pool: Pool,
+    owned: std::sync::Mutex<HashSet<String>>,
+    closing: AtomicBool,
+    calls: AtomicU64,
+}
+
+impl DockerSandbox {
+    /// Connects to the engine and removes orphans: managed containers
+    /// whose host process is gone.
+    pub async fn start(config: SandboxConfig) -> Result<Arc<DockerSandbox>, SandboxError> {
+        let engine = Engine::connect().await?;
+        let removed = reconcile(&engine).await?;
+        if removed > 0 {
+            tracing::info!(removed, "removed orphaned sandbox containers");
+        }
+        Ok(Arc::new(DockerSandbox {
+            engine,
+            config,
+            host: this_host(),
+            pool: Pool::default(),
+            owned: std::sync::Mutex::new(HashSet::new()),
+            closing: AtomicBool::new(false),
+            calls: AtomicU64::new(0),
+        }))
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub fn config(&self) -> &SandboxConfig {
+        &self.config
+    }
+
+    /// The label value naming this host's containers.
+    pub fn host_id(&self) -> &str {
+        &self.host.id
+    }
+
+    fn owned(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.owned.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    async fn create(
+        &self,
+        kind: ImageKind,
+        placement: &Placement,
+        grants: &Grants,
+    ) -> Result<String, SandboxError> {
+        if self.closing.load(Ordering::SeqCst) {
+            return Err(SandboxError::ShuttingDown);
+        }
+        let mut resolved = BTreeMap::new();
+        for name in names_to_resolve(grants) {
+            let addrs = tokio::net::lookup_host((name.as_str(), 0))
+                .await
+                .map_err(|e| SandboxError::Grant {
+                    reason: format!("resolving `{name}`: {e}"),
+                })?
+                .map(|a| a.ip())
+                .collect();
+            resolved.insert(name, addrs);
+        }
+        let input = SpecInput {
+            kind,
+            host: &self.host,
+            owner: &placement.labels,
+            resolved: &resolved,
+        };
+        let spec = container_spec(&input, grants, &self.config)?;
+        let id = self.engine.start(&spec).await?;
+        self.owned().insert(id.clone());
+        if self.closing.load(Ordering::SeqCst) {
+            self.remove(&id).await;
+            return Err(SandboxError::ShuttingDown);
+        }
+        Ok(id)
+    }
+
+    async fn remove(&self, id: &str) {
+        if let Err(e) = self.engine.remove(id).await {
+            tracing::warn!(container = id, error = %e, "removing a sandbox container failed");
+        }
+        self.owned().remove(id);
+    }
+
+    /// The pooled container of `key`, created on first use.
+    async fn pooled(
+        &self,
+        slot: &Slot,
+        kind: ImageKind,
+        placement: &Placement,
+        grants: &Grants,
+    ) -> Result<(String, bool), SandboxError> {
+        let mut container = slot.container.lock().await;
+        if let Some(id) = container.as_ref() {
+            return Ok((id.clone(), false));
+        }
+        let id = self.create(kind, placement, grants).await?;
+        *container = Some(id.clone());
+        Ok((id, true))
+    }
+
+    fn release(self: &Arc<Self>, key: Key, slot: &Slot) {
+        let Some(epoch) = self.pool.release(slot) else {
+            return;
+        };
+        let this = Arc::clone(self);
+        let grace = Duration::from_secs(self.config.grace_period_secs);
+        tokio::spawn(async move {
+            tokio::time::sleep(grace).await;
+            let Some(slot) = this.pool.take_idle(&key, Some(epoch)) else {
+                return;
+            };
+            let taken = slot.container.lock().await.take();
+            if let Some(id) = taken {
+                tracing::debug!(container = %id, owner = %key.owner, "grace period over");
+                this.remove(&id).await;
+            }
+        });
+    }
+
+    async fn exec(
+        &self,
+        container: &str,
+        request: &RunRequest<'_>,
+    ) -> Result<(ExecOutput, bool), SandboxError> {
+        let call = self.calls.fetch_add(1, Ordering::SeqCst);
+        let pg_file = format!("/tmp/.warden/call-{call}.pg");
+        // A new session makes the command a process group of its own; its
+        // id is recorded so a timeout can kill the whole group.
+        let script = format!(
+            "mkdir -p /tmp/.warden && echo $$ > {pg_file}; \"$@\"; rc=$?; rm -f {pg_file}; exit $rc"
+        );
+        let mut argv = vec![
+            "setsid".to_owned(),
+            "-w".to_owned(),
+            "/bin/sh".to_owned(),
+            "-c".to_owned(),
+            script,
+            "warden-call".to_owned(),
+        ];
+        argv.extend(request.argv.iter().cloned());
+        let c = request.context;
+        let env = vec![
+            ("WARDEN_AGENT_ID".to_owned(), c.agent.clone()),
+            ("WARDEN_SESSION_ID".to_owned(), c.session.clone()),
+            (
+                "WARDEN_TASK_ID".to_owned(),
+                c.task.clone().unwrap_or_default(),
+            ),
+            ("WARDEN_REQUEST_ID".to_owned(), c.request_id.clone()),
+        ];
+        let exec = ExecRequest {
+            argv,
+            env,
+            user: None,
+            working_dir: request.working_dir.clone(),
+            stdin: request.stdin.clone(),
+            deadline: Some(Instant::now() + request.timeout),
+            max_bytes: request.max_output.unwrap_or_else(|| {
+                usize::try_from(self.config.max_output_bytes).unwrap_or(usize::MAX)
+            }),
+        };
+        let out = self.engine.exec(container, &exec).await?;
+        if out.timed_out && !self.kill_group(container, &pg_file).await {
+            // The kill could not even start (a fork bomb holding every pid):
+            // the container goes, and with it every process of the call.
+            tracing::warn!(
+                container,
+                "resetting a sandbox container: its timed-out command could not be killed"
+            );
+            return Ok((out, true));
+        }
+        Ok((out, false))
+    }
+
+    /// Kills the process group recorded in `pg_file`; false when the kill
+    /// could not run. `read` and `kill` are shell builtins: no fork needed
+    /// beyond the exec itself.
+    async fn kill_group(&self, container: &str, pg_file: &str) -> bool {
+        let kill = ExecRequest {
+            argv: vec![
+                "/bin/sh".into(),
+                "-c".into(),
+                format!("read pg < {pg_file} && kill -9 -$pg; rm -f {pg_file}"),
+            ],
+            deadline: Some(Instant::now() + Duration::from_secs(10)),
+            max_bytes: 4096,
+            ..ExecRequest::default()
+        };
+        match self.engine.exec(container, &kill).await {
+            Ok(out) => !out.timed_out && out.exit_code.is_some(),
+            Err(e) => {
+                tracing::warn!(container, error = %e, "killing a timed-out command failed");
+                false
+            }
+        }
+    }
+}
+
+/// Removes managed containers whose host process is gone; returns how many.
+pub async fn reconcile(engine: &Engine) -> Result<usize, SandboxError> {
+    let mut removed = 0;
+    for c in engine.list_managed(&[]).await? {
+        if is_orphan(&c.labels, process_start) {
+            engine.remove(&c.id).await?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// [`Sandbox`] over an `Arc<DockerSandbox>`: the grace timers need to own
+/// the sandbox.
+#[derive(Debug, Clone)]
+pub struct SharedSandbox(pub Arc<DockerSandbox>);
+
+impl Sandbox for SharedSandbox {
+    fn run<'a>(
+        &'a self,
+        request: RunRequest<'a>,
+    ) -> BoxFuture<'a, Result<RunOutput, SandboxError>> {
+        Box::pin(async move {
+            let this = &self.0;
+            if this.closing.load(Ordering::SeqCst) {
+                return Err(SandboxError::ShuttingDown);
+            }
+            let placement = place(this.config.strategy, request.kind, request.context);
+            match placement.key.clone() {
+                Some(key) => {
+                    let (slot, _) = this.pool.acquire(&key);
+                    let result = async {
+                        let (id, cold) = this
+                            .pooled(&slot, request.kind, &placement, request.grants)
+                            .await?;
+                        let (output, reset) = this.exec(&id, &request).await?;
+                        if reset {
+                            let mut held = slot.container.lock().await;
+                            if held.as_deref() == Some(id.as_str()) {
+                                held.take();
+                                this.remove(&id).await;
+                            }
+                        }
+                        Ok(RunOutput {
+                            output,
+                            container: id,
+                            strategy: placement.labels.strategy,
+                            cold,
+                        })
+                    }
+                    .await;
+                    this.release(key, &slot);
+                    result
+                }
+                None => {
+                    let id = this
+                        .create(request.kind, &placement, request.grants)
+                        .await?;
+                    let output = this.exec(&id, &request).await;
+                    this.remove(&id).await;
+                    Ok(RunOutput {
+                        output: output?.0,
+                        container: id,
+                        strategy: Strategy::PerCall,
+                        cold: true,
+                    })
+                }
+            }
+        })
+    }
+
+    fn end_task<'a>(&'a self, task: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let owner = format!("task:{task}");
+            for key in self.0.pool.keys().into_iter().filter(|k| k.owner == owner) {
+                let Some(slot) = self.0.pool.take_idle(&key, None) else {
+                    continue;
+                };
+                let taken = slot.container.lock().await.take();
+                if let Some(id) = taken {
+                    self.0.remove(&id).await;
+                }
+            }
+        })
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let this = &self.0;
+            this.closing.store(true, Ordering::SeqCst);
+            for slot in this.pool.drain() {
+                if let Some(id) = slot.container.lock().await.take() {
+                    this.remove(&id).await;
+                }
+            }
+            let left: Vec<String> = this.owned().iter().cloned().collect();
+            for id in left {
+                this.remove(&id).await;
+            }
+            // Anything labelled as ours that the bookkeeping missed.
+            if let Ok(list) = this
+                .engine
+                .list_managed(&[(HOST_ID_LABEL, this.host.id.as_str())])
+                .await
+            {
+                for c in list {
+                    this.remove(&c.id).await;
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,259 @@
+//! The container a call runs in, as a pure function of the call's
+//! effective grants and the configuration.
+//!
+//! Attack: a sandboxed command escaping or overreaching — reading or
+//! writing host files it was not granted, reaching the network, gaining
+//! privileges (setuid binaries, capabilities, a privileged container),
+//! or exhausting the machine (fork bombs, memory hogs, /tmp floods).
+//! Every container this function describes runs as a non-root user with
+//! all capabilities dropped and no-new-privileges, never privileged, on a
+//! read-only root filesystem with a size-capped tmpfs at /tmp, with
+//! memory (no swap), CPU and pids limits, no network unless the grants
+//! name host:port pairs (then only those, see [`crate::egress`]), and only
+//! the granted directories mounted, read-only unless granted read-write.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use warden_api::net::{Cidr, HostMatch, NetPattern};
+use warden_api::{FsAccess, Grants};
+
+use crate::images::{ImageKind, SANDBOX_UID};
+use crate::{SandboxConfig, SandboxError, Strategy};
+
+/// Label every container Warden manages carries.
+pub const MANAGED_LABEL: &str = "warden.managed";
+pub const HOST_ID_LABEL: &str = "warden.host.id";
+pub const HOST_PID_LABEL: &str = "warden.host.pid";
+pub const HOST_START_LABEL: &str = "warden.host.start";
+pub const AGENT_LABEL: &str = "warden.owner.agent";
+pub const TASK_LABEL: &str = "warden.owner.task";
+pub const STRATEGY_LABEL: &str = "warden.strategy";
+pub const IMAGE_LABEL: &str = "warden.image";
+
+/// The running host process that owns containers: its random id and the
+/// pid and start time that tell whether it is still alive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostIdentity {
+    pub id: String,
+    pub pid: u32,
+    /// The process's start time (clock ticks since boot, from
+    /// /proc/PID/stat), so a reused pid is not mistaken for the owner.
+    pub start: u64,
+}
+
+/// Whose container it is: the owner key the strategy resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnerLabels {
+    pub agent: String,
+    pub task: Option<String>,
+    /// The strategy this container lives by (per-call for a call whose
+    /// owner could not be resolved).
+    pub strategy: Strategy,
+}
+
+/// One TCP egress rule: a network and optionally one port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EgressRule {
+    pub net: Cidr,
+    pub port: Option<u16>,
+}
+
+/// The container's network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Network {
+    /// No interface but loopback.
+    None,
+    /// A bridge interface whose egress is filtered to these rules.
+    Allowlist(Vec<EgressRule>),
+    /// A bridge interface, unfiltered: only for `insecure:allow-all`.
+    Open,
+}
+
+/// A host directory mounted into the container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountSpec {
+    pub host: PathBuf,
+    pub guest: String,
+    pub read_only: bool,
+}
+
+/// Everything Docker needs to create one sandbox container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerSpec {
+    pub image: String,
+    /// `uid:gid`, never root.
+    pub user: String,
+    /// The idle main process: calls run as `docker exec` beside it.
+    pub cmd: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub working_dir: String,
+    pub labels: BTreeMap<String, String>,
+    pub network: Network,
+    /// Names from network grants, pinned to the addresses they resolved to.
+    pub extra_hosts: Vec<(String, IpAddr)>,
+    pub mounts: Vec<MountSpec>,
+    pub memory_bytes: u64,
+    pub nano_cpus: u64,
+    pub pids_limit: u32,
+    /// tmpfs mounts: path and mount options.
+    pub tmpfs: Vec<(String, String)>,
+    pub read_only_rootfs: bool,
+    /// Always true; here so the invariant is visible in tests.
+    pub drop_all_capabilities: bool,
+    pub no_new_privileges: bool,
+}
+
+/// The inputs of [`container_spec`] besides the grants and config.
+#[derive(Debug, Clone)]
+pub struct SpecInput<'a> {
+    pub kind: ImageKind,
+    pub host: &'a HostIdentity,
+    pub owner: &'a OwnerLabels,
+    /// Addresses of the DNS names the network grants mention, resolved by
+    /// the caller; a name missing here is an error, never "allow".
+    pub resolved: &'a BTreeMap<String, Vec<IpAddr>>,
+}
+
+/// The container spec for a call: pure, so every security property is
+/// unit-tested without Docker.
+pub fn container_spec(
+    input: &SpecInput<'_>,
+    grants: &Grants,
+    config: &SandboxConfig,
+) -> Result<ContainerSpec, SandboxError> {
+    let (network, extra_hosts) = network(&grants.net, input.resolved)?;
+    let mounts: Vec<MountSpec> = grants
+        .fs
+        .iter()
+        .filter(|g| g.access != FsAccess::None)
+        .map(|g| MountSpec {
+            host: g.host_path.clone(),
+            guest: g.guest_path.clone(),
+            read_only: g.access != FsAccess::ReadWrite,
+        })
+        .collect();
+    for m in &mounts {
+        if !m.guest.starts_with('/') || m.guest.split('/').any(|s| s == "..") {
+            return Err(SandboxError::Grant {
+                reason: format!("guest path `{}` must be absolute, without `..`", m.guest),
+            });
+        }
+    }
+    let working_dir = mounts
+        .first()
+        .map_or_else(|| "/tmp".to_owned(), |m| m.guest.clone());
+    let mut labels = BTreeMap::new();
+    labels.insert(MANAGED_LABEL.into(), "true".into());
+    labels.insert(HOST_ID_LABEL.into(), input.host.id.clone());
+    labels.insert(HOST_PID_LABEL.into(), input.host.pid.to_string());
+    labels.insert(HOST_START_LABEL.into(), input.host.start.to_string());
+    labels.insert(AGENT_LABEL.into(), input.owner.agent.clone());
+    if let Some(task) = &input.owner.task {
+        labels.insert(TASK_LABEL.into(), task.clone());
+    }
+    labels.insert(STRATEGY_LABEL.into(), input.owner.strategy.as_str().into());
+    labels.insert(IMAGE_LABEL.into(), input.kind.as_str().into());
+    let tmpfs_bytes = config.tmpfs_mb << 20;
+    Ok(ContainerSpec {
+        image: input.kind.recipe().tag(&config.image_prefix),
+        user: format!("{SANDBOX_UID}:{SANDBOX_UID}"),
+        cmd: vec!["sleep".into(), "infinity".into()],
+        env: vec![
+            ("HOME".into(), "/tmp/home".into()),
+            ("TMPDIR".into(), "/tmp".into()),
+            (
+                "PATH".into(),
+                "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin".into(),
+            ),
+            ("LANG".into(), "C.UTF-8".into()),
+        ],
+        working_dir,
+        labels,
+        network,
+        extra_hosts,
+        mounts,
+        memory_bytes: config.memory_mb << 20,
+        nano_cpus: config.cpu_millis.saturating_mul(1_000_000),
+        pids_limit: config.pids_limit,
+        tmpfs: vec![(
+            "/tmp".into(),
+            format!("rw,nosuid,nodev,size={tmpfs_bytes},mode=1777"),
+        )],
+        read_only_rootfs: true,
+        drop_all_capabilities: true,
+        no_new_privileges: true,
+    })
+}
+
+type NetPlan = (Network, Vec<(String, IpAddr)>);
+
+fn network(
+    grants: &[NetPattern],
+    resolved: &BTreeMap<String, Vec<IpAddr>>,
+) -> Result<NetPlan, SandboxError> {
+    if grants.is_empty() {
+        return Ok((Network::None, Vec::new()));
+    }
+    if grants.iter().any(|g| matches!(g, NetPattern::AllowAll)) {
+        return Ok((Network::Open, Vec::new()));
+    }
+    let mut rules = Vec::new();
+    let mut pins = Vec::new();
+    for grant in grants {
+        let NetPattern::Host { scheme, host, port } = grant else {
+            continue;
+        };
+        let port = port.or(scheme.map(|s| s.default_port()));
+        let host_rule = |ip: IpAddr| EgressRule {
+            net: Cidr {
+                addr: ip,
+                prefix: if ip.is_ipv4() { 32 } else { 128 },
+            },
+            port,
+        };
+        match host {
+            HostMatch::Ip(ip) => rules.push(host_rule(*ip)),
+            HostMatch::Cidr(c) => rules.push(EgressRule { net: *c, port }),
+            HostMatch::Name(name) => {
+                let ips = resolved
+                    .get(name)
+                    .filter(|v| !v.is_empty())
+                    .ok_or_else(|| SandboxError::Grant {
+                        reason: format!("`{name}` did not resolve to any address"),
+                    })?;
+                for ip in ips {
+                    rules.push(host_rule(*ip));
+                    pins.push((name.clone(), *ip));
+                }
+            }
+            HostMatch::Subdomains(d) => {
+                return Err(SandboxError::Grant {
+                    reason: format!(
+                        "`*.{d}`: a container's egress filter works on addresses; grant each name"
+                    ),
+                });
+            }
+        }
+    }
+    Ok((Network::Allowlist(rules), pins))
+}
+
+/// The DNS names network grants mention, for the caller to resolve.
+pub fn names_to_resolve(grants: &Grants) -> Vec<String> {
+    grants
+        .net
+        .iter()
+        .filter_map(|g| match g {
+            NetPattern::Host {
+                host: HostMatch::Name(n),
+                ..
+            } => Some(n.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

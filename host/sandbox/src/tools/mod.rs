@@ -1,0 +1,286 @@
+//! The host-native sandboxed tools as one [`Backend`]: `terminal.exec`,
+//! `code.run`, `browser.*` and `desktop.*`. The gate decides every call
+//! before it gets here; a call this backend receives was allowed.
+//!
+//! Docker is connected on first use (or by [`SandboxTools::start`]); while
+//! no engine answers, these tools fail with a clear error and every other
+//! backend keeps working.
+
+mod browser;
+mod desktop;
+mod shell;
+mod specs;
+
+use std::time::Duration;
+
+use serde_json::Value;
+use warden_api::{Backend, BackendCall, BoxFuture, Envelope, ErrorType, FsAccess, ToolSpec};
+
+use crate::docker::ExecOutput;
+use crate::images::ImageKind;
+use crate::sandbox::{RunOutput, RunRequest, Sandbox};
+use crate::{DockerSandbox, SandboxConfig, SandboxError, SharedSandbox};
+
+/// The sandboxed tools.
+#[derive(Debug)]
+pub struct SandboxTools {
+    config: SandboxConfig,
+    specs: Vec<ToolSpec>,
+    sandbox: tokio::sync::Mutex<Option<SharedSandbox>>,
+}
+
+/// Why a call failed, before it becomes an envelope.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    kind: ErrorType,
+    code: &'static str,
+    message: String,
+}
+
+impl Failure {
+    pub(crate) fn new(kind: ErrorType, code: &'static str, message: impl Into<String>) -> Failure {
+        Failure {
+            kind,
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn args(message: impl Into<String>) -> Failure {
+        Failure::new(
+            ErrorType::ArgumentValidationError,
+            "invalid_argument",
+            message,
+        )
+    }
+}
+
+impl From<SandboxError> for Failure {
+    fn from(e: SandboxError) -> Failure {
+        let (kind, code) = match &e {
+            SandboxError::EngineUnavailable { .. } => (ErrorType::HostError, "docker_unavailable"),
+            SandboxError::ImageMissing { .. } => (ErrorType::HostError, "image_missing"),
+            SandboxError::Grant { .. } => (ErrorType::PermissionDenied, "grant_not_enforceable"),
+            SandboxError::Image { .. } => (ErrorType::ToolError, "bad_image"),
+            _ => (ErrorType::HostError, "sandbox_error"),
+        };
+        Failure::new(kind, code, e.to_string())
+    }
+}
+
+type Outcome = Result<Value, Failure>;
+
+impl SandboxTools {
+    pub fn new(config: SandboxConfig) -> Result<SandboxTools, SandboxError> {
+        let specs = specs::all().map_err(|e| SandboxError::ToolSpec {
+            reason: e.to_string(),
+        })?;
+        Ok(SandboxTools {
+            config,
+            specs,
+            sandbox: tokio::sync::Mutex::new(None),
+        })
+    }
+
+    /// Connects to Docker and reconciles orphans, unless already done.
+    pub async fn start(&self) -> Result<SharedSandbox, SandboxError> {
+        let mut guard = self.sandbox.lock().await;
+        if let Some(s) = guard.as_ref() {
+            return Ok(s.clone());
+        }
+        let sandbox = SharedSandbox(DockerSandbox::start(self.config.clone()).await?);
+        *guard = Some(sandbox.clone());
+        Ok(sandbox)
+    }
+
+    /// Removes every container this host created.
+    pub async fn shutdown(&self) {
+        if let Some(s) = self.sandbox.lock().await.take() {
+            s.shutdown().await;
+        }
+    }
+
+    pub fn config(&self) -> &SandboxConfig {
+        &self.config
+    }
+
+    /// The call's deadline: the argument, else the configured default;
+    /// never past the configured maximum or the gate's deadline.
+    fn timeout(&self, call: &BackendCall<'_>) -> Duration {
+        let asked = call
+            .args
+            .get("timeout_secs")
+            .and_then(Value::as_u64)
+            .unwrap_or(self.config.default_timeout_secs);
+        Duration::from_secs(asked.min(self.config.max_timeout_secs).max(1))
+            .min(call.limits.deadline)
+    }
+
+    /// Runs a command for a call in an image, shipping its log record.
+    pub(crate) async fn run(
+        &self,
+        call: &BackendCall<'_>,
+        kind: ImageKind,
+        argv: Vec<String>,
+        stdin: Option<Vec<u8>>,
+        max_output: Option<usize>,
+    ) -> Result<RunOutput, Failure> {
+        let sandbox = self.start().await?;
+        let out = sandbox
+            .run(RunRequest {
+                kind,
+                context: call.context,
+                grants: call.grants,
+                argv,
+                stdin,
+                working_dir: None,
+                timeout: self.timeout(call),
+                max_output,
+            })
+            .await?;
+        crate::logs::ship(
+            &self.config.logs,
+            call.context,
+            call.tool.name.as_str(),
+            &out.container,
+            &out.output,
+        );
+        if out.output.timed_out {
+            return Err(Failure::new(
+                ErrorType::LimitExceeded,
+                "timeout",
+                format!(
+                    "`{}` ran past its {} s deadline; its whole process group was killed. {}",
+                    call.tool.name,
+                    self.timeout(call).as_secs(),
+                    tails(&out.output)
+                ),
+            ));
+        }
+        Ok(out)
+    }
+
+    async fn dispatch(&self, call: &BackendCall<'_>) -> Outcome {
+        match call.tool.name.as_str() {
+            "terminal.exec" => shell::terminal(self, call).await,
+            "code.run" => shell::code(self, call).await,
+            "browser.navigate" => browser::navigate(self, call).await,
+            "browser.screenshot" => browser::screenshot(self, call).await,
+            "browser.diff" => browser::diff(self, call).await,
+            "browser.accessibility_scan" => browser::accessibility(self, call).await,
+            "desktop.launch" => desktop::launch(self, call).await,
+            name if name.starts_with("desktop.") => desktop::act(self, call).await,
+            other => Err(Failure::new(
+                ErrorType::UnknownTool,
+                "not_found",
+                format!("the sandbox has no tool `{other}`"),
+            )),
+        }
+    }
+}
+
+impl Backend for SandboxTools {
+    fn tools(&self) -> Vec<ToolSpec> {
+        self.specs.clone()
+    }
+
+    fn isolated(&self) -> bool {
+        true
+    }
+
+    fn invoke<'a>(&'a self, call: BackendCall<'a>) -> BoxFuture<'a, Envelope> {
+        Box::pin(async move {
+            match self.dispatch(&call).await {
+                Ok(data) => Envelope::ok(data),
+                Err(f) => Envelope::error(f.kind, f.code, f.message),
+            }
+        })
+    }
+}
+
+/// A required string argument.
+pub(crate) fn arg<'a>(call: &'a BackendCall<'_>, name: &str) -> Result<&'a str, Failure> {
+    call.args
+        .get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| Failure::args(format!("`{name}` is required")))
+}
+
+/// The workspace as the container sees it, and whether it is writable.
+pub(crate) fn workspace(call: &BackendCall<'_>) -> Option<(String, bool)> {
+    call.grants
+        .fs
+        .iter()
+        .find(|g| g.access != FsAccess::None)
+        .map(|g| (g.guest_path.clone(), g.access == FsAccess::ReadWrite))
+}
+
+/// A workspace-relative path as the container's absolute path: refuses
+/// absolute paths and `..`, so a tool argument never names a file outside
+/// the workspace mount.
+pub(crate) fn in_workspace(
+    call: &BackendCall<'_>,
+    rel: &str,
+    write: bool,
+) -> Result<String, Failure> {
+    let Some((root, writable)) = workspace(call) else {
+        return Err(Failure::new(
+            ErrorType::PermissionDenied,
+            "no_workspace",
+            "the sandbox has no workspace grant: add `grant-fs` under [sandbox]",
+        ));
+    };
+    if write && !writable {
+        return Err(Failure::new(
+            ErrorType::PermissionDenied,
+            "workspace_read_only",
+            format!(
+                "the workspace {root} is granted read-only; writing `{rel}` needs a read-write grant (`:rw`)"
+            ),
+        ));
+    }
+    let ok = !rel.starts_with('/')
+        && !rel.contains('\0')
+        && rel
+            .split('/')
+            .all(|s| !s.is_empty() && s != ".." && s != ".");
+    if !ok {
+        return Err(Failure::args(format!(
+            "`{rel}` must be a relative path inside the workspace (no `..`, no leading `/`)"
+        )));
+    }
+    Ok(format!("{}/{rel}", root.trim_end_matches('/')))
+}
+
+pub(crate) fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The last lines of both streams, for error messages.
+pub(crate) fn tails(out: &ExecOutput) -> String {
+    let tail = |b: &[u8]| {
+        let t = text(b);
+        let start = t.len().saturating_sub(600);
+        let start = (start..t.len())
+            .find(|&i| t.is_char_boundary(i))
+            .unwrap_or(t.len());
+        t[start..].trim().to_owned()
+    };
+    format!(
+        "stdout: {:?}; stderr: {:?}",
+        tail(&out.stdout),
+        tail(&out.stderr)
+    )
+}
+
+/// An ok run whose command failed, as a tool error.
+pub(crate) fn check_exit(out: &RunOutput, what: &str) -> Result<(), Failure> {
+    match out.output.exit_code {
+        Some(0) => Ok(()),
+        code => Err(Failure::new(
+            ErrorType::ToolError,
+            "command_failed",
+            format!("{what} failed (exit code {code:?}): {}", tails(&out.output)),
+        )),
+    }
+}

@@ -1,0 +1,62 @@
+//! `terminal.exec` and `code.run`.
+
+use serde_json::{Value, json};
+use warden_api::BackendCall;
+
+use super::{Failure, Outcome, SandboxTools, arg, text};
+use crate::images::ImageKind;
+use crate::sandbox::RunOutput;
+
+pub(super) async fn terminal(tools: &SandboxTools, call: &BackendCall<'_>) -> Outcome {
+    let command = arg(call, "command")?;
+    let mut argv = vec!["/bin/sh".to_owned(), "-c".to_owned()];
+    match call.args.get("cwd").and_then(Value::as_str) {
+        Some(cwd) => {
+            if !cwd.starts_with('/') {
+                return Err(Failure::args("`cwd` must be an absolute path"));
+            }
+            // `cd` in the command keeps cwd an argument, never shell text.
+            argv.push("cd \"$1\" && shift && exec /bin/sh -c \"$1\"".into());
+            argv.extend(["terminal".into(), cwd.into(), command.into()]);
+        }
+        None => argv.push(command.into()),
+    }
+    let out = tools.run(call, ImageKind::Base, argv, None, None).await?;
+    Ok(result(&out))
+}
+
+pub(super) async fn code(tools: &SandboxTools, call: &BackendCall<'_>) -> Outcome {
+    let source = arg(call, "source")?;
+    let argv = match arg(call, "language")? {
+        "python3" => vec!["python3".to_owned(), "-c".to_owned(), source.to_owned()],
+        "sh" => vec!["/bin/sh".to_owned(), "-c".to_owned(), source.to_owned()],
+        other => {
+            return Err(Failure::args(format!(
+                "language `{other}` is not supported: python3 or sh"
+            )));
+        }
+    };
+    let out = tools.run(call, ImageKind::Base, argv, None, None).await?;
+    Ok(result(&out))
+}
+
+fn result(out: &RunOutput) -> Value {
+    let o = &out.output;
+    // 128 + n: killed by signal n (9: the memory limit's OOM killer, or a kill).
+    let signal = o
+        .exit_code
+        .filter(|c| *c > 128 && *c < 160)
+        .map(|c| c - 128);
+    json!({
+        "exit_code": o.exit_code,
+        "signal": signal,
+        "stdout": text(&o.stdout),
+        "stderr": text(&o.stderr),
+        "stdout_bytes": o.stdout_total,
+        "stderr_bytes": o.stderr_total,
+        "truncated": o.truncated(),
+        "duration_ms": u64::try_from(o.elapsed.as_millis()).unwrap_or(u64::MAX),
+        "strategy": out.strategy.as_str(),
+        "container": &out.container[..out.container.len().min(12)],
+    })
+}

@@ -1,0 +1,300 @@
+//! The specs of the sandboxed tools: the same fields a plugin declares
+//! (category, action type, params schema, side effect, specifier template,
+//! examples), so the gate and policy treat them like any other tool.
+
+use serde_json::{Value, json};
+use warden_api::{ActionType, Category, Example, SpecError, ToolName, ToolSpec};
+
+struct Def {
+    name: &'static str,
+    summary: &'static str,
+    description: &'static str,
+    category: Category,
+    action: &'static str,
+    params: Value,
+    result: Value,
+    side_effect: bool,
+    specifier: Option<&'static str>,
+    example: Value,
+}
+
+fn build(d: Def) -> Result<ToolSpec, SpecError> {
+    let spec = ToolSpec {
+        name: d.name.parse::<ToolName>()?,
+        summary: d.summary.into(),
+        description: d.description.into(),
+        category: d.category,
+        action_type: d.action.parse::<ActionType>()?,
+        params_schema: d.params,
+        result_schema: d.result,
+        side_effect: d.side_effect,
+        specifier_template: d.specifier.map(Into::into),
+        examples: vec![Example {
+            description: format!("a typical `{}` call", d.name),
+            args: d.example,
+        }],
+        resources: Vec::new(),
+    };
+    spec.check()?;
+    Ok(spec)
+}
+
+fn object(props: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
+}
+
+fn timeout() -> Value {
+    json!({"type": "integer", "minimum": 1, "description": "seconds; the configured default when absent, capped by the configured maximum"})
+}
+
+fn rel_path(what: &str) -> Value {
+    json!({"type": "string", "minLength": 1, "maxLength": 512, "description": format!("{what}, relative to the workspace")})
+}
+
+fn run_result() -> Value {
+    json!({"type": "object", "properties": {
+        "exit_code": {"type": ["integer", "null"]}, "stdout": {"type": "string"},
+        "stderr": {"type": "string"}, "truncated": {"type": "boolean"},
+        "duration_ms": {"type": "integer"}, "strategy": {"type": "string"}
+    }})
+}
+
+fn shot_result() -> Value {
+    json!({"type": "object", "properties": {
+        "path": {"type": "string"}, "sha256": {"type": "string"}, "bytes": {"type": "integer"}
+    }})
+}
+
+/// Every sandboxed tool.
+pub fn all() -> Result<Vec<ToolSpec>, SpecError> {
+    let desktop = |name, summary, action, params: Value, required: &[&str], spec, example| Def {
+        name,
+        summary,
+        description: "Acts on the desktop session started by desktop.launch in the agent's \
+                      warm container. Fails with app_not_running when the session is gone \
+                      (the container was reset, the program exited).",
+        category: Category::Desktop,
+        action,
+        params: object(params, required),
+        result: json!({"type": "object"}),
+        side_effect: true,
+        specifier: spec,
+        example,
+    };
+    let defs = vec![
+        Def {
+            name: "terminal.exec",
+            summary: "Run a shell command line in the agent's sandbox container",
+            description: "Runs `command` with /bin/sh in a Docker container: no network unless \
+                          granted, the workspace read-only unless granted read-write, a non-root \
+                          user without capabilities, memory, CPU and process limits. A timeout \
+                          kills the command's whole process group.",
+            category: Category::Terminal,
+            action: "code:write",
+            params: object(
+                json!({
+                    "command": {"type": "string", "minLength": 1, "maxLength": 65536},
+                    "cwd": {"type": "string", "description": "absolute directory inside the container (default: the workspace)"},
+                    "timeout_secs": timeout()
+                }),
+                &["command"],
+            ),
+            result: run_result(),
+            side_effect: true,
+            specifier: Some("{command}"),
+            example: json!({"command": "git status --short", "timeout_secs": 30}),
+        },
+        Def {
+            name: "code.run",
+            summary: "Run a Python 3 or sh program in a sandbox container",
+            description: "Runs `source` with the interpreter of `language` in the same kind of \
+                          container as terminal.exec.",
+            category: Category::CodeExecution,
+            action: "code:write",
+            params: object(
+                json!({
+                    "language": {"type": "string", "enum": ["python3", "sh"]},
+                    "source": {"type": "string", "minLength": 1, "maxLength": 1_048_576},
+                    "timeout_secs": timeout()
+                }),
+                &["language", "source"],
+            ),
+            result: run_result(),
+            side_effect: true,
+            specifier: Some("{language}"),
+            example: json!({"language": "python3", "source": "print(6 * 7)"}),
+        },
+        Def {
+            name: "browser.navigate",
+            summary: "Load a page in headless chromium and return its rendered DOM",
+            description: "Loads `url` (file:// inside the workspace, or http(s) to a granted \
+                          host) and returns the title and the DOM after scripts ran.",
+            category: Category::Browser,
+            action: "browser:navigate",
+            params: object(
+                json!({"url": {"type": "string", "minLength": 1}, "timeout_secs": timeout()}),
+                &["url"],
+            ),
+            result: json!({"type": "object", "properties": {"title": {"type": "string"}, "dom": {"type": "string"}}}),
+            side_effect: false,
+            specifier: Some("{url}"),
+            example: json!({"url": "file:///workspace/index.html"}),
+        },
+        Def {
+            name: "browser.screenshot",
+            summary: "Screenshot a page into a PNG in the workspace",
+            description: "Renders `url` at width x height and writes the PNG to `path` in the \
+                          workspace (needs a read-write workspace grant); returns its sha256.",
+            category: Category::Browser,
+            action: "browser:screenshot",
+            params: object(
+                json!({
+                    "url": {"type": "string", "minLength": 1}, "path": rel_path("where the PNG goes"),
+                    "width": {"type": "integer", "minimum": 16, "maximum": 4096},
+                    "height": {"type": "integer", "minimum": 16, "maximum": 4096},
+                    "timeout_secs": timeout()
+                }),
+                &["url", "path"],
+            ),
+            result: shot_result(),
+            side_effect: true,
+            specifier: Some("{url}"),
+            example: json!({"url": "file:///workspace/index.html", "path": "shots/index.png", "width": 800, "height": 600}),
+        },
+        Def {
+            name: "browser.diff",
+            summary: "Compare two screenshots: SSIM and a diff image",
+            description: "Computes the structural similarity (SSIM, 1.0 = identical) of two PNGs \
+                          of the same size in the workspace and writes an image with the changed \
+                          pixels in red to `diff_path`.",
+            category: Category::Browser,
+            action: "browser:diff",
+            params: object(
+                json!({"before": rel_path("the first PNG"), "after": rel_path("the second PNG"), "diff_path": rel_path("where the diff PNG goes")}),
+                &["before", "after", "diff_path"],
+            ),
+            result: json!({"type": "object", "properties": {"ssim": {"type": "number"}, "changed_pixels": {"type": "integer"}}}),
+            side_effect: true,
+            specifier: Some("{before}"),
+            example: json!({"before": "shots/a.png", "after": "shots/b.png", "diff_path": "shots/a-b.png"}),
+        },
+        Def {
+            name: "browser.accessibility_scan",
+            summary: "Accessibility findings for a page, as structured JSON",
+            description: "Renders `url` and checks the DOM: document title and language, image \
+                          alt text, form labels, link and button names, heading order.",
+            category: Category::Browser,
+            action: "browser:accessibility_scan",
+            params: object(
+                json!({"url": {"type": "string", "minLength": 1}, "timeout_secs": timeout()}),
+                &["url"],
+            ),
+            result: json!({"type": "object", "properties": {"findings": {"type": "array"}}}),
+            side_effect: false,
+            specifier: Some("{url}"),
+            example: json!({"url": "file:///workspace/index.html"}),
+        },
+        Def {
+            name: "desktop.launch",
+            summary: "Start a virtual desktop and a GUI program in it",
+            description: "Starts Xvfb (once) and `app` with `args` in the agent's warm desktop \
+                          container, and waits for its window. Later desktop calls act on it.",
+            category: Category::Desktop,
+            action: "desktop:launch",
+            params: object(
+                json!({
+                    "app": {"type": "string", "minLength": 1, "maxLength": 256},
+                    "args": {"type": "array", "items": {"type": "string"}},
+                    "timeout_secs": timeout()
+                }),
+                &["app"],
+            ),
+            result: json!({"type": "object", "properties": {"window": {"type": "string"}}}),
+            side_effect: true,
+            specifier: Some("{app}"),
+            example: json!({"app": "warden-notepad"}),
+        },
+        desktop(
+            "desktop.click",
+            "Click at a point of the virtual desktop",
+            "desktop:click",
+            json!({"x": {"type": "integer", "minimum": 0}, "y": {"type": "integer", "minimum": 0}, "button": {"type": "integer", "enum": [1, 2, 3]}}),
+            &["x", "y"],
+            None,
+            json!({"x": 100, "y": 50}),
+        ),
+        desktop(
+            "desktop.type",
+            "Type text into the focused window",
+            "desktop:type",
+            json!({"text": {"type": "string", "minLength": 1, "maxLength": 4096}}),
+            &["text"],
+            Some("{text}"),
+            json!({"text": "hello"}),
+        ),
+        desktop(
+            "desktop.key",
+            "Press keys (xdotool names, e.g. ctrl+s Return)",
+            "desktop:key",
+            json!({"keys": {"type": "string", "minLength": 1, "maxLength": 256, "pattern": "^[A-Za-z0-9_+ ]+$"}}),
+            &["keys"],
+            Some("{keys}"),
+            json!({"keys": "ctrl+a BackSpace"}),
+        ),
+        desktop(
+            "desktop.scroll",
+            "Scroll the window under the pointer",
+            "desktop:scroll",
+            json!({"direction": {"type": "string", "enum": ["up", "down"]}, "amount": {"type": "integer", "minimum": 1, "maximum": 50}}),
+            &["direction"],
+            None,
+            json!({"direction": "down", "amount": 3}),
+        ),
+        desktop(
+            "desktop.screenshot",
+            "Capture the virtual desktop into a PNG in the workspace",
+            "desktop:screenshot",
+            json!({"path": rel_path("where the PNG goes")}),
+            &["path"],
+            Some("{path}"),
+            json!({"path": "shots/desktop.png"}),
+        ),
+    ];
+    defs.into_iter().map(build).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use warden_api::Category;
+
+    #[test]
+    fn every_spec_is_valid_and_the_command_is_the_terminal_specifier() {
+        let specs = super::all().unwrap();
+        assert_eq!(specs.len(), 12);
+        let terminal = specs
+            .iter()
+            .find(|s| s.name.as_str() == "terminal.exec")
+            .unwrap();
+        assert_eq!(terminal.category, Category::Terminal);
+        assert_eq!(
+            terminal
+                .render_specifier(&json!({"command": "ls -la && rm x"}))
+                .as_deref(),
+            Some("ls -la && rm x")
+        );
+        assert!(specs.iter().all(|s| !s.examples.is_empty()));
+        for (prefix, category) in [
+            ("browser.", Category::Browser),
+            ("desktop.", Category::Desktop),
+            ("code.", Category::CodeExecution),
+        ] {
+            assert!(
+                specs
+                    .iter()
+                    .filter(|s| s.name.as_str().starts_with(prefix))
+                    .all(|s| s.category == category)
+            );
+        }
+    }
+}

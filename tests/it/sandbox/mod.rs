@@ -1,0 +1,155 @@
+//! The Docker sandboxes against the real engine: security limits, the
+//! egress allowlist, lifecycle strategies, the browser and the desktop.
+//! These tests need Docker and the sandbox images (`cargo xtask test`
+//! provides both); without them they fail with a message saying so.
+
+mod browser;
+mod desktop;
+mod images;
+mod lifecycle;
+mod security;
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use warden_api::{CallContext, CallRequest, Envelope, FsAccess, FsGrant, Grants, ToolHost};
+use warden_gate::{Gate, PolicyEnv};
+use warden_policy::Policy;
+use warden_policy::config::PolicyConfig;
+use warden_sandbox::spec::AGENT_LABEL;
+use warden_sandbox::{SandboxConfig, SandboxTools, SharedSandbox};
+
+/// One test's sandbox, gate and workspace.
+pub struct Rig {
+    pub tools: Arc<SandboxTools>,
+    pub sandbox: SharedSandbox,
+    pub gate: Gate,
+    pub agent: String,
+    pub dir: tempfile::TempDir,
+}
+
+/// A unique agent id per test and process, so tests running side by side
+/// count only their own containers.
+pub fn agent(name: &str) -> String {
+    format!("sbx-{name}-{}", std::process::id())
+}
+
+/// A workspace directory the sandbox user (uid 1000) can write.
+pub fn workspace() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    dir
+}
+
+pub fn ws_grant(dir: &std::path::Path, access: FsAccess) -> FsGrant {
+    FsGrant {
+        host_path: dir.to_path_buf(),
+        guest_path: "/workspace".into(),
+        access,
+    }
+}
+
+/// A sandbox rig whose agent is elevated and autonomous, plus `extra`
+/// policy TOML (rules for that agent).
+pub async fn rig_with(
+    name: &str,
+    config: SandboxConfig,
+    access: FsAccess,
+    net: &[String],
+    extra: &str,
+) -> Rig {
+    let agent = agent(name);
+    let dir = workspace();
+    let grants = Grants {
+        fs: vec![ws_grant(dir.path(), access)],
+        net: net.iter().map(|n| n.parse().unwrap()).collect(),
+        ..Grants::default()
+    };
+    let tools = Arc::new(SandboxTools::new(config).unwrap());
+    let sandbox = tools.start().await.unwrap_or_else(|e| {
+        panic!("these tests need a Docker engine (run scripts/ensure-docker, then `warden sandbox build-images`): {e}")
+    });
+    let text = format!("[agents.{agent}]\nlevel = \"elevated\"\nmode = \"autonomous\"\n{extra}");
+    let config: PolicyConfig = toml::from_str(&text).unwrap();
+    let policy = Policy::from_config(&config, &warden_api::BUILTIN_ACTION_TYPES).unwrap();
+    let mut b = Gate::builder()
+        .env(PolicyEnv {
+            workspace: "/workspace".into(),
+            project: "/workspace".into(),
+            home: "/home/agent".into(),
+        })
+        .limits(warden_api::CallLimits {
+            deadline: std::time::Duration::from_secs(120),
+            ..warden_api::CallLimits::DEFAULT
+        })
+        .backend("sandbox", tools.clone(), grants)
+        .unwrap();
+    for a in policy.agents() {
+        b = b.agent(a.clone());
+    }
+    Rig {
+        tools,
+        sandbox,
+        gate: b.build(),
+        agent,
+        dir,
+    }
+}
+
+pub async fn rig(name: &str, config: SandboxConfig) -> Rig {
+    rig_with(name, config, FsAccess::ReadWrite, &[], "").await
+}
+
+impl Rig {
+    pub fn request(&self, tool: &str, args: Value) -> CallRequest {
+        CallRequest {
+            tool: tool.into(),
+            args,
+            context: CallContext {
+                agent: self.agent.clone(),
+                session: "s1".into(),
+                task: None,
+                request_id: "r1".into(),
+            },
+        }
+    }
+
+    pub async fn call(&self, tool: &str, args: Value) -> Envelope {
+        self.gate.call(self.request(tool, args)).await
+    }
+
+    /// `terminal.exec` that must succeed; its data.
+    pub async fn sh(&self, command: &str) -> Value {
+        let env = self
+            .call(
+                "terminal.exec",
+                json!({"command": command, "timeout_secs": 60}),
+            )
+            .await;
+        crate::common::data(&env).clone()
+    }
+
+    /// Managed containers of this rig's agent.
+    pub async fn containers(&self) -> Vec<String> {
+        self.sandbox
+            .0
+            .engine()
+            .list_managed(&[(AGENT_LABEL, self.agent.as_str())])
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|c| c.id)
+            .collect()
+    }
+
+    /// Shuts the sandbox down; nothing of this agent may remain.
+    pub async fn done(self) {
+        self.tools.shutdown().await;
+        assert!(self.containers().await.is_empty());
+    }
+}
+
+pub fn stdout(data: &Value) -> String {
+    data["stdout"].as_str().unwrap_or_default().to_owned()
+}

@@ -1,0 +1,287 @@
+//! Containment: pids, memory, timeouts, network, mounts, capabilities,
+//! and the gate in front of Docker.
+
+use std::io::{Read as _, Write as _};
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::json;
+use warden_api::FsAccess;
+use warden_sandbox::SandboxConfig;
+
+use super::{rig, rig_with, stdout};
+use crate::common::{data, error};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fork_bomb_is_held_by_the_pids_limit() {
+    let config = SandboxConfig {
+        pids_limit: 64,
+        ..SandboxConfig::default()
+    };
+    let r = rig("forkbomb", config).await;
+    let bomb = r
+        .call(
+            "code.run",
+            json!({"language": "sh", "timeout_secs": 5, "source":
+                "cat /sys/fs/cgroup/pids/pids.max; f() { f | f & }; f; sleep 30"}),
+        )
+        .await;
+    let (kind, code, message) = error(&bomb);
+    assert_eq!((kind.as_str(), code.as_str()), ("LimitExceeded", "timeout"));
+    assert!(
+        message.contains("stdout: \"64\""),
+        "the limit was 64: {message}"
+    );
+    assert!(
+        message.contains("fork"),
+        "the kernel refused forks at the limit: {message}"
+    );
+    // The bomb is gone (its group killed, or its container reset) and the
+    // agent's sandbox works again.
+    let after = r
+        .sh("ps -e --no-headers | wc -l; cat /sys/fs/cgroup/pids/pids.max")
+        .await;
+    let out = stdout(&after);
+    let lines: Vec<&str> = out.lines().collect();
+    let procs: u64 = lines[0].trim().parse().unwrap();
+    assert!(procs < 10, "the bomb's processes are gone: {out}");
+    assert_eq!(lines[1], "64");
+    r.done().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_memory_hog_is_killed_at_the_limit() {
+    let config = SandboxConfig {
+        memory_mb: 128,
+        ..SandboxConfig::default()
+    };
+    let r = rig("memhog", config).await;
+    let hog = r
+        .call(
+            "code.run",
+            json!({"language": "python3", "source": "b = bytearray(1 << 30)\nprint('allocated')"}),
+        )
+        .await;
+    let d = data(&hog);
+    assert_eq!(d["exit_code"], 137, "{d}");
+    assert_eq!(d["signal"], 9);
+    assert!(!stdout(d).contains("allocated"));
+    let limit = r
+        .sh("cat /sys/fs/cgroup/memory/memory.limit_in_bytes")
+        .await;
+    assert_eq!(stdout(&limit).trim(), (128u64 << 20).to_string());
+    r.done().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_timeout_kills_the_whole_process_group() {
+    let r = rig("timeout", SandboxConfig::default()).await;
+    let env = r
+        .call(
+            "terminal.exec",
+            json!({"command": "sleep 300 & sleep 301 & (sleep 302; true) & echo started; wait", "timeout_secs": 2}),
+        )
+        .await;
+    let (kind, code, message) = error(&env);
+    assert_eq!((kind.as_str(), code.as_str()), ("LimitExceeded", "timeout"));
+    assert!(
+        message.contains("started"),
+        "partial output is reported: {message}"
+    );
+    let left = r
+        .sh("ps -eo args | grep -c '^sleep 30[012]$' || true")
+        .await;
+    assert_eq!(
+        stdout(&left).trim(),
+        "0",
+        "every process of the group was killed"
+    );
+    r.done().await;
+}
+
+/// A TCP server of ours that greets and counts connections.
+struct Server {
+    addr: SocketAddr,
+    accepted: Arc<AtomicUsize>,
+}
+
+fn server(ip: std::net::IpAddr) -> Server {
+    let listener = TcpListener::bind((ip, 0)).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            count.fetch_add(1, Ordering::SeqCst);
+            let _ = stream.write_all(b"hello from warden\n");
+            let mut sink = [0u8; 16];
+            let _ = stream.read(&mut sink);
+        }
+    });
+    Server { addr, accepted }
+}
+
+const CONNECT: &str = r#"
+import os, socket, sys
+print("ifaces", sorted(os.listdir("/sys/class/net")))
+for target in sys.argv[1:]:
+    host, port = target.rsplit(":", 1)
+    try:
+        s = socket.create_connection((host, int(port)), timeout=3)
+        print(target, "connected", s.recv(64).decode().strip())
+        s.close()
+    except OSError as e:
+        print(target, "failed", type(e).__name__)
+"#;
+
+fn connect_cmd(targets: &[SocketAddr]) -> String {
+    let args: Vec<String> = targets.iter().map(ToString::to_string).collect();
+    format!("python3 -c '{CONNECT}' {}", args.join(" "))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn network_none_really_has_no_network() {
+    let r = rig("nonet", SandboxConfig::default()).await;
+    let gateway = r.sandbox.0.engine().bridge_gateway().await.unwrap();
+    let ours = server(gateway);
+    let out = stdout(&r.sh(&connect_cmd(&[ours.addr])).await);
+    assert!(out.contains("ifaces ['lo']"), "only loopback: {out}");
+    assert!(out.contains(&format!("{} failed", ours.addr)), "{out}");
+    assert_eq!(ours.accepted.load(Ordering::SeqCst), 0);
+    r.done().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_allowlist_admits_only_the_granted_address() {
+    let probe = rig("allow-probe", SandboxConfig::default()).await;
+    let gateway = probe.sandbox.0.engine().bridge_gateway().await.unwrap();
+    probe.done().await;
+    let granted = server(gateway);
+    let other = server(gateway);
+    let r = rig_with(
+        "allowlist",
+        SandboxConfig::default(),
+        FsAccess::Read,
+        &[granted.addr.to_string()],
+        "",
+    )
+    .await;
+    let out = stdout(&r.sh(&connect_cmd(&[granted.addr, other.addr])).await);
+    assert!(
+        out.contains(&format!("{} connected hello from warden", granted.addr)),
+        "{out}"
+    );
+    assert!(out.contains(&format!("{} failed", other.addr)), "{out}");
+    assert_eq!(granted.accepted.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        other.accepted.load(Ordering::SeqCst),
+        0,
+        "the other port saw nothing"
+    );
+    // The sandbox cannot loosen its own firewall.
+    let flush = r.sh("iptables -F OUTPUT 2>&1; echo rc=$?").await;
+    assert!(!stdout(&flush).contains("rc=0"), "{flush}");
+    r.done().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_read_only_mount_cannot_be_written() {
+    let r = rig_with(
+        "readonly",
+        SandboxConfig::default(),
+        FsAccess::Read,
+        &[],
+        "",
+    )
+    .await;
+    std::fs::write(r.dir.path().join("seen.txt"), "from the host").unwrap();
+    let out = r
+        .sh("cat /workspace/seen.txt; echo x > /workspace/new.txt; echo rc=$?; touch /etc/x; echo rc=$?")
+        .await;
+    let text = format!("{}{}", stdout(&out), out["stderr"].as_str().unwrap());
+    assert!(text.contains("from the host"), "{text}");
+    assert!(text.contains("Read-only file system"), "{text}");
+    assert!(!text.contains("rc=0"), "{text}");
+    assert!(!r.dir.path().join("new.txt").exists());
+    r.done().await;
+
+    let rw = rig_with(
+        "readwrite",
+        SandboxConfig::default(),
+        FsAccess::ReadWrite,
+        &[],
+        "",
+    )
+    .await;
+    rw.sh("echo x > /workspace/new.txt").await;
+    assert!(
+        rw.dir.path().join("new.txt").exists(),
+        "a read-write grant can write"
+    );
+    rw.done().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn capabilities_are_dropped_and_the_user_is_not_root() {
+    let r = rig("caps", SandboxConfig::default()).await;
+    let out = stdout(
+        &r.sh("id -u; grep -E '^(CapEff|CapBnd|CapPrm|NoNewPrivs)' /proc/self/status")
+            .await,
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "1000", "{out}");
+    for cap in ["CapPrm", "CapEff", "CapBnd"] {
+        let line = lines.iter().find(|l| l.starts_with(cap)).unwrap();
+        assert!(line.ends_with("0000000000000000"), "{line}");
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("NoNewPrivs") && l.ends_with('1')),
+        "{out}"
+    );
+    r.done().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_denied_command_never_reaches_docker() {
+    let rules = "rules = { deny = [\"terminal.exec(rm *)\"] }\n";
+    let r = rig_with(
+        "denied",
+        SandboxConfig::default(),
+        FsAccess::ReadWrite,
+        &[],
+        rules,
+    )
+    .await;
+    let env = r
+        .call(
+            "terminal.exec",
+            json!({"command": "rm -rf /workspace/precious"}),
+        )
+        .await;
+    let (kind, code, message) = error(&env);
+    assert_eq!(
+        (kind.as_str(), code.as_str()),
+        ("PermissionDenied", "denied_by_rule"),
+        "{message}"
+    );
+    assert!(
+        r.containers().await.is_empty(),
+        "no container was created for a denied call"
+    );
+    // Shell-aware: a denied part of a compound command denies it all.
+    let env = r
+        .call(
+            "terminal.exec",
+            json!({"command": "ls && rm -rf /workspace/precious"}),
+        )
+        .await;
+    assert_eq!(error(&env).0, "PermissionDenied");
+    assert!(r.containers().await.is_empty());
+    // The same agent's allowed command does reach Docker.
+    r.sh("true").await;
+    assert_eq!(r.containers().await.len(), 1);
+    r.done().await;
+}
