@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 use warden_api::{BackendCall, ErrorType};
 
-use super::{Failure, Outcome, SandboxTools, arg, check_exit, in_workspace, text};
+use super::{Failure, Outcome, SandboxTools, arg, check_exit, in_workspace, saved_file, text};
 use crate::images::ImageKind;
 use crate::pixels::{Rgba, diff as image_diff};
 
@@ -114,20 +114,7 @@ pub(super) async fn screenshot(tools: &SandboxTools, call: &BackendCall<'_>) -> 
         )
         .await?;
     check_exit(&out, "taking the screenshot")?;
-    let printed = text(&out.output.stdout);
-    let mut lines = printed.lines();
-    let sha = lines.next().unwrap_or_default().trim().to_owned();
-    let bytes: u64 = lines
-        .next()
-        .and_then(|l| l.trim().parse().ok())
-        .unwrap_or(0);
-    if sha.len() != 64 {
-        return Err(Failure::new(
-            ErrorType::ToolError,
-            "screenshot_failed",
-            format!("no digest: {printed:?}"),
-        ));
-    }
+    let (sha, bytes) = saved_file(&text(&out.output.stdout))?;
     Ok(
         json!({"path": rel, "sha256": sha, "bytes": bytes, "width": w.parse::<u32>().unwrap_or(0), "height": h.parse::<u32>().unwrap_or(0)}),
     )

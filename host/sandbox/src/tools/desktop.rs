@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 use warden_api::{BackendCall, ErrorType};
 
-use super::{Failure, Outcome, SandboxTools, arg, in_workspace, tails, text};
+use super::{Failure, Outcome, SandboxTools, arg, in_workspace, saved_file, tails, text};
 use crate::images::ImageKind;
 use crate::sandbox::RunOutput;
 
@@ -128,13 +128,7 @@ pub(super) async fn act(tools: &SandboxTools, call: &BackendCall<'_>) -> Outcome
             let script = "d=$(mktemp -d) && scrot -o \"$d/s.png\" && test -s \"$d/s.png\" && mkdir -p \"$(dirname \"$1\")\" \
                           && cp \"$d/s.png\" \"$1\" && sha256sum \"$1\" | cut -d' ' -f1 && stat -c %s \"$1\"; rc=$?; rm -rf \"$d\"; exit $rc";
             let out = run(tools, call, script, vec![dest]).await?;
-            let printed = text(&out.output.stdout);
-            let mut lines = printed.lines();
-            let sha = lines.next().unwrap_or_default().trim().to_owned();
-            let bytes: u64 = lines
-                .next()
-                .and_then(|l| l.trim().parse().ok())
-                .unwrap_or(0);
+            let (sha, bytes) = saved_file(&text(&out.output.stdout))?;
             return Ok(json!({"path": rel, "sha256": sha, "bytes": bytes}));
         }
         other => {

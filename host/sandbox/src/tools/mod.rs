@@ -273,6 +273,25 @@ pub(crate) fn tails(out: &ExecOutput) -> String {
     )
 }
 
+/// The sha256 and size a screenshot script printed (two lines), or an
+/// error saying nothing was saved: never an empty capture.
+pub(crate) fn saved_file(printed: &str) -> Result<(String, u64), Failure> {
+    let mut lines = printed.lines();
+    let sha = lines.next().unwrap_or_default().trim().to_owned();
+    let bytes: u64 = lines
+        .next()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or(0);
+    if sha.len() != 64 || bytes == 0 {
+        return Err(Failure::new(
+            ErrorType::ToolError,
+            "screenshot_failed",
+            format!("no screenshot was saved: {printed:?}"),
+        ));
+    }
+    Ok((sha, bytes))
+}
+
 /// An ok run whose command failed, as a tool error.
 pub(crate) fn check_exit(out: &RunOutput, what: &str) -> Result<(), Failure> {
     match out.output.exit_code {
