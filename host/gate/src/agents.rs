@@ -53,6 +53,11 @@ impl Agents {
     /// Adds an allow rule a person approved with "always allow".
     pub fn add_allow_rule(&self, agent: &str, rule: &str) -> Result<(), String> {
         let rules = RuleSet::parse(&[rule.to_owned()], &[], &[]).map_err(|e| e.to_string())?;
+        self.with_mut(agent, |policy| policy.add_rules(&rules))
+    }
+
+    /// Runs `f` on an agent's policy under the write lock.
+    fn with_mut(&self, agent: &str, f: impl FnOnce(&mut AgentPolicy)) -> Result<(), String> {
         let mut map = self
             .policies
             .write()
@@ -60,7 +65,7 @@ impl Agents {
         let policy = map
             .get_mut(agent)
             .ok_or_else(|| format!("unknown agent `{agent}`"))?;
-        policy.add_rules(&rules);
+        f(policy);
         Ok(())
     }
 }
@@ -72,15 +77,7 @@ impl Agents {
         agent: &str,
         trust: Option<warden_policy::TrustLevels>,
     ) -> Result<(), String> {
-        let mut map = self
-            .policies
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let policy = map
-            .get_mut(agent)
-            .ok_or_else(|| format!("unknown agent `{agent}`"))?;
-        policy.set_trust(trust);
-        Ok(())
+        self.with_mut(agent, |policy| policy.set_trust(trust))
     }
 }
 

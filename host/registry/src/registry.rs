@@ -70,6 +70,16 @@ impl Registry {
         load_file(&self.runtime, &self.policy, path).await
     }
 
+    /// [`Registry::prepare`] for every component of a file or directory
+    /// ([`component_files`]); the first failure stops it.
+    pub async fn prepare_all(&self, source: &Path) -> Result<Vec<Candidate>, RegistryError> {
+        let mut candidates = Vec::new();
+        for file in component_files(source)? {
+            candidates.push(self.prepare(&file).await?);
+        }
+        Ok(candidates)
+    }
+
     /// Fails when a tool of `candidates` is exported by another installed
     /// plugin (one of another name) or by another candidate.
     pub fn check_conflicts(&self, candidates: &[Candidate]) -> Result<(), RegistryError> {

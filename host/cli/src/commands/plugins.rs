@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::Args;
 use serde_json::{Value, json};
 use warden_mcp::AdminClient;
-use warden_registry::{Registry, component_files};
+use warden_registry::Registry;
 
 use super::setup::{self, HostArgs};
 use crate::Outcome;
@@ -94,10 +94,7 @@ pub fn install(args: InstallArgs) -> anyhow::Result<Outcome> {
             return Ok(Outcome::Ok);
         }
         let registry = registry(&args.target)?;
-        let mut candidates = Vec::new();
-        for file in component_files(&source)? {
-            candidates.push(registry.prepare(&file).await?);
-        }
+        let candidates = registry.prepare_all(&source).await?;
         registry.check_conflicts(&candidates)?;
         let installed = candidates
             .iter()
