@@ -211,7 +211,8 @@ async fn asks_wait_for_a_person() {
     assert!(msg.contains("not today"), "{msg}");
     assert!(!dir.path().join("c.md").exists());
 
-    // "Always allow" with a broadened rule: the next matching call runs without asking.
+    // "Always allow" with a broadened rule from an operator: the next
+    // matching call runs without asking.
     let call = spawn_call(
         &gate,
         json!({"path": "d/1.md", "content": "1", "create_dirs": true}),
@@ -221,6 +222,11 @@ async fn asks_wait_for_a_person() {
         &pending.id,
         ApprovalAnswer::AlwaysAllow {
             rule: "fs.write(/d/**)".into(),
+            by: warden_api::Answerer::Operator(warden_api::Attribution {
+                actor: "ops".into(),
+                confirm: true,
+                reason: Some("the docs tree".into()),
+            }),
         },
     );
     assert!(call.await.unwrap().is_ok());

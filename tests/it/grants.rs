@@ -104,7 +104,7 @@ fn grant(from: u64, to: u64) -> CapabilityGrant {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_grant_applies_only_inside_its_window() {
     let f = fixture().await;
-    let g = f.store.issue_grant(grant(1_000, 2_000)).unwrap();
+    let g = f.store.issue_grant(grant(1_000, 2_000), None).unwrap();
     for (now, verdict) in [
         (999, Verdict::Ask),
         (1_000, Verdict::Allow),
@@ -129,17 +129,17 @@ async fn a_grant_applies_only_inside_its_window() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_revoked_grant_stops_at_once() {
     let f = fixture().await;
-    let g = f.store.issue_grant(grant(0, u64::MAX / 2)).unwrap();
+    let g = f.store.issue_grant(grant(0, u64::MAX / 2), None).unwrap();
     f.clock.0.store(10, Ordering::SeqCst);
     assert_eq!(f.gate.decide(&write("out/a.txt")).decision, Verdict::Allow);
-    f.store.revoke_grant(&g.id, "operator").unwrap();
+    f.store.revoke_grant(&g.id, &operator()).unwrap();
     assert_eq!(f.gate.decide(&write("out/a.txt")).decision, Verdict::Ask);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn granted_calls_are_audited_with_their_grant() {
     let f = fixture().await;
-    let g = f.store.issue_grant(grant(0, u64::MAX / 2)).unwrap();
+    let g = f.store.issue_grant(grant(0, u64::MAX / 2), None).unwrap();
     f.clock.0.store(10, Ordering::SeqCst);
     let envelope = f.gate.call(write("out/a.txt")).await;
     assert!(envelope.is_ok(), "{envelope:?}");
@@ -156,4 +156,12 @@ async fn granted_calls_are_audited_with_their_grant() {
     assert_eq!(records[1].event["ok"], true);
     let key = host_key(&f.dir.path().join("host.key")).unwrap();
     assert!(f.store.verify(&key.public()).unwrap().is_ok());
+}
+
+fn operator() -> warden_api::Attribution {
+    warden_api::Attribution {
+        actor: "operator".into(),
+        confirm: true,
+        reason: Some("test".into()),
+    }
 }

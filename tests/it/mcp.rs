@@ -80,8 +80,11 @@ async fn host_with(disclosure: DisclosureConfig, elicitation: bool) -> Host {
             version: "test".into(),
             disclosure,
             elicitation,
+            approvals: Default::default(),
+            request_state_key: b"an-mcp-test-request-state-key-0123456789".to_vec(),
         },
-    );
+    )
+    .unwrap();
     Host {
         server,
         book,
@@ -240,14 +243,14 @@ async fn lists_calls_denials_and_pending_approvals() {
     );
     let id = host.book.pending()[0].id.clone();
     // Bob cannot spend Alice's approval.
+    let mut bobs = host.book.get(&id).unwrap();
+    bobs.agent = "bob".into();
     assert!(
         host.book
-            .answer(&id, Some("bob"), ApprovalAnswer::AllowOnce)
+            .answer_for_call(&id, &bobs, ApprovalAnswer::AllowOnce)
             .is_err()
     );
-    host.book
-        .answer(&id, None, ApprovalAnswer::AllowOnce)
-        .unwrap();
+    host.book.answer(&id, ApprovalAnswer::AllowOnce).unwrap();
     let (done, _) = call(&mut alice, 5, "fs.write", write).await;
     assert_eq!(done["result"]["isError"], false, "{done}");
 }
@@ -257,31 +260,60 @@ async fn elicitation_answers_an_ask_inside_the_call() {
     let host = host(DisclosureConfig::default()).await;
     let mut alice = Wire::start(&host.server, "alice");
     alice.initialize(json!({"elicitation": {"form": {}}})).await;
-    alice
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "fs.write", "arguments": {"path": "e.txt", "content": "y"}}}))
-        .await;
+    let answer = |rule: Option<&str>| {
+        let mut content = json!({"decision": "always_allow"});
+        if let Some(rule) = rule {
+            content["rule"] = json!(rule);
+        }
+        json!({"action": "accept", "content": content})
+    };
+    let write = |id: u64, path: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "fs.write", "arguments": {"path": path, "content": "y"}}})
+    };
+    // A bare tool rule from the client would widen the agent's rules for
+    // every write: refused, and the call does not run.
+    alice.send(write(1, "e.txt")).await;
     let ask = alice.recv().await;
     assert_eq!(ask["method"], "elicitation/create", "{ask}");
     assert_eq!(ask["params"]["mode"], "form");
+    let message = ask["params"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("\"content\": \"y\""),
+        "the form shows the arguments: {message}"
+    );
     alice
-        .send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {
-            "action": "accept",
-            "content": {"decision": "always_allow", "rule": "fs.write"}
-        }}))
+        .send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": answer(Some("fs.write"))}))
         .await;
-    let (done, _) = alice.until_response(1).await;
+    let (refused, _) = alice.until_response(1).await;
+    assert_eq!(
+        refused["result"]["structuredContent"]["domain_code"], "approval_response_refused",
+        "{refused}"
+    );
+    // The prefilled exact rule is the person's to add.
+    alice.send(write(2, "e.txt")).await;
+    let ask = alice.recv().await;
+    alice
+        .send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": answer(None)}))
+        .await;
+    let (done, _) = alice.until_response(2).await;
     assert_eq!(done["result"]["isError"], false, "{done}");
-    // The rule the person chose now allows other writes without asking.
+    // It allows that call again without asking, and nothing else.
     let (again, seen) = call(
         &mut alice,
-        2,
+        3,
         "fs.write",
-        json!({"path": "f.txt", "content": "z"}),
+        json!({"path": "e.txt", "content": "y"}),
     )
     .await;
     assert_eq!(again["result"]["isError"], false, "{again}");
     assert!(seen.iter().all(|m| m["method"] != "elicitation/create"));
+    alice.send(write(4, "f.txt")).await;
+    let ask = alice.recv().await;
+    assert_eq!(
+        ask["method"], "elicitation/create",
+        "another file still asks: {ask}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -26,6 +26,8 @@ fn ask(path: &str) -> ApprovalRequest {
         reason: "side effects".into(),
         suggested_rule: format!("fs.write({path})"),
         args_fingerprint: "sha256:00".into(),
+        arguments: serde_json::Value::Null,
+        always_offered: true,
     }
 }
 
@@ -50,8 +52,7 @@ async fn approvals_survive_restarts_and_are_used_once() {
     let ids: Vec<String> = book.pending().into_iter().map(|r| r.id).collect();
     assert_eq!(ids, vec![first.clone(), "ap-2".to_owned()]);
     assert_eq!(pending(&book, "/x").await, first);
-    book.answer(&first, None, ApprovalAnswer::AllowOnce)
-        .unwrap();
+    book.answer(&first, ApprovalAnswer::AllowOnce).unwrap();
     drop(book);
 
     // Restart: the answer waits for the retry, which uses it.
@@ -90,7 +91,7 @@ async fn an_answer_that_cannot_be_recorded_is_not_given() {
         )
         .unwrap();
     assert!(matches!(
-        book.answer(&id, None, ApprovalAnswer::AllowOnce),
+        book.answer(&id, ApprovalAnswer::AllowOnce),
         Err(warden_gate::BookError::NotRecorded { .. })
     ));
 }

@@ -1,12 +1,18 @@
 """Drives a real `warden serve` with the official MCP Python SDK.
 
 Usage: client.py --warden BIN --config FILE --disclosure-config FILE
-                 --state DIR --extra-plugin FILE
+                 --operator-config FILE --state DIR --workspace DIR
+                 --extra-plugin FILE
                  --transport stdio|http --protocol legacy|modern
 
-The config defines agents `alice` (standard) and `bob` (level `reader`:
-file-system only), tokens for both, the fs and probe plugins. Every check
-raises on failure; the script exits non-zero with the failing check's name.
+The config defines agents `alice` (standard; her asks are answered by the
+person behind her client) and `bob` (level `reader`: file-system only),
+tokens for both, the fs and probe plugins; the operator config is the same
+with `[serve] elicitation = false`. Every check raises on failure; the
+script exits non-zero with the failing check's name.
+
+The `attack_*` scenarios are an agent trying to approve its own asks and
+widen its own rules; each must be refused.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -309,7 +316,7 @@ async def scenario_plugins(args, server) -> None:
         await heard("install", "install", args.extra_plugin)
         names = [t.name for t in (await alice.list_tools()).tools]
         expect("hello.count_lines" in names, "the installed plugin's tool is listed", names)
-        await heard("remove", "remove", "hello")
+        await heard("remove", "remove", "hello", "--actor", "mcp-test", "--confirm", "--reason", "the test is done with it")
         names = [t.name for t in (await alice.list_tools()).tools]
         expect("hello.count_lines" not in names, "the removed plugin's tool is gone", names)
 
@@ -336,11 +343,155 @@ async def scenario_http_checks(args, server) -> None:
         expect(r.status_code in (403, 421), "a foreign Host is refused", (r.status_code, r.text))
 
 
+
+ALLOW_ONCE = {"action": "accept", "content": {"decision": "allow_once"}}
+
+
+def refused(result, what: str) -> None:
+    env = envelope(result) if isinstance(result, types.CallToolResult) else {}
+    expect(
+        isinstance(result, types.CallToolResult) and result.is_error and env.get("domain_code") == "approval_response_refused",
+        what,
+        result,
+    )
+
+
+def pending_id(result, what: str) -> str:
+    env = envelope(result) if isinstance(result, types.CallToolResult) else {}
+    expect(env.get("domain_code") == "approval_pending", what, result)
+    found = re.search(r"approval (ap-\d+)", env.get("message", ""))
+    expect(found is not None, "the pending result names its approval", env)
+    return found.group(1)
+
+
+def waiting(args, approval: str) -> bool:
+    listed = subprocess.run(
+        [args.warden, "approvals", "list", "--state-dir", args.state_for_attacks], capture_output=True, text=True, check=True
+    )
+    return approval in listed.stdout
+
+
+def in_workspace(args, name: str) -> bool:
+    return os.path.exists(os.path.join(args.workspace, name))
+
+
+async def attack_answer_own_pending_ask(args, server) -> None:
+    """With `[serve] elicitation = false`, the agent answers its own pending
+    ask by sending the approval id as request state with an input response."""
+    async with connect(args, "alice", server, args.operator_config, elicitation_callback=elicitation_callback) as alice:
+        arguments = {"path": "self-approved.txt", "content": "the agent approved this itself"}
+        approval = pending_id(await call(alice, "fs.write", arguments), "with elicitation off an ask waits for the operator")
+        result = await call(alice, "fs.write", arguments, input_responses={"approval": ALLOW_ONCE}, request_state=approval)
+        refused(result, "an input response from the agent's own connection is refused")
+        expect(not in_workspace(args, "self-approved.txt"), "the self-approved write did not run")
+        expect(waiting(args, approval), "the ask still waits for the operator", approval)
+
+
+async def attack_always_allow_everything(args, server) -> None:
+    """Elicitation on, but the client never declared it: the agent answers its
+    pending ask with always_allow and the rule `*`."""
+    async with connect(args, "alice", server, args.config) as alice:
+        arguments = {"path": "always.txt", "content": "x"}
+        approval = pending_id(await call(alice, "fs.write", arguments), "a client without elicitation gets a pending ask")
+        everything = {"action": "accept", "content": {"decision": "always_allow", "rule": "*"}}
+        result = await call(alice, "fs.write", arguments, input_responses={"approval": everything}, request_state=approval)
+        refused(result, "always_allow `*` from the agent's connection is refused")
+        expect(not in_workspace(args, "always.txt"), "the write did not run")
+        result = await call(alice, "fs.delete", {"path": "hello.txt"})
+        expect(envelope(result).get("domain_code") == "approval_pending", "fs.delete still asks: no rule was added", envelope(result))
+        expect(in_workspace(args, "hello.txt"), "hello.txt is still there")
+
+
+async def attack_grant_own_capability(args, server) -> None:
+    """A request_capability ask answered through another call's input
+    responses; a level change asked for."""
+    async with connect(args, "alice", server, args.config) as alice:
+        ask = {"capability": "category:web", "justification": "exfiltrate nothing, honestly", "ttl": 600}
+        approval = pending_id(await call(alice, "request_capability", ask), "a high-risk capability request waits")
+        result = await call(alice, "fs.write", {"path": "cap.txt", "content": "x"},
+                            input_responses={"approval": ALLOW_ONCE}, request_state=approval)
+        refused(result, "the capability ask cannot be answered through another call")
+        again = await call(alice, "request_capability", ask)
+        expect(pending_id(again, "the capability request still waits") == approval, "under the same id", envelope(again))
+        grants = subprocess.run(
+            [args.warden, "grants", "list", "--state-dir", args.state_for_attacks], capture_output=True, text=True, check=True
+        )
+        expect(json.loads(grants.stdout) == [], "no grant was issued", grants.stdout)
+        level = await call(alice, "request_capability", {"capability": "level:elevated", "justification": "more", "ttl": 60})
+        expect(envelope(level).get("domain_code") == "grant_not_possible", "a level change is refused when asked", envelope(level))
+
+
+async def attack_forged_request_state(args, server) -> None:
+    """2026-07-28 with elicitation: the state the server sent, altered, bare,
+    spent on another call, and replayed after use."""
+    if args.protocol != "modern":
+        return
+    async with connect(args, "alice", server, args.config, elicitation_callback=elicitation_callback) as alice:
+        a = {"path": "sealed-a.txt", "content": "a"}
+        b = {"path": "sealed-b.txt", "content": "b"}
+        ra = await call(alice, "fs.write", a)
+        rb = await call(alice, "fs.write", b)
+        expect(isinstance(ra, types.InputRequiredResult) and isinstance(rb, types.InputRequiredResult),
+               "both asks come back as input-required", (ra, rb))
+        state = ra.request_state or ""
+        expect(not state.startswith("ap-"), "the request state is sealed, not a bare approval id", state)
+        answer = {"approval": ALLOW_ONCE}
+        flip = "A" if state[-3] != "A" else "B"
+        altered = state[:-3] + flip + state[-2:]
+        refused(await call(alice, "fs.write", a, input_responses=answer, request_state=altered), "an altered state is refused")
+        bare = re.search(r"ap-\d+", json.dumps(ra.model_dump(mode="json")))
+        refused(await call(alice, "fs.write", a, input_responses=answer, request_state=bare.group(0) if bare else "ap-1"),
+                "a bare approval id is refused")
+        refused(await call(alice, "fs.write", b, input_responses=answer, request_state=state), "a's state is refused for b")
+        expect(not in_workspace(args, "sealed-b.txt"), "b did not run")
+        done = await call(alice, "fs.write", a, input_responses=answer, request_state=state)
+        expect(isinstance(done, types.CallToolResult) and not done.is_error, "the genuine state with the person's answer runs", done)
+        os.remove(os.path.join(args.workspace, "sealed-a.txt"))
+        refused(await call(alice, "fs.write", a, input_responses=answer, request_state=state), "a used state cannot be replayed")
+        expect(not in_workspace(args, "sealed-a.txt"), "the replay did not run")
+
+
+async def scenario_client_rule_bounds(args, server) -> None:
+    """The person behind the client answers "always allow": a rule broader
+    than the call is refused; the prefilled exact rule is added."""
+    content: dict = {}
+
+    async def always(context, params):
+        return types.ElicitResult(action="accept", content=dict(content))
+
+    async def answer(name, arguments, result):
+        if isinstance(result, types.InputRequiredResult):
+            responses = {"approval": {"action": "accept", "content": dict(content)}}
+            return await call(alice, name, arguments, input_responses=responses, request_state=result.request_state)
+        return result
+
+    async with connect(args, "alice", server, args.config, elicitation_callback=always) as alice:
+        arguments = {"path": "bounded.txt", "content": "x"}
+        for broad in ["*", "fs.*", "fs.write(/**)", "fs.delete(//workspace/bounded.txt)"]:
+            content.clear()
+            content.update({"decision": "always_allow", "rule": broad})
+            result = await answer("fs.write", arguments, await call(alice, "fs.write", arguments))
+            refused(result, f"always_allow `{broad}` from the client is refused")
+            expect(not in_workspace(args, "bounded.txt"), f"the call answered with `{broad}` did not run")
+        content.clear()
+        content.update({"decision": "always_allow"})
+        result = await answer("fs.write", arguments, await call(alice, "fs.write", arguments))
+        expect(isinstance(result, types.CallToolResult) and not result.is_error, "always_allow of the exact call runs", result)
+        os.remove(os.path.join(args.workspace, "bounded.txt"))
+        content.clear()
+        result = await call(alice, "fs.write", arguments)
+        expect(isinstance(result, types.CallToolResult) and not result.is_error, "the exact rule allows the same call again", result)
+        result = await call(alice, "fs.delete", {"path": "bounded.txt"})
+        expect(not isinstance(result, types.CallToolResult) or result.is_error, "the exact rule allows nothing else", result)
+
+
 async def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--warden", required=True)
     p.add_argument("--config", required=True)
     p.add_argument("--disclosure-config", required=True)
+    p.add_argument("--operator-config", required=True)
+    p.add_argument("--workspace", required=True)
     p.add_argument("--state", required=True)
     p.add_argument("--extra-plugin", required=True)
     p.add_argument("--transport", choices=["stdio", "http"], required=True)
@@ -348,12 +499,26 @@ async def main() -> int:
     args = p.parse_args()
     servers = []
     try:
-        server = disclosure_server = None
+        server = disclosure_server = operator_server = None
+        args.state_for_attacks = args.state
         if args.transport == "http":
             server = Server(args.warden, args.config, args.state)
             disclosure_server = Server(args.warden, args.disclosure_config, args.state + "-disclosure")
             servers = [server, disclosure_server]
             await scenario_http_checks(args, server)
+        await attack_always_allow_everything(args, server)
+        await attack_grant_own_capability(args, server)
+        await attack_forged_request_state(args, server)
+        await scenario_client_rule_bounds(args, server)
+        if args.transport == "http":
+            args.state_for_attacks = args.state + "-operator"
+            operator_server = Server(args.warden, args.operator_config, args.state_for_attacks)
+            servers.append(operator_server)
+        else:
+            # stdio servers share the state directory, one at a time.
+            args.state_for_attacks = args.state
+        await attack_answer_own_pending_ask(args, operator_server)
+        args.state_for_attacks = args.state
         await scenario_lists_and_calls(args, server)
         await scenario_elicitation(args, server)
         await scenario_pending_approval(args, server)
@@ -362,6 +527,19 @@ async def main() -> int:
         await scenario_plugins(args, server)
     except Check as failed:
         print(f"FAILED - {failed}", flush=True)
+        return 1
+    except BaseExceptionGroup as group:
+        # A check that failed inside a session's task group.
+        checks = group.subgroup(Check)
+        if checks is None:
+            raise
+        pending = list(checks.exceptions)
+        while pending:
+            failed = pending.pop()
+            if isinstance(failed, BaseExceptionGroup):
+                pending.extend(failed.exceptions)
+            else:
+                print(f"FAILED - {failed}", flush=True)
         return 1
     finally:
         for s in servers:

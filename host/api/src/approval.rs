@@ -1,6 +1,6 @@
-//! Asking a person: the question, the answer, and who can answer. The
-//! gate asks; the terminal, the MCP client (elicitation) or the approvals
-//! book answer.
+//! Asking a person: the question, the answer, who answered, and who can
+//! answer. The gate asks; the terminal, the MCP client (elicitation) or
+//! the approvals book answer.
 
 use serde::{Deserialize, Serialize};
 
@@ -18,11 +18,45 @@ pub struct ApprovalRequest {
     pub call: String,
     /// Why the policy asks.
     pub reason: String,
-    /// A rule that would allow exactly this call; the person may broaden it.
+    /// A rule that would allow exactly this call.
     pub suggested_rule: String,
-    /// A keyed hash of the call's arguments (keyed per process, so it
-    /// cannot be forged): binds an answer to the exact arguments.
+    /// A keyed hash of the call's arguments (keyed per host, so it cannot
+    /// be forged): binds an answer to the exact arguments.
     pub args_fingerprint: String,
+    /// The call's arguments as the person sees them: every argument, with
+    /// long values cut and named by their sha256.
+    #[serde(default)]
+    pub arguments: serde_json::Value,
+    /// Whether "always allow" may be offered to the person behind the
+    /// agent's client. False for circuit breakers and high-risk actions,
+    /// which only an operator can make permanent.
+    #[serde(default)]
+    pub always_offered: bool,
+}
+
+/// Who gave an answer, and on whose word.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Answerer {
+    /// The person behind the agent's MCP client (elicitation). Their
+    /// "always allow" is bounded to the asked call. Answers recorded
+    /// before answerers were kept count as this, the narrower one.
+    #[default]
+    Client,
+    /// An operator: the admin socket, the HTTP admin API, or the person at
+    /// the terminal running `warden call`.
+    Operator(Attribution),
+}
+
+/// Who did an operator action, whether they confirmed it explicitly,
+/// and why (see [`crate::Guardrail`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attribution {
+    pub actor: String,
+    #[serde(default)]
+    pub confirm: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// A person's answer.
@@ -33,6 +67,8 @@ pub enum ApprovalAnswer {
     /// Allow, and add this allow rule for the agent.
     AlwaysAllow {
         rule: String,
+        #[serde(default)]
+        by: Answerer,
     },
     Deny {
         reason: String,
@@ -42,6 +78,27 @@ pub enum ApprovalAnswer {
     Pending {
         id: String,
     },
+    /// An answer came with the call (an input response) and was refused:
+    /// forged or altered, meant for another call, expired, already used,
+    /// or from a connection whose agent's asks only an operator answers.
+    /// Nothing was recorded; the ask still waits under `id` when it has
+    /// one.
+    Refused {
+        id: Option<String>,
+        reason: String,
+    },
+}
+
+/// Who answers an agent's asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalChannel {
+    /// The person behind the agent's MCP client, through elicitation;
+    /// operators can answer too.
+    Client,
+    /// Only operators (admin socket, HTTP admin API); answers arriving on
+    /// the agent's own connection are refused.
+    Operator,
 }
 
 /// Something that can get a person's answer.

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ApprovalAnswer, ApprovalRequest};
+use crate::{ApprovalAnswer, ApprovalRequest, Attribution};
 
 /// A write the durable store could not make. The caller must treat the
 /// change as not done (an ask that was not recorded is not pending).
@@ -98,6 +98,10 @@ pub enum AuditEvent {
         agent: String,
         rule: String,
         approval: Option<String>,
+        /// The operator who added it; none when the person behind the
+        /// agent's client did (bounded to the asked call).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<Attribution>,
     },
     /// A capability grant was issued or revoked.
     Grant {
@@ -106,6 +110,10 @@ pub enum AuditEvent {
         agent: String,
         capability: String,
         issuer: String,
+        /// The operator who did it (the guardrail's actor, confirmation
+        /// and reason).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<Attribution>,
     },
     /// An agent's trust level changed (or a promotion awaits a person).
     Trust {
@@ -113,17 +121,33 @@ pub enum AuditEvent {
         from: String,
         to: String,
         reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<Attribution>,
     },
+    /// An input response (an answer arriving with a call) was refused.
+    ResponseRefused {
+        agent: String,
+        session: String,
+        request_id: String,
+        call: String,
+        approval: Option<String>,
+        reason: String,
+    },
+    /// An installed plugin was removed by an operator.
+    PluginRemoved { name: String, by: Attribution },
 }
 
 /// Durable rules and the audit trail.
 pub trait Journal: Send + Sync {
-    /// Records a rule added by "always allow", audited in the same transaction.
+    /// Records a rule added by "always allow" (by an operator, or, with
+    /// `by` none, the person behind the agent's client), audited in the
+    /// same transaction.
     fn rule_added(
         &self,
         agent: &str,
         rule: &str,
         approval: Option<&str>,
+        by: Option<&Attribution>,
     ) -> Result<(), JournalError>;
     /// Appends one audit record.
     fn audit(&self, event: &AuditEvent) -> Result<(), JournalError>;

@@ -19,6 +19,7 @@ mod env;
 mod envelope;
 mod error;
 mod grant;
+mod guardrail;
 mod hooks;
 mod host;
 mod journal;
@@ -28,13 +29,16 @@ pub mod net;
 mod spec;
 
 pub use action::{ActionType, BUILTIN_ACTION_TYPES};
-pub use approval::{ApprovalAnswer, ApprovalRequest, Approver};
+pub use approval::{
+    Answerer, ApprovalAnswer, ApprovalChannel, ApprovalRequest, Approver, Attribution,
+};
 pub use category::Category;
 pub use desk::CapabilityDesk;
 pub use env::{EnvGrant, Secret, check_env_key};
 pub use envelope::{Envelope, ErrorType};
 pub use error::SpecError;
 pub use grant::{FsAccess, FsGrant, Grants};
+pub use guardrail::{Guardrail, GuardrailError, GuardrailViolation};
 pub use hooks::{CallEvents, CallHooks, LogLevel};
 pub use host::{Backend, BackendCall, BoxFuture, CallContext, CallRequest, ToolHost};
 pub use journal::{ApprovalLedger, AuditEvent, Journal, JournalError, OpenApproval};

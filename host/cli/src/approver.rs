@@ -28,8 +28,8 @@ fn prompt(request: &ApprovalRequest) -> ApprovalAnswer {
     let mut err = std::io::stderr();
     let _ = writeln!(
         err,
-        "\nwarden: agent `{}` wants to run {}\n  why this asks: {}\n  [y] allow once   [a] always allow (rule: {})   [n] deny",
-        request.agent, request.call, request.reason, request.suggested_rule
+        "\nwarden: agent `{}` wants to run {}\n  arguments: {}\n  why this asks: {}\n  [y] allow once   [a] always allow (rule: {})   [n] deny",
+        request.agent, request.call, request.arguments, request.reason, request.suggested_rule
     );
     let _ = write!(err, "> ");
     let _ = err.flush();
@@ -43,6 +43,13 @@ fn prompt(request: &ApprovalRequest) -> ApprovalAnswer {
         "y" | "yes" => ApprovalAnswer::AllowOnce,
         "a" | "always" => ApprovalAnswer::AlwaysAllow {
             rule: request.suggested_rule.clone(),
+            // The person at the terminal running `warden call` is the
+            // operator of this host.
+            by: warden_api::Answerer::Operator(warden_api::Attribution {
+                actor: std::env::var("USER").unwrap_or_else(|_| "terminal".into()),
+                confirm: true,
+                reason: None,
+            }),
         },
         _ => ApprovalAnswer::Deny {
             reason: "denied at the terminal".into(),

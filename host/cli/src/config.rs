@@ -80,6 +80,9 @@ pub struct CapabilityGrantsConfig {
     pub auto_grant: Vec<String>,
     /// The longest automatic grant, in seconds. Default 3600.
     pub max_auto_ttl_secs: u64,
+    /// The longest grant a person may approve, in seconds: a longer
+    /// request is granted for this long. Default 86400 (a day).
+    pub max_ttl_secs: u64,
     /// More capabilities that always need a person.
     pub high_risk: Vec<String>,
 }
@@ -89,6 +92,7 @@ impl Default for CapabilityGrantsConfig {
         CapabilityGrantsConfig {
             auto_grant: Vec::new(),
             max_auto_ttl_secs: 3600,
+            max_ttl_secs: warden_policy::DEFAULT_MAX_TTL_MS / 1000,
             high_risk: Vec::new(),
         }
     }
@@ -109,6 +113,7 @@ impl CapabilityGrantsConfig {
         Ok(warden_policy::GrantBounds {
             auto_grant: parse(&self.auto_grant, "auto-grant")?,
             max_auto_ttl_ms: self.max_auto_ttl_secs.saturating_mul(1000),
+            max_ttl_ms: self.max_ttl_secs.saturating_mul(1000),
             high_risk: parse(&self.high_risk, "high-risk")?,
         })
     }
@@ -208,9 +213,10 @@ pub struct ServeConfig {
     pub max_body_bytes: usize,
     /// Progressive tool disclosure.
     pub disclosure: warden_mcp::DisclosureConfig,
-    /// Let clients answer asks through elicitation (trusts the client to
-    /// show the form to a person). Set false when agents hold their own
-    /// tokens: every ask then waits for `warden approvals`.
+    /// Let clients answer asks through elicitation at all. False: every
+    /// agent's asks wait for an operator (`warden approvals`, the admin
+    /// API), whatever its `approvals` says. Who answers each agent is
+    /// `[agents.NAME] approvals`.
     pub elicitation: bool,
 }
 

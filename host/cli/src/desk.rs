@@ -1,7 +1,15 @@
 //! `request_capability` for `warden serve`: judges the request against the
 //! configured bounds (`warden_policy::judge_request`), issues automatic
-//! grants into the store, and sends the rest to a person through the
+//! grants into the store, and sends the rest to an operator through the
 //! approvals book — the agent retries the same request once answered.
+//!
+//! Attack it stops: an agent granting itself what it is denied, or a
+//! grant that outlives its purpose. Requests that could do nothing are
+//! refused when made (a level change, which grants cannot carry; a tool
+//! on the agent's denied list, which no grant overrides); a person's
+//! approval grants at most the configured longest time, and only for the
+//! session the request came from. These asks are never sent to the
+//! agent's client, so only an operator answers them.
 
 use std::sync::Arc;
 
@@ -75,7 +83,7 @@ impl Desk {
         let grant = CapabilityGrant {
             id: String::new(),
             agent: context.agent.clone(),
-            session: None,
+            session: (!context.session.is_empty()).then(|| context.session.clone()),
             capability: request.capability,
             boundary: request.boundary,
             goal: request.justification,
@@ -83,7 +91,7 @@ impl Desk {
             valid_from_ms: now,
             valid_to_ms: now.saturating_add(request.ttl_ms),
         };
-        match self.store.issue_grant(grant) {
+        match self.store.issue_grant(grant, None) {
             Ok(grant) => Envelope::ok(json!({ "granted": grant })),
             Err(e) => Envelope::error(
                 ErrorType::HostError,
@@ -94,10 +102,13 @@ impl Desk {
     }
 
     async fn handle(&self, context: &CallContext, args: &Value) -> Envelope {
-        let request = match parse(args) {
+        let mut request = match parse(args) {
             Ok(r) => r,
             Err(e) => return e,
         };
+        if let Some(refusal) = self.pointless(context, &request.capability) {
+            return refusal;
+        }
         let spec = match &request.capability {
             Capability::Tool(t) if !t.contains(['*', '?']) => match self.gate.spec(t) {
                 Some(spec) => Some(spec.clone()),
@@ -126,18 +137,33 @@ impl Desk {
         let mut keyed = self.fingerprint_key.to_vec();
         keyed.extend_from_slice(args.to_string().as_bytes());
         let call = format!("request_capability({})", request.capability);
+        let capped = request.ttl_ms > self.bounds.max_ttl_ms;
         let question = ApprovalRequest {
             id: String::new(),
             agent: context.agent.clone(),
             request_id: context.request_id.clone(),
             tool: "request_capability".to_owned(),
             call: call.clone(),
-            reason: format!("{reason} (justification: {})", request.justification),
+            reason: format!(
+                "{reason} (justification: {}{})",
+                request.justification,
+                if capped {
+                    format!(
+                        "; the ttl will be capped at {} s",
+                        self.bounds.max_ttl_ms / 1000
+                    )
+                } else {
+                    String::new()
+                }
+            ),
             suggested_rule: call,
             args_fingerprint: warden_signing::sha256_digest(&keyed),
+            arguments: warden_gate::shown_arguments(args),
+            always_offered: false,
         };
         match self.book.ask(question).await {
             ApprovalAnswer::AllowOnce | ApprovalAnswer::AlwaysAllow { .. } => {
+                request.ttl_ms = request.ttl_ms.min(self.bounds.max_ttl_ms);
                 self.issue(context, request, "person")
             }
             ApprovalAnswer::Deny { reason } => Envelope::error(
@@ -145,15 +171,42 @@ impl Desk {
                 "grant_denied",
                 format!("the grant was not given: {reason}"),
             ),
-            ApprovalAnswer::Pending { id } => Envelope::error(
+            ApprovalAnswer::Pending { id } => warden_gate::pending_envelope(&reason, &id),
+            ApprovalAnswer::Refused { reason, .. } => Envelope::error(
                 ErrorType::PermissionDenied,
-                "approval_pending",
-                format!(
-                    "{reason}; waiting for a person's approval {id}: ask them to run \
-                     `warden approvals approve {id}` (or `warden approvals deny {id}`), \
-                     then retry the same request_capability call"
-                ),
+                "approval_response_refused",
+                reason,
             ),
+        }
+    }
+
+    /// A refusal for a request no grant could serve.
+    fn pointless(&self, context: &CallContext, capability: &Capability) -> Option<Envelope> {
+        let refuse = |message: String| {
+            Some(Envelope::error(
+                ErrorType::PermissionDenied,
+                "grant_not_possible",
+                message,
+            ))
+        };
+        match capability {
+            Capability::Level(level) => refuse(format!(
+                "`level:{level}` cannot be granted: an agent's level changes in the operator's \
+                 configuration or through progressive trust, which a person approves \
+                 (`warden trust approve`); request the tool, category or action you need instead"
+            )),
+            Capability::Tool(tool) => {
+                self.gate
+                    .denied_entry(&context.agent, tool)
+                    .and_then(|entry| {
+                        refuse(format!(
+                            "`{tool}` is on agent `{}`'s denied list (`{entry}`), which no grant \
+                         overrides; ask the operator to change the configuration",
+                            context.agent
+                        ))
+                    })
+            }
+            _ => None,
         }
     }
 }

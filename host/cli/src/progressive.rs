@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use warden_api::{AuditEvent, Journal, JournalError};
+use warden_api::{Attribution, AuditEvent, Journal, JournalError};
 use warden_gate::Gate;
 use warden_policy::trust::{Promotion, Step, TrustConfig, TrustEvent, TrustState};
 use warden_store::{Store, now_ms};
@@ -37,6 +37,7 @@ fn event(agent: &str, p: &Promotion, applied: bool) -> AuditEvent {
             format!("{} (awaiting a person)", p.to.name())
         },
         reason: format!("{}{scope}", p.reason),
+        by: None,
     }
 }
 
@@ -48,16 +49,21 @@ pub fn save(store: &Store, agent: &str, state: &TrustState, step: &Step) -> anyh
     Ok(())
 }
 
-/// A person approved the waiting promotion.
+/// A person (`by`) approved the waiting promotion.
 pub fn approved(
     store: &Store,
     agent: &str,
     state: &TrustState,
     p: &Promotion,
+    by: Attribution,
 ) -> anyhow::Result<()> {
     let mut e = event(agent, p, true);
-    if let AuditEvent::Trust { reason, .. } = &mut e {
+    if let AuditEvent::Trust {
+        reason, by: who, ..
+    } = &mut e
+    {
         reason.push_str("; approved by a person");
+        *who = Some(by);
     }
     store.put_trust(agent, &serde_json::to_value(state)?, &[e])?;
     Ok(())
@@ -122,8 +128,9 @@ impl Journal for TrustingJournal {
         agent: &str,
         rule: &str,
         approval: Option<&str>,
+        by: Option<&Attribution>,
     ) -> Result<(), JournalError> {
-        self.store.rule_added(agent, rule, approval)
+        self.store.rule_added(agent, rule, approval, by)
     }
 
     fn audit(&self, event: &AuditEvent) -> Result<(), JournalError> {

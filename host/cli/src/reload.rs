@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use warden_api::{BoxFuture, Grants};
+use warden_api::{Attribution, AuditEvent, BoxFuture, Grants, Journal};
 use warden_gate::{Gate, Registration, TableChange};
 use warden_mcp::{PluginAdmin, Server};
 use warden_registry::{Candidate, DirWatcher, Registry, WatchEvent, component_files};
@@ -67,6 +67,8 @@ pub struct LivePlugins {
     watched: Mutex<BTreeMap<PathBuf, String>>,
     /// One change at a time.
     changing: tokio::sync::Mutex<()>,
+    /// Where operators' removals are audited.
+    journal: Arc<dyn Journal>,
 }
 
 impl std::fmt::Debug for LivePlugins {
@@ -86,6 +88,7 @@ impl LivePlugins {
         server: Server,
         grants: NamedGrants,
         fixed: BTreeSet<String>,
+        journal: Arc<dyn Journal>,
     ) -> LivePlugins {
         LivePlugins {
             gate,
@@ -95,6 +98,7 @@ impl LivePlugins {
             fixed,
             watched: Mutex::new(BTreeMap::new()),
             changing: tokio::sync::Mutex::new(()),
+            journal,
         }
     }
 
@@ -260,7 +264,16 @@ impl PluginAdmin for LivePlugins {
         Box::pin(async move { self.add(&path, true).await.map(|(v, _)| v) })
     }
 
-    fn remove(&self, name: String) -> BoxFuture<'_, Result<Value, String>> {
-        Box::pin(async move { LivePlugins::remove(self, &name, true).await })
+    fn remove(&self, name: String, by: Attribution) -> BoxFuture<'_, Result<Value, String>> {
+        Box::pin(async move {
+            let removed = LivePlugins::remove(self, &name, true).await?;
+            self.journal
+                .audit(&AuditEvent::PluginRemoved { name, by })
+                .map_err(|e| {
+                    tracing::error!(error = %e, "a plugin removal was not audited");
+                    format!("the plugin was removed, but the audit log could not record it: {e}")
+                })?;
+            Ok(removed)
+        })
     }
 }

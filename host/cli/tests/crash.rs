@@ -95,6 +95,11 @@ fn a_killed_host_keeps_everything_it_reported_done() {
                 "3600",
                 "--path",
                 "/workspace/granted",
+                "--actor",
+                "crash-tester",
+                "--confirm",
+                "--reason",
+                "grants survive a crash",
             ],
             &state,
         );

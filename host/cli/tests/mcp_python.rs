@@ -25,8 +25,9 @@ impl Fixture {
         let ws = dir.path().join("ws");
         std::fs::create_dir_all(&ws).unwrap();
         std::fs::write(ws.join("hello.txt"), "hello from the workspace\n").unwrap();
-        let base = format!(
-            r#"
+        let config = |serve_extra: &str| {
+            format!(
+                r#"
 workspace = "/workspace"
 
 [[plugins]]
@@ -47,6 +48,7 @@ code-execution = "containerized"
 
 [agents.alice]
 level = "standard"
+approvals = "client"
 rules = {{ allow = ["probe.run"] }}
 
 [agents.bob]
@@ -54,6 +56,7 @@ level = "reader"
 
 [serve]
 approval-timeout-secs = 60
+{serve_extra}
 
 [[serve.tokens]]
 agent = "alice"
@@ -66,12 +69,19 @@ token = "bob-token-0123456789ab"
 [trust]
 publishers = [{{ name = "warden-tests", key = "{key}" }}]
 "#,
-            key = warden_test_artifacts::public_key_file().display(),
-            fs = warden_test_artifacts::FS,
-            probe = warden_test_artifacts::PROBE,
-            ws = ws.display(),
-        );
+                key = warden_test_artifacts::public_key_file().display(),
+                fs = warden_test_artifacts::FS,
+                probe = warden_test_artifacts::PROBE,
+                ws = ws.display(),
+            )
+        };
+        let base = config("");
         std::fs::write(dir.path().join("warden.toml"), &base).unwrap();
+        std::fs::write(
+            dir.path().join("operator.toml"),
+            config("elicitation = false"),
+        )
+        .unwrap();
         let disclosure = format!("{base}\n[serve.disclosure]\nmode = \"on\"\n");
         std::fs::write(dir.path().join("disclosure.toml"), disclosure).unwrap();
         Fixture { dir }
@@ -101,6 +111,10 @@ fn drive(transport: &str, protocol: &str) {
         .arg(fixture.path("warden.toml"))
         .arg("--disclosure-config")
         .arg(fixture.path("disclosure.toml"))
+        .arg("--operator-config")
+        .arg(fixture.path("operator.toml"))
+        .arg("--workspace")
+        .arg(fixture.path("ws"))
         .arg("--state")
         .arg(fixture.path("state"))
         .args(["--extra-plugin", warden_test_artifacts::HELLO])

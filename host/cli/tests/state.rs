@@ -86,10 +86,37 @@ fn capability_requests_are_granted_within_bounds_and_otherwise_asked() {
     assert!(!is_error(&retried), "{retried}");
     assert_eq!(retried["structuredContent"]["granted"]["issuer"], "person");
 
+    // Revoking is destructive: without actor, confirmation and reason it
+    // is refused and nothing changes.
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["grants", "revoke", &id, "--state-dir"])
+        .arg(&state)
+        .env_remove("WARDEN_ACTOR")
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("missing_confirm") && stderr.contains("missing_reason"),
+        "{stderr}"
+    );
+    assert!(!is_error(&write(&mut server, 9, "granted/a2.txt")));
     // Revoked by the operator from another process: the running server
     // stops honouring it on the next call.
-    warden(&["grants", "revoke", &id], &state);
-    assert!(is_error(&write(&mut server, 9, "granted/b.txt")));
+    warden(
+        &[
+            "grants",
+            "revoke",
+            &id,
+            "--actor",
+            "dana",
+            "--confirm",
+            "--reason",
+            "the task is done",
+        ],
+        &state,
+    );
+    assert!(is_error(&write(&mut server, 10, "granted/b.txt")));
     let listed = warden(&["grants", "list", "--all"], &state);
     let status = listed
         .as_array()
@@ -111,6 +138,15 @@ fn capability_requests_are_granted_within_bounds_and_otherwise_asked() {
     assert!(
         allowed_by_grant,
         "the decision names the grant that allowed it"
+    );
+    let revoked_by = records.as_array().unwrap().iter().find(|r| {
+        r["kind"] == "grant" && r["event"]["action"] == "revoked" && r["event"]["id"] == id.as_str()
+    });
+    let by = &revoked_by.expect("the revocation is audited")["event"]["by"];
+    assert_eq!(
+        (&by["actor"], &by["confirm"], &by["reason"]),
+        (&json!("dana"), &json!(true), &json!("the task is done")),
+        "actor, confirmation and reason are audited"
     );
     let digests_only = records
         .as_array()
@@ -225,7 +261,17 @@ fn trust_follows_outcomes_and_elevated_waits_for_a_person() {
 
     // Only a person's approval makes it elevated.
     let approve = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
-        .args(["trust", "approve", "alice", "--config"])
+        .args([
+            "trust",
+            "approve",
+            "alice",
+            "--actor",
+            "dana",
+            "--confirm",
+            "--reason",
+            "earned it",
+            "--config",
+        ])
         .arg(&config)
         .arg("--state-dir")
         .arg(&state)

@@ -9,10 +9,12 @@
 //!
 //! Attacks it stops: an answer for one call being spent on another (an
 //! answer is bound to the agent and to the exact tool and arguments it
-//! was given for, and is used once — across restarts too), one agent
-//! answering or reading another agent's asks through the retry path (ids
-//! are checked against the asking agent), and stale consent (unanswered
-//! asks expire as denials, unused answers expire too).
+//! was given for, and is used once — across restarts too), an answer
+//! from the agent's side for an ask or a call it was not given for (a
+//! client's answer is recorded only for the same agent and the same call
+//! as the ask; whether the client may answer at all is the MCP layer's
+//! sealed request state), and stale consent (unanswered asks expire as
+//! denials, unused answers expire too).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,6 +37,8 @@ pub enum BookError {
         owner: String,
         agent: String,
     },
+    #[error("approval `{0}` was asked for another call (tool, specifier or arguments differ)")]
+    OtherCall(String),
     #[error("the answer to approval `{id}` could not be recorded, so it was not given: {detail}")]
     NotRecorded { id: String, detail: String },
 }
@@ -222,34 +226,55 @@ impl ApprovalBook {
         pages.waiting.get(id).map(|w| w.request.clone())
     }
 
-    /// Records a person's answer to the waiting ask `id`; the agent's next
-    /// try of the same call receives it. With `agent`, the ask must be
-    /// that agent's (an answer relayed by the agent's own client). The
-    /// answer counts only once it is recorded.
-    pub fn answer(
+    /// Records an operator's answer to the waiting ask `id`; the agent's
+    /// next try of the same call receives it. The answer counts only once
+    /// it is recorded.
+    pub fn answer(&self, id: &str, answer: ApprovalAnswer) -> Result<ApprovalRequest, BookError> {
+        self.record(id, None, answer)
+    }
+
+    /// Records the answer the person behind the agent's client sent with
+    /// a retry of `asked`: only for the ask `id` of that same agent and
+    /// that same call (tool, specifier, arguments).
+    pub fn answer_for_call(
         &self,
         id: &str,
-        agent: Option<&str>,
+        asked: &ApprovalRequest,
+        answer: ApprovalAnswer,
+    ) -> Result<ApprovalRequest, BookError> {
+        self.record(id, Some(asked), answer)
+    }
+
+    fn record(
+        &self,
+        id: &str,
+        asked: Option<&ApprovalRequest>,
         answer: ApprovalAnswer,
     ) -> Result<ApprovalRequest, BookError> {
         let mut pages = self.lock();
         let now = now_ms();
         self.sweep(&mut pages, now);
-        let owner = match pages.waiting.get(id) {
-            Some(w) => w.request.agent.clone(),
-            None => return Err(BookError::NotPending(id.to_owned())),
+        let Some(w) = pages.waiting.get(id) else {
+            return Err(BookError::NotPending(id.to_owned()));
         };
-        if let Some(agent) = agent
-            && agent != owner
-        {
-            return Err(BookError::WrongAgent {
-                id: id.to_owned(),
-                owner,
-                agent: agent.to_owned(),
-            });
+        if let Some(asked) = asked {
+            if asked.agent != w.request.agent {
+                return Err(BookError::WrongAgent {
+                    id: id.to_owned(),
+                    owner: w.request.agent.clone(),
+                    agent: asked.agent.clone(),
+                });
+            }
+            if key(asked) != w.key {
+                return Err(BookError::OtherCall(id.to_owned()));
+            }
         }
-        if let (Some(ledger), Some(w)) = (&self.ledger, pages.waiting.get(id)) {
-            let by = if agent.is_some() { "client" } else { "admin" };
+        if let Some(ledger) = &self.ledger {
+            let by = if asked.is_some() {
+                "client"
+            } else {
+                "operator"
+            };
             ledger
                 .answered(&w.request, &answer, by, now)
                 .map_err(|e| BookError::NotRecorded {
@@ -351,6 +376,8 @@ mod tests {
             reason: "side effect".into(),
             suggested_rule: call.into(),
             args_fingerprint: "{}".into(),
+            arguments: serde_json::Value::Null,
+            always_offered: true,
         }
     }
 
@@ -367,7 +394,7 @@ mod tests {
         let id = pending_id(book.lookup(ask("a", "fs.write(/x)")));
         assert_eq!(pending_id(book.lookup(ask("a", "fs.write(/x)"))), id);
         assert_eq!(book.pending().len(), 1);
-        book.answer(&id, None, ApprovalAnswer::AllowOnce).unwrap();
+        book.answer(&id, ApprovalAnswer::AllowOnce).unwrap();
         // A different call does not get the answer.
         let other = pending_id(book.lookup(ask("a", "fs.write(/y)")));
         assert_ne!(other, id);
@@ -385,17 +412,21 @@ mod tests {
         let book = ApprovalBook::new(Duration::from_secs(60));
         let id = pending_id(book.lookup(ask("a", "fs.write(/x)")));
         assert!(matches!(
-            book.answer(&id, Some("b"), ApprovalAnswer::AllowOnce),
+            book.answer_for_call(&id, &ask("b", "fs.write(/x)"), ApprovalAnswer::AllowOnce),
             Err(BookError::WrongAgent { .. })
         ));
-        book.answer(&id, Some("a"), ApprovalAnswer::AllowOnce)
+        assert_eq!(
+            book.answer_for_call(&id, &ask("a", "fs.write(/y)"), ApprovalAnswer::AllowOnce),
+            Err(BookError::OtherCall(id.clone()))
+        );
+        book.answer_for_call(&id, &ask("a", "fs.write(/x)"), ApprovalAnswer::AllowOnce)
             .unwrap();
         assert!(matches!(
             book.lookup(ask("b", "fs.write(/x)")),
             ApprovalAnswer::Pending { .. }
         ));
         assert_eq!(
-            book.answer(&id, None, ApprovalAnswer::AllowOnce),
+            book.answer(&id, ApprovalAnswer::AllowOnce),
             Err(BookError::NotPending(id))
         );
     }
@@ -405,6 +436,6 @@ mod tests {
         let book = ApprovalBook::new(Duration::from_millis(0));
         let id = pending_id(book.lookup(ask("a", "fs.write(/x)")));
         assert!(book.pending().is_empty());
-        assert!(book.answer(&id, None, ApprovalAnswer::AllowOnce).is_err());
+        assert!(book.answer(&id, ApprovalAnswer::AllowOnce).is_err());
     }
 }

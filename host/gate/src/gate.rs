@@ -6,8 +6,9 @@ use std::sync::{Arc, PoisonError, RwLock};
 use tokio::sync::Semaphore;
 use tracing::Instrument;
 use warden_api::{
-    ApprovalAnswer, ApprovalRequest, Approver, Backend, BackendCall, BoxFuture, CallHooks,
-    CallLimits, CallRequest, Envelope, ErrorType, Grants, Journal, LogLevel, ToolHost, ToolSpec,
+    Answerer, ApprovalAnswer, ApprovalRequest, Approver, Attribution, AuditEvent, Backend,
+    BackendCall, BoxFuture, CallHooks, CallLimits, CallRequest, Envelope, ErrorType, Grants,
+    Journal, LogLevel, ToolHost, ToolSpec,
 };
 use warden_policy::{AgentPolicy, Call, Decision, Layer, Verdict};
 
@@ -274,6 +275,17 @@ impl Gate {
         self.inner.agents.set_trust(agent, trust)
     }
 
+    /// The entry of `agent`'s denied list naming tool `name`, if any (no
+    /// grant or approval can allow such a call).
+    pub fn denied_entry(&self, agent: &str, name: &str) -> Option<String> {
+        let table = self.inner.table();
+        let entry = table.get(name)?;
+        self.inner
+            .agents
+            .with(agent, |p| p.denied_entry(&facts(entry)).map(str::to_owned))
+            .flatten()
+    }
+
     /// What the policy decides for a call, without running it.
     pub fn decide(&self, request: &CallRequest) -> Decision {
         match self.inner.table().get(&request.tool) {
@@ -464,11 +476,16 @@ impl Inner {
     }
 
     /// Checks and writes down an "always allow" rule before it applies.
-    fn persist_rule(&self, agent: &str, rule: &str) -> Result<(), String> {
+    fn persist_rule(
+        &self,
+        agent: &str,
+        rule: &str,
+        by: Option<&Attribution>,
+    ) -> Result<(), String> {
         warden_policy::RuleSet::parse(&[rule.to_owned()], &[], &[]).map_err(|e| e.to_string())?;
         match &self.durable.journal {
             Some(journal) => journal
-                .rule_added(agent, rule, None)
+                .rule_added(agent, rule, None, by)
                 .map_err(|e| format!("it could not be recorded: {e}")),
             None => Ok(()),
         }
@@ -490,32 +507,51 @@ impl Inner {
             resolved_path: None,
         };
         let env = self.agents.env.env();
+        let agent = &request.context.agent;
         let suggested_rule = self
             .agents
-            .with(&request.context.agent, |p| p.exact_rule(&call, &env))
+            .with(agent, |p| p.exact_rule(&call, &env))
             .unwrap_or_else(|| entry.spec.name.to_string());
+        let never_always = warden_policy::never_always(&call.tool, decision);
         let question = ApprovalRequest {
             id: String::new(),
-            agent: request.context.agent.clone(),
+            agent: agent.clone(),
             request_id: request.context.request_id.clone(),
             tool: entry.spec.name.to_string(),
             call: shown.to_owned(),
             reason: decision.reason.clone(),
             suggested_rule,
             args_fingerprint: self.fingerprint(&request.args),
+            arguments: crate::shown_arguments(&request.args),
+            always_offered: never_always.is_none(),
         };
         match approver.ask(question).await {
             ApprovalAnswer::AllowOnce => {
                 tracing::info!("approved once");
                 None
             }
-            ApprovalAnswer::AlwaysAllow { rule } => {
+            ApprovalAnswer::AlwaysAllow { rule, by } => {
+                let operator = match by {
+                    Answerer::Operator(who) => Some(who),
+                    Answerer::Client => {
+                        let refusal = never_always.or_else(|| {
+                            self.agents
+                                .with(agent, |p| p.client_rule_refusal(&call, &env, &rule))
+                                .flatten()
+                        });
+                        if let Some(why) = refusal {
+                            tracing::warn!(%rule, %why, "a client's always-allow rule was refused");
+                            return Some(self.refused_response(request, shown, None, &why));
+                        }
+                        None
+                    }
+                };
                 let added = self
-                    .persist_rule(&request.context.agent, &rule)
-                    .and_then(|()| self.agents.add_allow_rule(&request.context.agent, &rule));
+                    .persist_rule(agent, &rule, operator.as_ref())
+                    .and_then(|()| self.agents.add_allow_rule(agent, &rule));
                 match added {
                     Ok(()) => {
-                        tracing::info!(%rule, "approved; rule added");
+                        tracing::info!(%rule, by = ?operator.as_ref().map(|o| &o.actor), "approved; rule added");
                         None
                     }
                     Err(e) => Some(Envelope::error(
@@ -532,18 +568,58 @@ impl Inner {
                 "approval_denied",
                 format!("{} — {reason}", decision.reason),
             )),
-            ApprovalAnswer::Pending { id } => Some(Envelope::error(
-                ErrorType::PermissionDenied,
-                "approval_pending",
-                format!(
-                    "{} — waiting for a person's approval {id}: ask them to run \
-                     `warden approvals approve {id}` (or `--always RULE`, or \
-                     `warden approvals deny {id}`), then retry the same call",
-                    decision.reason
-                ),
-            )),
+            ApprovalAnswer::Pending { id } => Some(pending_envelope(&decision.reason, &id)),
+            ApprovalAnswer::Refused { id, reason } => {
+                Some(self.refused_response(request, shown, id.as_deref(), &reason))
+            }
         }
     }
+
+    /// An answer that came with the call and was not accepted: audited,
+    /// and reported to the agent; the ask (if any) keeps waiting.
+    fn refused_response(
+        &self,
+        request: &CallRequest,
+        shown: &str,
+        id: Option<&str>,
+        reason: &str,
+    ) -> Envelope {
+        let c = &request.context;
+        let event = AuditEvent::ResponseRefused {
+            agent: c.agent.clone(),
+            session: c.session.clone(),
+            request_id: c.request_id.clone(),
+            call: shown.to_owned(),
+            approval: id.map(str::to_owned),
+            reason: reason.to_owned(),
+        };
+        if let Some(refusal) = durable::audit(self.durable.journal.as_ref(), &event) {
+            return refusal;
+        }
+        let waiting = match id {
+            Some(id) => format!("; approval {id} still waits for a person"),
+            None => String::new(),
+        };
+        Envelope::error(
+            ErrorType::PermissionDenied,
+            "approval_response_refused",
+            format!(
+                "the answer sent with this call was refused: {reason}; the call was not run{waiting}"
+            ),
+        )
+    }
+}
+
+/// The envelope of a call that waits for a person's approval `id`.
+pub fn pending_envelope(reason: &str, id: &str) -> Envelope {
+    Envelope::error(
+        ErrorType::PermissionDenied,
+        "approval_pending",
+        format!(
+            "{reason} — waiting for a person's approval {id}: ask them to answer it \
+             (`warden approvals approve {id}`, or `warden approvals deny {id}`), then retry the same call"
+        ),
+    )
 }
 
 impl ToolHost for Gate {

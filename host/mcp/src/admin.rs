@@ -20,7 +20,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
-use warden_api::ApprovalAnswer;
+use warden_api::{
+    Answerer, ApprovalAnswer, ApprovalRequest, Attribution, Guardrail, GuardrailError,
+};
 
 use crate::{McpError, Server, plugins};
 
@@ -30,36 +32,104 @@ use crate::{McpError, Server, plugins};
 pub struct AnswerBody {
     /// `approve` or `deny`.
     pub decision: String,
-    /// With `approve`: also add this allow rule for the agent.
+    /// With `approve`: also add this allow rule for the agent. A rule
+    /// other than the ask's suggested (exact) rule needs the guardrail:
+    /// `actor`, `confirm: true` and `reason`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub always: Option<String>,
+    /// Why: shown to the agent on a denial; audited with a broader rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Who answers (audited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actor: Option<String>,
+    /// An explicit confirmation, needed with a broader rule.
+    #[serde(default)]
+    pub confirm: bool,
 }
 
 impl AnswerBody {
-    fn answer(&self) -> Result<ApprovalAnswer, String> {
+    fn guardrail(&self) -> Guardrail {
+        Guardrail {
+            actor: self.actor.clone(),
+            confirm: self.confirm,
+            reason: self.reason.clone(),
+        }
+    }
+
+    /// The answer to `asked`; a rule broader than the asked call needs
+    /// the guardrail.
+    fn answer(&self, asked: &ApprovalRequest) -> Result<ApprovalAnswer, Refusal> {
+        let who = || Attribution {
+            actor: self
+                .actor
+                .as_deref()
+                .map(str::trim)
+                .filter(|a| !a.is_empty())
+                .unwrap_or("operator")
+                .to_owned(),
+            confirm: self.confirm,
+            reason: self.reason.clone(),
+        };
         match (self.decision.as_str(), &self.always) {
             ("approve", None) => Ok(ApprovalAnswer::AllowOnce),
-            ("approve", Some(rule)) if !rule.trim().is_empty() => Ok(ApprovalAnswer::AlwaysAllow {
-                rule: rule.trim().to_owned(),
-            }),
-            ("approve", Some(_)) => Err("`always` needs a rule".to_owned()),
+            ("approve", Some(rule)) if !rule.trim().is_empty() => {
+                let rule = rule.trim().to_owned();
+                let by = if rule == asked.suggested_rule {
+                    who()
+                } else {
+                    self.guardrail()
+                        .check(&format!(
+                            "approving {} with the broader rule `{rule}`",
+                            asked.id
+                        ))
+                        .map_err(Refusal::Guardrail)?
+                };
+                Ok(ApprovalAnswer::AlwaysAllow {
+                    rule,
+                    by: Answerer::Operator(by),
+                })
+            }
+            ("approve", Some(_)) => Err(Refusal::Invalid("`always` needs a rule".to_owned())),
             ("deny", None) => Ok(ApprovalAnswer::Deny {
                 reason: match &self.reason {
                     Some(r) => format!("denied by a person: {r}"),
                     None => "denied by a person".to_owned(),
                 },
             }),
-            ("deny", Some(_)) => Err("`always` only goes with `approve`".to_owned()),
-            (other, _) => Err(format!(
-                "decision `{other}` is not one of `approve`, `deny`"
+            ("deny", Some(_)) => Err(Refusal::Invalid(
+                "`always` only goes with `approve`".to_owned(),
             )),
+            (other, _) => Err(Refusal::Invalid(format!(
+                "decision `{other}` is not one of `approve`, `deny`"
+            ))),
         }
     }
 }
 
-type Reply = (StatusCode, Json<Value>);
+/// Why the admin API did not act.
+pub(crate) enum Refusal {
+    Invalid(String),
+    Guardrail(GuardrailError),
+}
+
+impl Refusal {
+    pub(crate) fn reply(self) -> Reply {
+        match self {
+            Refusal::Invalid(e) => (StatusCode::BAD_REQUEST, Json(json!({ "error": e }))),
+            Refusal::Guardrail(e) => (
+                StatusCode::BAD_REQUEST,
+                Json(json!({
+                    "error": e.to_string(),
+                    "code": GuardrailError::CODE,
+                    "violations": e.violations,
+                })),
+            ),
+        }
+    }
+}
+
+pub(crate) type Reply = (StatusCode, Json<Value>);
 
 async fn list(State(server): State<Server>) -> Json<Value> {
     Json(json!({ "pending": server.book().pending() }))
@@ -70,16 +140,17 @@ async fn answer(
     UrlPath(id): UrlPath<String>,
     Json(body): Json<AnswerBody>,
 ) -> Reply {
-    let answer = match body.answer() {
-        Ok(a) => a,
-        Err(e) => return (StatusCode::BAD_REQUEST, Json(json!({ "error": e }))),
+    let not_pending = |e: String| (StatusCode::NOT_FOUND, Json(json!({ "error": e })));
+    let Some(asked) = server.book().get(&id) else {
+        return not_pending(warden_gate::BookError::NotPending(id).to_string());
     };
-    match server.book().answer(&id, None, answer) {
+    let answer = match body.answer(&asked) {
+        Ok(a) => a,
+        Err(refusal) => return refusal.reply(),
+    };
+    match server.book().answer(&id, answer) {
         Ok(request) => (StatusCode::OK, Json(json!({ "answered": request }))),
-        Err(e) => (
-            StatusCode::NOT_FOUND,
-            Json(json!({ "error": e.to_string() })),
-        ),
+        Err(e) => not_pending(e.to_string()),
     }
 }
 
@@ -184,9 +255,11 @@ impl AdminClient {
         self.request("POST", "/plugins", Some(body)).await
     }
 
-    /// Removes plugin `name` from the running server.
-    pub async fn remove(&self, name: &str) -> Result<Value, McpError> {
-        self.request("DELETE", &format!("/plugins/{name}"), None)
+    /// Removes plugin `name` from the running server, on the word of
+    /// `guardrail` (actor, confirmation, reason).
+    pub async fn remove(&self, name: &str, guardrail: &Guardrail) -> Result<Value, McpError> {
+        let body = serde_json::to_vec(guardrail).map_err(|e| self.error(e.to_string()))?;
+        self.request("DELETE", &format!("/plugins/{name}"), Some(body))
             .await
     }
 
@@ -267,19 +340,75 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
 mod tests {
     use super::*;
 
-    #[test]
-    fn answers_are_checked() {
-        let body = |d: &str, always: Option<&str>| AnswerBody {
+    fn asked() -> ApprovalRequest {
+        ApprovalRequest {
+            id: "ap-1".into(),
+            agent: "a".into(),
+            request_id: "1".into(),
+            tool: "fs.write".into(),
+            call: "fs.write(/w/x)".into(),
+            reason: "side effect".into(),
+            suggested_rule: "fs.write(//w/x)".into(),
+            args_fingerprint: "f".into(),
+            arguments: Value::Null,
+            always_offered: true,
+        }
+    }
+
+    fn body(d: &str, always: Option<&str>) -> AnswerBody {
+        AnswerBody {
             decision: d.into(),
             always: always.map(Into::into),
             reason: None,
-        };
-        assert_eq!(
-            body("approve", None).answer(),
+            actor: None,
+            confirm: false,
+        }
+    }
+
+    #[test]
+    fn answers_are_checked() {
+        let a = asked();
+        assert!(matches!(
+            body("approve", None).answer(&a),
             Ok(ApprovalAnswer::AllowOnce)
-        );
-        assert!(body("approve", Some(" ")).answer().is_err());
-        assert!(body("deny", Some("x")).answer().is_err());
-        assert!(body("maybe", None).answer().is_err());
+        ));
+        assert!(body("approve", Some(" ")).answer(&a).is_err());
+        assert!(body("deny", Some("x")).answer(&a).is_err());
+        assert!(body("maybe", None).answer(&a).is_err());
+    }
+
+    #[test]
+    fn a_broader_rule_needs_actor_confirm_and_reason() {
+        let a = asked();
+        // The exact rule needs no guardrail.
+        assert!(matches!(
+            body("approve", Some("fs.write(//w/x)")).answer(&a),
+            Ok(ApprovalAnswer::AlwaysAllow {
+                by: Answerer::Operator(_),
+                ..
+            })
+        ));
+        for broader in ["fs.write(/**)", "*", "fs.*"] {
+            match body("approve", Some(broader)).answer(&a) {
+                Err(Refusal::Guardrail(e)) => assert_eq!(e.violations.len(), 3),
+                _ => panic!("`{broader}` without the guardrail must be refused"),
+            }
+            let mut full = body("approve", Some(broader));
+            full.actor = Some("dana".into());
+            full.confirm = true;
+            full.reason = Some("the build writes everywhere".into());
+            match full.answer(&a) {
+                Ok(ApprovalAnswer::AlwaysAllow {
+                    rule,
+                    by: Answerer::Operator(who),
+                }) => {
+                    assert_eq!(rule, broader);
+                    assert_eq!(who.actor, "dana");
+                    assert!(who.confirm);
+                    assert_eq!(who.reason.as_deref(), Some("the build writes everywhere"));
+                }
+                _ => panic!("`{broader}` with the guardrail is accepted"),
+            }
+        }
     }
 }

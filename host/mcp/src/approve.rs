@@ -1,17 +1,21 @@
 //! Asks answered by the person behind the MCP client.
 //!
-//! Three ways, one book: a client on an older protocol revision that
-//! declared elicitation gets an `elicitation/create` request and the call
-//! waits for the answer (up to the approval expiry); a 2026-07-28 client
-//! that declared elicitation gets an input-required result whose request
-//! state is the approval id, and its retry carries the answer; any other
-//! client gets a pending-approval error naming the id, answered through
-//! `warden approvals` or the admin API, and retries.
+//! Who answers is per agent (`approvals = "client" | "operator"`, see
+//! [`crate::ServerOptions`]). For a client-answered agent whose client
+//! declared elicitation: on an older protocol revision the server sends
+//! `elicitation/create` and the call waits for the answer (up to the
+//! approval expiry); on 2026-07-28 the ask is written in the approvals
+//! book and returned as an input-required result whose request state is
+//! sealed (see `seal.rs`), and the retry carries the answer. Every other
+//! ask is a pending approval naming its id, answered by an operator
+//! through `warden approvals` or the admin API; the agent retries.
 //!
-//! Attack it stops: an agent approving its own calls through another
-//! agent's ask, or spending an answer on a different call — answers go
-//! through the approvals book, which binds them to the asking agent and
-//! to the exact call.
+//! Attack it stops: an agent approving its own asks. An input response is
+//! honoured only with a state this server sealed for this agent and this
+//! exact call, before it expires, while the ask still waits, and only on
+//! a connection whose agent's asks the client may answer; anything else
+//! is refused (and audited by the gate) and the ask keeps waiting. What a
+//! client's answer may make permanent is bounded by the gate.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -23,46 +27,62 @@ use rmcp::model::{
 };
 use rmcp::service::Peer;
 use serde_json::{Value, json};
-use warden_api::{ApprovalAnswer, ApprovalRequest, Approver, BoxFuture};
-use warden_gate::{ApprovalBook, BookError};
+use warden_api::{Answerer, ApprovalAnswer, ApprovalRequest, Approver, BoxFuture};
+use warden_gate::ApprovalBook;
+
+use crate::seal::Sealer;
 
 /// The key of the approval question among an input-required result's
 /// requests.
 pub(crate) const INPUT_KEY: &str = "approval";
 
-/// The form a person fills in: a decision, and the rule to add when they
-/// choose "always allow" (prefilled with the exact call; they may broaden
-/// it).
-pub(crate) fn elicit_params(request: &ApprovalRequest) -> Result<ElicitRequestParams, String> {
-    let message = format!(
-        "Agent `{}` wants to run {}\nWhy this asks: {}\nAllow it?",
+/// What the person reads: the call, every argument, and why it asks.
+fn message(request: &ApprovalRequest) -> String {
+    let arguments = serde_json::to_string_pretty(&request.arguments)
+        .unwrap_or_else(|_| request.arguments.to_string());
+    let always = if request.always_offered {
+        ""
+    } else {
+        "\n(Only an operator can allow this for good; you can allow it once.)"
+    };
+    format!(
+        "Agent `{}` wants to run {}\nArguments:\n{arguments}\nWhy this asks: {}{always}\nAllow it?",
         request.agent, request.call, request.reason
+    )
+}
+
+/// The form a person fills in: a decision and, when "always allow" may be
+/// offered, the rule it adds (prefilled with the exact call, which is
+/// also the broadest rule a client's answer may add).
+pub(crate) fn elicit_params(request: &ApprovalRequest) -> Result<ElicitRequestParams, String> {
+    let mut choices = vec![json!({"const": "allow_once", "title": "Allow once"})];
+    let mut properties = serde_json::Map::new();
+    if request.always_offered {
+        choices.push(json!({"const": "always_allow", "title": "Always allow exactly this call"}));
+        properties.insert(
+            "rule".into(),
+            json!({
+                "type": "string",
+                "title": "Allow rule (for always allow; no broader than this call)",
+                "default": request.suggested_rule
+            }),
+        );
+    }
+    choices.push(json!({"const": "deny", "title": "Deny"}));
+    properties.insert(
+        "decision".into(),
+        json!({"type": "string", "title": "Decision", "oneOf": choices}),
+    );
+    properties.insert(
+        "reason".into(),
+        json!({"type": "string", "title": "Reason (for deny)"}),
     );
     serde_json::from_value(json!({
         "mode": "form",
-        "message": message,
+        "message": message(request),
         "requestedSchema": {
             "type": "object",
-            "properties": {
-                "decision": {
-                    "type": "string",
-                    "title": "Decision",
-                    "oneOf": [
-                        {"const": "allow_once", "title": "Allow once"},
-                        {"const": "always_allow", "title": "Always allow (adds the rule below)"},
-                        {"const": "deny", "title": "Deny"}
-                    ]
-                },
-                "rule": {
-                    "type": "string",
-                    "title": "Allow rule (for always allow)",
-                    "default": request.suggested_rule
-                },
-                "reason": {
-                    "type": "string",
-                    "title": "Reason (for deny)"
-                }
-            },
+            "properties": properties,
             "required": ["decision"]
         }
     }))
@@ -71,6 +91,7 @@ pub(crate) fn elicit_params(request: &ApprovalRequest) -> Result<ElicitRequestPa
 
 /// A person's answer from an elicitation result. Declining or cancelling
 /// the form denies; "always allow" without a rule uses the suggested one.
+/// The answer is the client's: the gate bounds what it may add.
 pub(crate) fn answer_from(result: &ElicitResult, request: &ApprovalRequest) -> ApprovalAnswer {
     let field = |name: &str| {
         result
@@ -86,6 +107,7 @@ pub(crate) fn answer_from(result: &ElicitResult, request: &ApprovalRequest) -> A
             Some("allow_once") => ApprovalAnswer::AllowOnce,
             Some("always_allow") => ApprovalAnswer::AlwaysAllow {
                 rule: field("rule").unwrap_or(&request.suggested_rule).to_owned(),
+                by: Answerer::Client,
             },
             Some("deny") => ApprovalAnswer::Deny {
                 reason: field("reason")
@@ -139,16 +161,88 @@ impl Approver for ElicitingApprover {
     }
 }
 
-/// Asks the book and remembers the ask it left pending, so the handler
-/// can turn it into an input-required result.
-pub(crate) struct Recording {
+/// The answer a 2026-07-28 client sent with its retry of a call.
+pub(crate) struct Offered {
+    pub state: String,
+    pub responses: InputResponses,
+}
+
+/// Asks the book for a call on a client connection: first records the
+/// answer the client sent with this retry, if it is genuine, then looks
+/// the call up; remembers an ask it left pending, so the handler can turn
+/// it into an input-required result.
+pub(crate) struct ClientAsk {
     pub book: Arc<ApprovalBook>,
+    pub sealer: Sealer,
+    /// The agent's asks are the client's to answer, and this client
+    /// declared elicitation.
+    pub may_answer: bool,
+    pub offered: Option<Offered>,
     pub pending: Mutex<Option<ApprovalRequest>>,
 }
 
-impl Approver for Recording {
+impl ClientAsk {
+    /// Records the offered answer for `request`, or says why not (as the
+    /// refusal the gate reports and audits).
+    fn accept(&self, offered: &Offered, request: &ApprovalRequest) -> Result<(), ApprovalAnswer> {
+        let refuse = |id: Option<&str>, reason: String| ApprovalAnswer::Refused {
+            id: id.map(str::to_owned),
+            reason,
+        };
+        if !self.may_answer {
+            return Err(refuse(
+                None,
+                format!(
+                    "agent `{}`'s asks are answered by an operator (`warden approvals` or the admin \
+                     API), not by input responses from its own connection",
+                    request.agent
+                ),
+            ));
+        }
+        let id = self.sealer.open(&offered.state, request).map_err(|e| {
+            tracing::warn!(agent = %request.agent, call = %request.call, error = ?e, "an input response's request state was refused");
+            refuse(
+                None,
+                format!(
+                    "{e}; only the request state this server sent with this call's ask counts, \
+                     unaltered and before it expires"
+                ),
+            )
+        })?;
+        let Some(raw) = offered.responses.get(INPUT_KEY) else {
+            return Err(refuse(
+                Some(&id),
+                format!("the retry carries no `{INPUT_KEY}` input response"),
+            ));
+        };
+        let result: ElicitResult = serde_json::from_value(raw.clone()).map_err(|e| {
+            refuse(
+                Some(&id),
+                format!("the `{INPUT_KEY}` input response is not an elicitation result: {e}"),
+            )
+        })?;
+        let Some(asked) = self.book.get(&id) else {
+            return Err(refuse(
+                None,
+                format!("approval {id} is no longer waiting: it was answered, used or has expired"),
+            ));
+        };
+        let answer = answer_from(&result, &asked);
+        self.book
+            .answer_for_call(&id, request, answer)
+            .map(drop)
+            .map_err(|e| refuse(Some(&id), e.to_string()))
+    }
+}
+
+impl Approver for ClientAsk {
     fn ask(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalAnswer> {
         Box::pin(async move {
+            if let Some(offered) = &self.offered
+                && let Err(refused) = self.accept(offered, &request)
+            {
+                return refused;
+            }
             let answer = self.book.ask(request.clone()).await;
             if let ApprovalAnswer::Pending { id } = &answer {
                 let mut request = request;
@@ -163,8 +257,13 @@ impl Approver for Recording {
     }
 }
 
-/// The input-required result for a pending ask (2026-07-28).
-pub(crate) fn input_required(request: &ApprovalRequest) -> Result<InputRequiredResult, String> {
+/// The input-required result for a pending ask (2026-07-28), its state
+/// sealed for this agent and call until the ask expires.
+pub(crate) fn input_required(
+    request: &ApprovalRequest,
+    sealer: &Sealer,
+    ttl: Duration,
+) -> Result<InputRequiredResult, String> {
     let params = elicit_params(request)?;
     let elicit = serde_json::from_value(json!({
         "method": "elicitation/create",
@@ -175,32 +274,8 @@ pub(crate) fn input_required(request: &ApprovalRequest) -> Result<InputRequiredR
     requests.insert(INPUT_KEY.to_owned(), InputRequest::Elicitation(elicit));
     Ok(InputRequiredResult::new(
         Some(requests),
-        Some(request.id.clone()),
+        Some(sealer.seal(request, ttl)),
     ))
-}
-
-/// Records the answer a 2026-07-28 client sent back with its retry.
-pub(crate) fn record_response(
-    book: &ApprovalBook,
-    agent: &str,
-    approval_id: &str,
-    responses: &InputResponses,
-) -> Result<(), String> {
-    let Some(raw) = responses.get(INPUT_KEY) else {
-        return Err(format!(
-            "the retry carries no `{INPUT_KEY}` input response for approval {approval_id}"
-        ));
-    };
-    let result: ElicitResult = serde_json::from_value(raw.clone()).map_err(|e| {
-        format!("the `{INPUT_KEY}` input response is not an elicitation result: {e}")
-    })?;
-    let Some(request) = book.get(approval_id) else {
-        return Err(BookError::NotPending(approval_id.to_owned()).to_string());
-    };
-    let answer = answer_from(&result, &request);
-    book.answer(approval_id, Some(agent), answer)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -217,6 +292,8 @@ mod tests {
             reason: "side effect".into(),
             suggested_rule: "fs.write(/w/x)".into(),
             args_fingerprint: "f".into(),
+            arguments: json!({"path": "/w/x", "content": "hi"}),
+            always_offered: true,
         }
     }
 
@@ -229,8 +306,27 @@ mod tests {
             wire["requestedSchema"]["properties"]["rule"]["default"],
             "fs.write(/w/x)"
         );
-        let result = input_required(&request()).unwrap();
-        assert_eq!(result.request_state.as_deref(), Some("ap-1"));
+        assert!(
+            wire["message"]
+                .as_str()
+                .unwrap()
+                .contains("\"content\": \"hi\"")
+        );
+        let sealer = Sealer::new(b"0123456789abcdef0123456789abcdef").unwrap();
+        let result = input_required(&request(), &sealer, Duration::from_secs(60)).unwrap();
+        let state = result.request_state.unwrap();
+        assert_ne!(state, "ap-1", "the state is sealed, not the bare id");
+        assert_eq!(sealer.open(&state, &request()).unwrap(), "ap-1");
+    }
+
+    #[test]
+    fn always_is_not_offered_when_only_an_operator_may_give_it() {
+        let mut r = request();
+        r.always_offered = false;
+        let wire = serde_json::to_value(elicit_params(&r).unwrap()).unwrap();
+        let choices = wire["requestedSchema"]["properties"]["decision"]["oneOf"].to_string();
+        assert!(!choices.contains("always_allow"), "{choices}");
+        assert!(wire["requestedSchema"]["properties"].get("rule").is_none());
     }
 
     #[test]
@@ -246,7 +342,8 @@ mod tests {
         assert_eq!(
             answer_from(&accept(json!({"decision": "always_allow"})), &r),
             ApprovalAnswer::AlwaysAllow {
-                rule: "fs.write(/w/x)".into()
+                rule: "fs.write(/w/x)".into(),
+                by: Answerer::Client,
             }
         );
         assert_eq!(
@@ -255,7 +352,8 @@ mod tests {
                 &r
             ),
             ApprovalAnswer::AlwaysAllow {
-                rule: "fs.write(/w/**)".into()
+                rule: "fs.write(/w/**)".into(),
+                by: Answerer::Client,
             }
         );
         assert!(matches!(

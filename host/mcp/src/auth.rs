@@ -48,6 +48,12 @@ impl Tokens {
         }
     }
 
+    /// Whether requests authenticate with tokens (else every request is
+    /// the open agent's).
+    pub fn uses_tokens(&self) -> bool {
+        !self.entries.is_empty()
+    }
+
     /// The agent a request's `Authorization: Bearer` token maps to.
     pub fn agent(&self, headers: &HeaderMap) -> Option<String> {
         if self.entries.is_empty() {

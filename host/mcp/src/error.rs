@@ -2,6 +2,7 @@
 
 /// Why the server could not start or serve.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum McpError {
     #[error(
         "refusing to listen on {addr}: it is not a loopback address and no bearer tokens are configured (add [[serve.tokens]] to the config)"
@@ -16,6 +17,8 @@ pub enum McpError {
     Session(String),
     #[error("admin API at {at}: {message}")]
     Admin { at: String, message: String },
+    #[error("server configuration: {0}")]
+    Config(String),
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
 }

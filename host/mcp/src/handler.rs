@@ -7,6 +7,7 @@
 //! session handler per MCP session (stdio connection, HTTP session or
 //! sessionless request) that knows its agent and logging level.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -19,16 +20,18 @@ use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use warden_api::{
-    Approver, CallContext, CallHooks, CallRequest, Envelope, ErrorType, ToolHost, ToolSpec,
+    ApprovalChannel, Approver, CallContext, CallHooks, CallRequest, Envelope, ErrorType, ToolHost,
+    ToolSpec,
 };
 use warden_gate::ApprovalBook;
 
-use crate::approve::{self, ElicitingApprover, Recording};
+use crate::approve::{self, ClientAsk, ElicitingApprover, Offered};
 use crate::convert;
 use crate::disclosure::{self, Disclosure, DisclosureConfig};
 use crate::events::{LogThreshold, McpEvents};
 use crate::http::TokenAgent;
 use crate::notify::Notifier;
+use crate::seal::Sealer;
 
 /// How long announcing a list change may hold up the request that made it.
 const ANNOUNCE: std::time::Duration = std::time::Duration::from_secs(1);
@@ -37,21 +40,60 @@ const ANNOUNCE: std::time::Duration = std::time::Duration::from_secs(1);
 const DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// How the server presents itself and behaves.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ServerOptions {
     pub name: String,
     pub version: String,
     pub disclosure: DisclosureConfig,
-    /// Whether asks may be answered through the client's elicitation. It
-    /// trusts the client to show the form to a person; turn it off when
-    /// agents hold their own tokens and could answer for themselves, so
-    /// every ask goes through `warden approvals`.
+    /// Whether asks may be answered through the client's elicitation at
+    /// all. False: every agent's asks wait for an operator, whatever
+    /// `approvals` says.
     pub elicitation: bool,
+    /// Who answers each agent's asks, where the configuration says. An
+    /// agent not listed: an operator when it connects with a bearer token
+    /// (it holds its own credentials and could answer for itself), the
+    /// person behind its client otherwise (stdio, loopback without
+    /// tokens).
+    pub approvals: BTreeMap<String, ApprovalChannel>,
+    /// The secret that seals request states (at least 32 bytes; derive it
+    /// from the host key so states survive a restart).
+    pub request_state_key: Vec<u8>,
+}
+
+impl std::fmt::Debug for ServerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerOptions")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("disclosure", &self.disclosure)
+            .field("elicitation", &self.elicitation)
+            .field("approvals", &self.approvals)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerOptions {
+    /// Who answers `agent`'s asks on a connection that did (`token`) or
+    /// did not authenticate with a bearer token.
+    pub fn channel(&self, agent: &str, token: bool) -> ApprovalChannel {
+        if !self.elicitation {
+            return ApprovalChannel::Operator;
+        }
+        match self.approvals.get(agent) {
+            Some(channel) => *channel,
+            None if token => ApprovalChannel::Operator,
+            None => ApprovalChannel::Client,
+        }
+    }
 }
 
 struct Shared {
     host: Arc<dyn ToolHost>,
     book: Arc<ApprovalBook>,
+    sealer: Sealer,
+    /// Makes session ids unique across restarts (grants can be bound to a
+    /// session).
+    instance: u64,
     disclosure: Disclosure,
     notifier: Notifier,
     options: ServerOptions,
@@ -75,12 +117,24 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
-    /// Asks that no MCP client answers wait in `book`.
-    pub fn new(host: Arc<dyn ToolHost>, book: Arc<ApprovalBook>, options: ServerOptions) -> Server {
-        Server {
+    /// Asks that no MCP client answers wait in `book`. Fails on a
+    /// request-state key shorter than 32 bytes.
+    pub fn new(
+        host: Arc<dyn ToolHost>,
+        book: Arc<ApprovalBook>,
+        options: ServerOptions,
+    ) -> Result<Server, crate::McpError> {
+        use std::hash::{BuildHasher, Hasher};
+        let sealer = Sealer::new(&options.request_state_key)?;
+        let instance = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
+        Ok(Server {
             shared: Arc::new(Shared {
                 host,
                 book,
+                sealer,
+                instance,
                 disclosure: Disclosure::new(options.disclosure),
                 notifier: Notifier::default(),
                 options,
@@ -88,7 +142,7 @@ impl Server {
                 desk: std::sync::OnceLock::new(),
                 plugins: std::sync::OnceLock::new(),
             }),
-        }
+        })
     }
 
     /// Offers `request_capability` to every agent, answered by `desk`.
@@ -131,7 +185,7 @@ impl Server {
         Session {
             shared: self.shared.clone(),
             agent,
-            id: format!("s-{n}"),
+            id: format!("s-{:08x}-{n}", self.shared.instance & 0xffff_ffff),
             threshold: LogThreshold::off(),
             registered: AtomicBool::new(false),
             listen_from: AtomicU64::new(0),
@@ -205,14 +259,31 @@ fn error_result(error_type: ErrorType, code: &str, message: String) -> CallToolR
 impl Session {
     /// The agent this request acts for.
     fn agent(&self, ctx: &RequestContext<RoleServer>) -> Result<String, ErrorData> {
+        self.identity(ctx).map(|(agent, _)| agent)
+    }
+
+    /// The agent this request acts for, and whether it authenticated with
+    /// a bearer token.
+    fn identity(&self, ctx: &RequestContext<RoleServer>) -> Result<(String, bool), ErrorData> {
         if let Some(agent) = &self.agent {
-            return Ok(agent.clone());
+            return Ok((agent.clone(), false));
         }
         ctx.extensions
             .get::<http::request::Parts>()
             .and_then(|p| p.extensions.get::<TokenAgent>())
-            .map(|t| t.0.clone())
+            .map(|t| (t.agent.clone(), t.token))
             .ok_or_else(|| ErrorData::invalid_request("no agent is bound to this request", None))
+    }
+
+    /// The session a call belongs to: this session's id, or none (empty)
+    /// for a sessionless 2026-07-28 HTTP request, which has no session to
+    /// bind anything to.
+    fn call_session(&self, ctx: &RequestContext<RoleServer>) -> String {
+        if self.agent.is_some() || !is_modern(ctx) {
+            self.id.clone()
+        } else {
+            String::new()
+        }
     }
 
     /// Remembers this session's peer for tools/list_changed (once). Only
@@ -352,7 +423,7 @@ impl ServerHandler for Session {
         params: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let agent = self.agent(&ctx)?;
+        let (agent, token) = self.identity(&ctx)?;
         self.register(&agent, &ctx);
         // Moved, not cloned: arguments can be large (file contents).
         let CallToolRequestParams {
@@ -367,49 +438,55 @@ impl ServerHandler for Session {
         if let Some(result) = self.discovery(&agent, &name, &args).await {
             return Ok(result.into());
         }
+        let request_id = match serde_json::to_value(&ctx.id) {
+            Ok(Value::String(s)) => s,
+            Ok(other) => other.to_string(),
+            Err(_) => String::new(),
+        };
+        let context = CallContext {
+            agent,
+            session: self.call_session(&ctx),
+            task: None,
+            request_id,
+        };
         if name == crate::capability::NAME
             && let Some(desk) = self.shared.desk.get()
         {
-            let context = warden_api::CallContext {
-                agent,
-                session: self.id.clone(),
-                task: None,
-                request_id: match serde_json::to_value(&ctx.id) {
-                    Ok(Value::String(s)) => s,
-                    Ok(other) => other.to_string(),
-                    Err(_) => String::new(),
-                },
-            };
+            // Capability requests are answered by operators only: they are
+            // never sent to the client, so no input response can answer one.
             let envelope = desk.request(&context, &args).await;
             return Ok(convert::result(&envelope).into());
         }
         let book = &self.shared.book;
-        if let (Some(state), Some(responses)) = (&request_state, &input_responses)
-            && let Err(message) = approve::record_response(book, &agent, state, responses)
-        {
-            return Ok(error_result(
-                ErrorType::PermissionDenied,
-                "approval_invalid_response",
-                message,
-            )
-            .into());
-        }
-        let elicits = self.shared.options.elicitation
-            && ctx
-                .client_capabilities()
-                .is_some_and(|c| c.elicitation.is_some());
+        let declared = ctx
+            .client_capabilities()
+            .is_some_and(|c| c.elicitation.is_some());
+        let elicits = declared
+            && self.shared.options.channel(&context.agent, token) == ApprovalChannel::Client;
         let modern = is_modern(&ctx);
-        let recording = Arc::new(Recording {
+        // Anything the client sent as an answer is checked by the ask.
+        let offered = match (request_state, input_responses) {
+            (None, None) => None,
+            (state, responses) => Some(Offered {
+                state: state.unwrap_or_default(),
+                responses: responses.unwrap_or_default(),
+            }),
+        };
+        let legacy_prompt = elicits && !modern && offered.is_none();
+        let client_ask = Arc::new(ClientAsk {
             book: book.clone(),
+            sealer: self.shared.sealer.clone(),
+            may_answer: elicits,
+            offered,
             pending: Mutex::new(None),
         });
-        let approver: Arc<dyn Approver> = if elicits && !modern {
+        let approver: Arc<dyn Approver> = if legacy_prompt {
             Arc::new(ElicitingApprover {
                 peer: ctx.peer.clone(),
                 expiry: book.expiry(),
             })
         } else {
-            recording.clone()
+            client_ask.clone()
         };
         // A sink only when the client wants progress or log lines.
         let progress_token = ctx.meta.get_progress_token();
@@ -423,20 +500,10 @@ impl ServerHandler for Session {
         } else {
             (None, None)
         };
-        let request_id = match serde_json::to_value(&ctx.id) {
-            Ok(Value::String(s)) => s,
-            Ok(other) => other.to_string(),
-            Err(_) => String::new(),
-        };
         let request = CallRequest {
             tool: name,
             args,
-            context: CallContext {
-                agent,
-                session: self.id.clone(),
-                task: None,
-                request_id,
-            },
+            context,
         };
         let hooks = CallHooks {
             approver: Some(approver),
@@ -457,13 +524,13 @@ impl ServerHandler for Session {
         if elicits
             && modern
             && is_pending(&envelope)
-            && let Some(pending) = recording
+            && let Some(pending) = client_ask
                 .pending
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .take()
         {
-            return match approve::input_required(&pending) {
+            return match approve::input_required(&pending, &self.shared.sealer, book.expiry()) {
                 Ok(input) => Ok(CallToolResponse::InputRequired(input)),
                 Err(message) => {
                     Ok(error_result(ErrorType::HostError, "host_error", message).into())

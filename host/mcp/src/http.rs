@@ -25,10 +25,14 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::Tokens;
 use crate::{McpError, Server, admin_router};
 
-/// The agent a request's bearer token maps to (set by the auth layer,
-/// read by the handler).
+/// The agent a request acts as (set by the auth layer, read by the
+/// handler), and whether a bearer token said so (else: the open agent of
+/// a loopback listener without tokens).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TokenAgent(pub String);
+pub struct TokenAgent {
+    pub agent: String,
+    pub token: bool,
+}
 
 /// Listener settings.
 #[derive(Debug, Clone)]
@@ -56,7 +60,8 @@ async fn authenticate(
 ) -> Response {
     match tokens.agent(request.headers()) {
         Some(agent) => {
-            request.extensions_mut().insert(TokenAgent(agent));
+            let token = tokens.uses_tokens();
+            request.extensions_mut().insert(TokenAgent { agent, token });
             next.run(request).await
         }
         None => (

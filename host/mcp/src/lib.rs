@@ -25,6 +25,7 @@ mod http;
 pub mod http1;
 mod notify;
 mod plugins;
+mod seal;
 mod stdio;
 
 pub use admin::{AdminClient, AnswerBody, admin_router, serve_admin_socket};

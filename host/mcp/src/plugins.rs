@@ -10,7 +10,7 @@ use axum::extract::{Path as UrlPath, State};
 use http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use warden_api::BoxFuture;
+use warden_api::{Attribution, BoxFuture, Guardrail};
 
 use crate::Server;
 
@@ -22,8 +22,8 @@ pub trait PluginAdmin: Send + Sync {
     /// Installs a component file or a directory of them (paths on the
     /// server's machine), replacing plugins of the same names.
     fn install(&self, path: PathBuf) -> BoxFuture<'_, Result<Value, String>>;
-    /// Removes the plugin called `name`.
-    fn remove(&self, name: String) -> BoxFuture<'_, Result<Value, String>>;
+    /// Removes the plugin called `name`, on `by`'s word (audited).
+    fn remove(&self, name: String, by: Attribution) -> BoxFuture<'_, Result<Value, String>>;
 }
 
 /// `POST /plugins`.
@@ -35,7 +35,7 @@ pub struct InstallBody {
     pub path: PathBuf,
 }
 
-type Reply = (StatusCode, Json<Value>);
+use crate::admin::Reply;
 
 fn reply(result: Option<Result<Value, String>>) -> Reply {
     match result {
@@ -67,10 +67,33 @@ pub(crate) async fn install(State(server): State<Server>, Json(body): Json<Insta
     })
 }
 
-pub(crate) async fn remove(State(server): State<Server>, UrlPath(name): UrlPath<String>) -> Reply {
+/// `DELETE /plugins/{name}`, with the guardrail (actor, confirm, reason)
+/// as the JSON body.
+pub(crate) async fn remove(
+    State(server): State<Server>,
+    UrlPath(name): UrlPath<String>,
+    body: axum::body::Bytes,
+) -> Reply {
+    let guardrail: Guardrail = if body.is_empty() {
+        Guardrail::default()
+    } else {
+        match serde_json::from_slice(&body) {
+            Ok(g) => g,
+            Err(e) => {
+                return crate::admin::Refusal::Invalid(format!(
+                    "the body must be the guardrail {{actor, confirm, reason}}: {e}"
+                ))
+                .reply();
+            }
+        }
+    };
+    let by = match guardrail.check(&format!("removing plugin `{name}`")) {
+        Ok(by) => by,
+        Err(e) => return crate::admin::Refusal::Guardrail(e).reply(),
+    };
     let admin = server.plugin_admin();
     reply(match admin {
-        Some(a) => Some(a.remove(name).await),
+        Some(a) => Some(a.remove(name, by).await),
         None => None,
     })
 }

@@ -62,6 +62,24 @@ pub struct AgentConfig {
     /// Rules for this agent, checked after the global rules.
     #[serde(default)]
     pub rules: RulesConfig,
+    /// Who answers this agent's asks: `client` (the person behind its MCP
+    /// client, through elicitation) or `operator` (only `warden approvals`
+    /// and the admin API). Default: `operator` for agents that connect
+    /// with a bearer token, `client` otherwise (stdio, loopback without
+    /// tokens).
+    #[serde(default)]
+    pub approvals: Option<Approvals>,
+}
+
+/// Who answers an agent's asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Approvals {
+    /// The person behind the agent's MCP client, through elicitation
+    /// (operators can answer too).
+    Client,
+    /// Only operators: answers on the agent's own connection are refused.
+    Operator,
 }
 
 /// The policy sections of `warden.toml`.

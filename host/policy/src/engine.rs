@@ -197,12 +197,22 @@ impl AgentPolicy {
         self.mode = mode;
     }
 
+    /// The entry of the agent's denied list naming `tool`, if any. Nothing
+    /// overrides it: not an allowed list, a trust level or a grant.
+    pub fn denied_entry(&self, tool: &ToolFacts<'_>) -> Option<&str> {
+        let name = tool.normalized_name();
+        self.denied
+            .iter()
+            .find(|d| glob::matches(d, &name))
+            .map(String::as_str)
+    }
+
     /// The category gate: denied list > allowed list > the level's
     /// categories > deny. Decides whether the agent may see the tool at all.
     pub fn category_gate(&self, tool: &ToolFacts<'_>) -> Result<(), Decision> {
         let name = tool.normalized_name();
         let agent = &self.id;
-        if let Some(entry) = self.denied.iter().find(|d| glob::matches(d, &name)) {
+        if let Some(entry) = self.denied_entry(tool) {
             return Err(Decision::deny(
                 Layer::Category,
                 format!("agent `{agent}` may not use `{name}`: it is on the agent's denied list (`{entry}`)"),

@@ -27,6 +27,10 @@ const HIGH_RISK_ACTIONS: &[&str] = &[
 /// Names that suggest credentials.
 const CREDENTIAL_WORDS: &[&str] = &["secret", "credential", "password", "token", "key"];
 
+/// The longest grant a person may approve unless the operator says
+/// otherwise: one day.
+pub const DEFAULT_MAX_TTL_MS: u64 = 24 * 3600 * 1000;
+
 /// What the operator allows without a person (`[capability-grants]` in `warden.toml`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GrantBounds {
@@ -35,6 +39,9 @@ pub struct GrantBounds {
     pub auto_grant: Vec<Capability>,
     /// The longest automatic grant, in milliseconds.
     pub max_auto_ttl_ms: u64,
+    /// The longest grant a person may approve, in milliseconds: a longer
+    /// request is granted for this long.
+    pub max_ttl_ms: u64,
     /// More capabilities that always need a person.
     pub high_risk: Vec<Capability>,
 }
@@ -45,6 +52,7 @@ impl GrantBounds {
         GrantBounds {
             auto_grant: Vec::new(),
             max_auto_ttl_ms: 0,
+            max_ttl_ms: DEFAULT_MAX_TTL_MS,
             high_risk: Vec::new(),
         }
     }
@@ -196,6 +204,7 @@ mod tests {
                 cap("tool:http.*"),
             ],
             max_auto_ttl_ms: 3_600_000,
+            max_ttl_ms: DEFAULT_MAX_TTL_MS,
             high_risk: vec![cap("tool:fs.delete")],
         }
     }

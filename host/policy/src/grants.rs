@@ -6,7 +6,8 @@
 //! explicit deny rule or a circuit breaker. A grant here only turns a
 //! call the policy would ask about or refuse by level, constraint or mode
 //! into an allow, and only while `now` is inside its validity window;
-//! deny rules, malformed input and circuit breakers are never overridden.
+//! the agent's denied list, deny rules, malformed input and circuit
+//! breakers are never overridden.
 //! The clock is the caller's: this module never reads it.
 
 use std::collections::HashMap;
@@ -178,8 +179,8 @@ fn format_until(ms: u64) -> String {
 
 /// The policy's decision, with grants: a call the policy would ask about
 /// or refuse (by category, constraint or mode) is allowed by an active
-/// grant covering it. Explicit deny rules, malformed input and circuit
-/// breakers stand. A call still refused says which grant would allow it
+/// grant covering it. The agent's denied list, explicit deny rules,
+/// malformed input and circuit breakers stand. A call still refused says which grant would allow it
 /// and how to ask for one.
 pub fn decide_with_grants(
     policy: &AgentPolicy,
@@ -194,6 +195,7 @@ pub fn decide_with_grants(
         (Verdict::Allow, _) => return decision,
         (_, Layer::Input | Layer::CircuitBreaker) => false,
         (Verdict::Deny, Layer::Rule) => false,
+        (Verdict::Deny, Layer::Category) => policy.denied_entry(&call.tool).is_none(),
         _ => true,
     };
     if !overridable {

@@ -16,6 +16,7 @@
 //! construction; this crate depends on no other Warden crate.
 
 mod action;
+mod answer_bounds;
 mod capability;
 pub mod config;
 mod constraints;
@@ -37,6 +38,7 @@ mod specifier;
 pub mod trust;
 
 pub use action::{ActionSelector, ActionTypes};
+pub use answer_bounds::never_always;
 pub use capability::{Boundary, Capability, CapabilityError, CapabilityGrant};
 pub use constraints::{
     CodeExecution, ConstraintOverrides, FileScope, GitAccess, NetworkMode, SubConstraints,
@@ -46,7 +48,7 @@ pub use decision::{Decision, Layer, Verdict};
 pub use engine::{AgentPolicy, Policy, TrustLevels};
 pub use error::PolicyError;
 pub use facts::{Call, Env, ToolFacts};
-pub use grant_request::{GrantBounds, Reach, RequestVerdict, judge_request};
+pub use grant_request::{DEFAULT_MAX_TTL_MS, GrantBounds, Reach, RequestVerdict, judge_request};
 pub use grants::{GrantSet, decide_with_grants};
 pub use level::{LEVEL_CATEGORIES, Level, known_categories};
 pub use mode::Mode;

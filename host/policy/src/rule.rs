@@ -78,6 +78,11 @@ impl Rule {
         &self.text
     }
 
+    /// The tool part as written (lower-cased): a name or a `*` glob.
+    pub fn tool_pattern(&self) -> &str {
+        &self.tool
+    }
+
     pub fn tool_matches(&self, tool: &str) -> bool {
         glob::matches(&self.tool, tool)
     }

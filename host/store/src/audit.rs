@@ -109,6 +109,8 @@ fn kind(event: &AuditEvent) -> &'static str {
         AuditEvent::RuleAdded { .. } => "rule-added",
         AuditEvent::Grant { .. } => "grant",
         AuditEvent::Trust { .. } => "trust",
+        AuditEvent::ResponseRefused { .. } => "response-refused",
+        AuditEvent::PluginRemoved { .. } => "plugin-removed",
     }
 }
 
@@ -327,8 +329,9 @@ impl warden_api::Journal for Store {
         agent: &str,
         rule: &str,
         approval: Option<&str>,
+        by: Option<&warden_api::Attribution>,
     ) -> Result<(), JournalError> {
-        self.add_rule(agent, rule, approval)
+        self.add_rule(agent, rule, approval, by)
             .map_err(|e| JournalError(e.to_string()))
     }
 

@@ -2,25 +2,31 @@
 //! revoked; each change audited in the same transaction.
 
 use rusqlite::params;
-use warden_api::AuditEvent;
+use warden_api::{Attribution, AuditEvent};
 use warden_policy::CapabilityGrant;
 
 use crate::{Store, StoreError, now_ms};
 
-fn grant_event(action: &str, grant: &CapabilityGrant) -> AuditEvent {
+fn grant_event(action: &str, grant: &CapabilityGrant, by: Option<&Attribution>) -> AuditEvent {
     AuditEvent::Grant {
         action: action.to_owned(),
         id: grant.id.clone(),
         agent: grant.agent.clone(),
         capability: grant.capability.to_string(),
         issuer: grant.issuer.clone(),
+        by: by.cloned(),
     }
 }
 
 impl Store {
     /// Stores `grant` under a new id (`g-N`, its `id` is ignored) and
-    /// returns it as stored.
-    pub fn issue_grant(&self, mut grant: CapabilityGrant) -> Result<CapabilityGrant, StoreError> {
+    /// returns it as stored; `by` is the operator who issued it, when one
+    /// did (audited with the grant).
+    pub fn issue_grant(
+        &self,
+        mut grant: CapabilityGrant,
+        by: Option<&Attribution>,
+    ) -> Result<CapabilityGrant, StoreError> {
         let mut conn = self.conn();
         let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -37,15 +43,15 @@ impl Store {
             params![next, grant.id, grant.agent, json, grant.valid_to_ms as i64],
         )
         .map_err(StoreError::sql("issuing a grant"))?;
-        self.append_in(&tx, &grant_event("issued", &grant), now_ms())?;
+        self.append_in(&tx, &grant_event("issued", &grant, by), now_ms())?;
         tx.commit().map_err(StoreError::sql("issuing a grant"))?;
         self.grant_changes
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(grant)
     }
 
-    /// Revokes a grant that is not already revoked.
-    pub fn revoke_grant(&self, id: &str, by: &str) -> Result<CapabilityGrant, StoreError> {
+    /// Revokes a grant that is not already revoked, on `by`'s word.
+    pub fn revoke_grant(&self, id: &str, by: &Attribution) -> Result<CapabilityGrant, StoreError> {
         let mut conn = self.conn();
         let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -68,12 +74,12 @@ impl Store {
             serde_json::from_str(&json).map_err(StoreError::data("revoking a grant"))?;
         tx.execute(
             "UPDATE grants SET revoked_ms = ?2, revoked_by = ?3 WHERE id = ?1",
-            params![id, now as i64, by],
+            params![id, now as i64, by.actor],
         )
         .map_err(StoreError::sql("revoking a grant"))?;
-        let mut event = grant_event("revoked", &grant);
+        let mut event = grant_event("revoked", &grant, Some(by));
         if let AuditEvent::Grant { issuer, .. } = &mut event {
-            *issuer = by.to_owned();
+            by.actor.clone_into(issuer);
         }
         self.append_in(&tx, &event, now)?;
         tx.commit().map_err(StoreError::sql("revoking a grant"))?;

@@ -2,7 +2,7 @@
 
 use rusqlite::params;
 use serde::Serialize;
-use warden_api::AuditEvent;
+use warden_api::{Attribution, AuditEvent};
 
 use crate::{Store, StoreError, now_ms};
 
@@ -16,12 +16,13 @@ pub struct StoredRule {
 
 impl Store {
     /// Adds an allow rule (once; adding it again changes nothing) and
-    /// audits it, in one transaction.
+    /// audits it with who added it, in one transaction.
     pub fn add_rule(
         &self,
         agent: &str,
         rule: &str,
         approval: Option<&str>,
+        by: Option<&Attribution>,
     ) -> Result<(), StoreError> {
         let mut conn = self.conn();
         let tx = conn
@@ -39,6 +40,7 @@ impl Store {
                 agent: agent.to_owned(),
                 rule: rule.to_owned(),
                 approval: approval.map(str::to_owned),
+                by: by.cloned(),
             };
             self.append_in(&tx, &event, now)?;
         }

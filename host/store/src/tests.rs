@@ -43,6 +43,8 @@ fn request(id: &str) -> ApprovalRequest {
         reason: "side effect".into(),
         suggested_rule: "fs.write(/x)".into(),
         args_fingerprint: "f".into(),
+        arguments: serde_json::Value::Null,
+        always_offered: true,
     }
 }
 
@@ -81,10 +83,10 @@ fn state_survives_reopening() {
     {
         let store = open(dir.path());
         store
-            .add_rule("a", "fs.write(/x/**)", Some("ap-1"))
+            .add_rule("a", "fs.write(/x/**)", Some("ap-1"), None)
             .unwrap();
         store
-            .add_rule("a", "fs.write(/x/**)", Some("ap-1"))
+            .add_rule("a", "fs.write(/x/**)", Some("ap-1"), None)
             .unwrap();
         store
             .asked(&OpenApproval {
@@ -105,7 +107,7 @@ fn state_survives_reopening() {
         store
             .answered(&request("ap-2"), &ApprovalAnswer::AllowOnce, "admin", 7)
             .unwrap();
-        store.issue_grant(grant("a", u64::MAX / 2)).unwrap();
+        store.issue_grant(grant("a", u64::MAX / 2), None).unwrap();
     }
     let store = open(dir.path());
     let rules = store.rules().unwrap();
@@ -132,15 +134,15 @@ fn state_survives_reopening() {
 fn grants_expire_and_are_revoked() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
-    let short = store.issue_grant(grant("a", 1_000)).unwrap();
-    let long = store.issue_grant(grant("a", 10_000)).unwrap();
+    let short = store.issue_grant(grant("a", 1_000), None).unwrap();
+    let long = store.issue_grant(grant("a", 10_000), None).unwrap();
     assert_eq!((short.id.as_str(), long.id.as_str()), ("g-1", "g-2"));
     assert_eq!(store.live_grants(999).unwrap().len(), 2);
     assert_eq!(store.live_grants(1_000).unwrap(), vec![long.clone()]);
-    store.revoke_grant("g-2", "operator").unwrap();
+    store.revoke_grant("g-2", &operator()).unwrap();
     assert!(store.live_grants(0).unwrap().iter().all(|g| g.id != "g-2"));
     assert!(matches!(
-        store.revoke_grant("g-2", "operator"),
+        store.revoke_grant("g-2", &operator()),
         Err(StoreError::NoSuchGrant(_))
     ));
     assert_eq!(store.all_grants().unwrap().len(), 2);
@@ -207,7 +209,7 @@ fn an_older_schema_is_migrated_keeping_its_data() {
     {
         let v1 = Store::open_at(&db, key(dir.path()), 1).unwrap();
         assert_eq!(v1.schema_version().unwrap(), 1);
-        v1.add_rule("a", "git.status", None).unwrap();
+        v1.add_rule("a", "git.status", None, None).unwrap();
         v1.append(&outcome(1)).unwrap();
         // Version 1 had no grants table.
         assert!(v1.live_grants(0).is_err());
@@ -215,7 +217,7 @@ fn an_older_schema_is_migrated_keeping_its_data() {
     let store = Store::open(&db, key(dir.path())).unwrap();
     assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
     assert_eq!(store.rules().unwrap()[0].rule, "git.status");
-    store.issue_grant(grant("a", 10)).unwrap();
+    store.issue_grant(grant("a", 10), None).unwrap();
     let verified = store.verify(&key(dir.path()).public()).unwrap().unwrap();
     assert_eq!(verified.records, 3);
 }
@@ -320,4 +322,12 @@ fn records_are_read_back_in_order() {
     assert_eq!(tail[0].kind, "outcome");
     assert_eq!(tail[1].prev, tail[0].hash);
     assert_eq!(store.records_after(3, 10).unwrap().len(), 2);
+}
+
+fn operator() -> warden_api::Attribution {
+    warden_api::Attribution {
+        actor: "operator".into(),
+        confirm: true,
+        reason: Some("test".into()),
+    }
 }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use warden_mcp::{AdminClient, AnswerBody};
 
+use super::guardrail::GuardrailArgs;
 use super::setup;
 use crate::Outcome;
 
@@ -35,12 +36,16 @@ pub enum ApprovalsCommand {
         #[command(flatten)]
         target: Target,
     },
-    /// Allow the call once, or always with --always RULE (added to the agent's allow rules).
+    /// Allow the call once, or always with --always RULE (added to the
+    /// agent's allow rules). A rule broader than the asked call (anything
+    /// but its suggested rule) needs --actor, --confirm and --reason.
     Approve {
         id: String,
         /// Also add this allow rule, e.g. the suggested rule or a broader one.
         #[arg(long, value_name = "RULE")]
         always: Option<String>,
+        #[command(flatten)]
+        guardrail: GuardrailArgs,
         #[command(flatten)]
         target: Target,
     },
@@ -50,6 +55,9 @@ pub enum ApprovalsCommand {
         /// Why (shown to the agent).
         #[arg(long)]
         reason: Option<String>,
+        /// Who denies (audited). Default: $WARDEN_ACTOR, else the login name.
+        #[arg(long, value_name = "NAME")]
+        actor: Option<String>,
         #[command(flatten)]
         target: Target,
     },
@@ -70,7 +78,12 @@ pub fn run(command: ApprovalsCommand) -> anyhow::Result<Outcome> {
     let rt = setup::tokio()?;
     let value = match &command {
         ApprovalsCommand::List { target } => rt.block_on(client(target).pending())?,
-        ApprovalsCommand::Approve { id, always, target } => {
+        ApprovalsCommand::Approve {
+            id,
+            always,
+            guardrail,
+            target,
+        } => {
             if let Some(rule) = always {
                 warden_policy::RuleSet::parse(std::slice::from_ref(rule), &[], &[])
                     .map_err(|e| anyhow::anyhow!("--always `{rule}`: {e}"))?;
@@ -78,15 +91,29 @@ pub fn run(command: ApprovalsCommand) -> anyhow::Result<Outcome> {
             let body = AnswerBody {
                 decision: "approve".into(),
                 always: always.clone(),
-                reason: None,
+                reason: guardrail.reason.clone(),
+                actor: guardrail.actor(),
+                confirm: guardrail.confirm,
             };
             rt.block_on(client(target).answer(id, &body))?
         }
-        ApprovalsCommand::Deny { id, reason, target } => {
+        ApprovalsCommand::Deny {
+            id,
+            reason,
+            actor,
+            target,
+        } => {
+            let who = GuardrailArgs {
+                actor: actor.clone(),
+                confirm: false,
+                reason: None,
+            };
             let body = AnswerBody {
                 decision: "deny".into(),
                 always: None,
                 reason: reason.clone(),
+                actor: who.actor(),
+                confirm: false,
             };
             rt.block_on(client(target).answer(id, &body))?
         }

@@ -6,6 +6,7 @@ use warden_policy::{Boundary, Capability, CapabilityGrant};
 use warden_store::now_ms;
 
 use super::audit::StateDir;
+use super::guardrail::GuardrailArgs;
 use crate::Outcome;
 
 #[derive(Debug, Subcommand)]
@@ -17,7 +18,7 @@ pub enum GrantsCommand {
         #[command(flatten)]
         state: StateDir,
     },
-    /// Issue a grant as the operator.
+    /// Issue a grant as the operator (needs --actor, --confirm, --reason).
     Issue {
         #[arg(long)]
         agent: String,
@@ -43,11 +44,15 @@ pub enum GrantsCommand {
         #[arg(long = "branch")]
         branches: Vec<String>,
         #[command(flatten)]
+        guardrail: GuardrailArgs,
+        #[command(flatten)]
         state: StateDir,
     },
-    /// Revoke a grant now.
+    /// Revoke a grant now (needs --actor, --confirm, --reason).
     Revoke {
         id: String,
+        #[command(flatten)]
+        guardrail: GuardrailArgs,
         #[command(flatten)]
         state: StateDir,
     },
@@ -88,31 +93,47 @@ pub fn run(command: GrantsCommand) -> anyhow::Result<Outcome> {
             paths,
             hosts,
             branches,
+            guardrail,
             state,
         } => {
             let capability: Capability = capability.parse()?;
+            if let Capability::Level(level) = &capability {
+                anyhow::bail!(
+                    "--capability level:{level}: a grant cannot change an agent's level; \
+                     levels change in the config or through progressive trust (`warden trust approve`)"
+                );
+            }
+            let by = guardrail.check(&format!("issuing a grant of `{capability}` to `{agent}`"))?;
             let store = crate::state::open(&state.state_dir, false)?;
             let now = now_ms();
-            let grant = store.issue_grant(CapabilityGrant {
-                id: String::new(),
-                agent,
-                session,
-                capability,
-                boundary: Boundary {
-                    paths,
-                    hosts,
-                    branches,
+            let grant = store.issue_grant(
+                CapabilityGrant {
+                    id: String::new(),
+                    agent,
+                    session,
+                    capability,
+                    boundary: Boundary {
+                        paths,
+                        hosts,
+                        branches,
+                    },
+                    goal,
+                    issuer: by.actor.clone(),
+                    valid_from_ms: now,
+                    valid_to_ms: now.saturating_add(ttl.saturating_mul(1000)),
                 },
-                goal,
-                issuer: "operator".into(),
-                valid_from_ms: now,
-                valid_to_ms: now.saturating_add(ttl.saturating_mul(1000)),
-            })?;
+                Some(&by),
+            )?;
             serde_json::to_value(grant)?
         }
-        GrantsCommand::Revoke { id, state } => {
+        GrantsCommand::Revoke {
+            id,
+            guardrail,
+            state,
+        } => {
+            let by = guardrail.check(&format!("revoking grant {id}"))?;
             let store = crate::state::open(&state.state_dir, false)?;
-            serde_json::to_value(store.revoke_grant(&id, "operator")?)?
+            serde_json::to_value(store.revoke_grant(&id, &by)?)?
         }
     };
     println!("{}", serde_json::to_string_pretty(&value)?);

@@ -7,6 +7,7 @@ pub mod bench_mcp;
 pub mod call;
 pub mod config;
 pub mod grants;
+pub mod guardrail;
 pub mod inspect;
 pub mod keys;
 pub mod plugins;

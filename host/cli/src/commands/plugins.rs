@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use warden_mcp::AdminClient;
 use warden_registry::Registry;
 
+use super::guardrail::GuardrailArgs;
 use super::setup::{self, HostArgs};
 use crate::Outcome;
 
@@ -38,6 +39,9 @@ pub struct InstallArgs {
 pub struct RemoveArgs {
     /// The plugin's name.
     pub name: String,
+    /// A removal needs --actor, --confirm and --reason (audited).
+    #[command(flatten)]
+    pub guardrail: GuardrailArgs,
     #[command(flatten)]
     pub target: Target,
 }
@@ -106,12 +110,27 @@ pub fn install(args: InstallArgs) -> anyhow::Result<Outcome> {
 }
 
 pub fn remove(args: RemoveArgs) -> anyhow::Result<Outcome> {
+    let operation = format!("removing plugin `{}`", args.name);
+    let by = args.guardrail.check(&operation)?;
     setup::tokio()?.block_on(async {
         if let Some(client) = server(&args.target).await? {
-            print(&client.remove(&args.name).await?);
+            print(
+                &client
+                    .remove(&args.name, &args.guardrail.guardrail())
+                    .await?,
+            );
             return Ok(Outcome::Ok);
         }
         let gone = registry(&args.target)?.remove(&args.name)?;
+        let config = args.target.host.config()?;
+        let store = crate::state::open(&args.target.host.state_dir(&config), false)?;
+        warden_api::Journal::audit(
+            &*store,
+            &warden_api::AuditEvent::PluginRemoved {
+                name: args.name.clone(),
+                by,
+            },
+        )?;
         print(&json!({ "removed": gone }));
         Ok(Outcome::Ok)
     })

@@ -195,6 +195,24 @@ fn named_grants(config: &Config) -> anyhow::Result<NamedGrants> {
     Ok(named)
 }
 
+/// Who answers each configured agent's asks, where the config says.
+fn approval_channels(
+    config: &Config,
+) -> std::collections::BTreeMap<String, warden_api::ApprovalChannel> {
+    use warden_policy::config::Approvals;
+    config
+        .agents
+        .iter()
+        .filter_map(|(id, a)| {
+            let channel = match a.approvals? {
+                Approvals::Client => warden_api::ApprovalChannel::Client,
+                Approvals::Operator => warden_api::ApprovalChannel::Operator,
+            };
+            Some((id.clone(), channel))
+        })
+        .collect()
+}
+
 pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
     setup::tokio()?.block_on(serve(args))
 }
@@ -252,7 +270,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
         deny: Vec::new(),
     };
     let agents = setup::agents_with(&host.config, &agent_args, SERVE_AGENT)?;
-    let fingerprint = crate::state::fingerprint_key(&crate::state::key(&state)?);
+    let host_key = crate::state::key(&state)?;
+    let fingerprint = crate::state::fingerprint_key(&host_key);
     let agent_ids: Vec<String> = agents.iter().map(|a| a.id.clone()).collect();
     let journal = Arc::new(crate::progressive::TrustingJournal::new(
         store.clone(),
@@ -286,8 +305,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
             version: env!("CARGO_PKG_VERSION").into(),
             disclosure: serve.disclosure,
             elicitation: serve.elicitation,
+            approvals: approval_channels(&host.config),
+            request_state_key: crate::state::request_state_key(&host_key),
         },
-    );
+    )?;
     server.set_capability_desk(Arc::new(desk));
     let live = Arc::new(LivePlugins::new(
         gate.clone(),
@@ -295,6 +316,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
         server.clone(),
         named,
         fixed,
+        store.clone(),
     ));
     server.set_plugin_admin(live.clone());
     let shutdown = CancellationToken::new();

@@ -386,6 +386,7 @@ pub fn agents_with(
                 network_allowlist: Vec::new(),
                 constraints: Default::default(),
                 rules: Default::default(),
+                approvals: None,
             },
         );
     }

@@ -10,6 +10,7 @@ use warden_policy::trust::{TrustConfig, TrustEvent, approve_promotion};
 use warden_store::now_ms;
 
 use super::audit::StateDir;
+use super::guardrail::GuardrailArgs;
 use crate::Outcome;
 use crate::config::Config;
 
@@ -40,8 +41,14 @@ pub enum TrustCommand {
         #[arg(long)]
         category: Option<String>,
     },
-    /// Approve the promotion waiting for a person (e.g. to elevated).
-    Approve(Target),
+    /// Approve the promotion waiting for a person (e.g. to elevated);
+    /// needs --actor, --confirm and --reason.
+    Approve {
+        #[command(flatten)]
+        target: Target,
+        #[command(flatten)]
+        guardrail: GuardrailArgs,
+    },
 }
 
 fn strategy(target: &Target) -> anyhow::Result<TrustConfig> {
@@ -84,7 +91,8 @@ pub fn run(command: TrustCommand) -> anyhow::Result<Outcome> {
             crate::progressive::save(&store, &target.agent, &state, &step)?;
             serde_json::to_value(&state)?
         }
-        TrustCommand::Approve(target) => {
+        TrustCommand::Approve { target, guardrail } => {
+            let by = guardrail.check(&format!("approving the promotion of `{}`", target.agent))?;
             let config = strategy(&target)?;
             let store = crate::state::open(&target.state.state_dir, false)?;
             let mut state = crate::progressive::load(&store, &config, &target.agent)?;
@@ -94,7 +102,7 @@ pub fn run(command: TrustCommand) -> anyhow::Result<Outcome> {
                     target.agent
                 );
             };
-            crate::progressive::approved(&store, &target.agent, &state, &promotion)?;
+            crate::progressive::approved(&store, &target.agent, &state, &promotion, by)?;
             serde_json::to_value(&state)?
         }
     };

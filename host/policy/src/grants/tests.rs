@@ -209,3 +209,38 @@ fn capabilities_parse_strictly() {
         "category:git"
     );
 }
+
+#[test]
+fn a_grant_never_outranks_the_denied_list() {
+    let mut config = crate::config::PolicyConfig::default();
+    let agent: crate::config::AgentConfig = serde_json::from_value(serde_json::json!({
+        "level": "standard",
+        "denied": ["fs.delete", "net.*"],
+    }))
+    .unwrap();
+    config.agents.insert("a".into(), agent);
+    let policy =
+        crate::Policy::from_config(&config, &["code:delete", "external_data:request"]).unwrap();
+    let p = policy.agent("a").unwrap();
+    let set = GrantSet::new([
+        grant("g-1", "tool:fs.delete", 0, 10),
+        grant("g-2", "category:file-system", 0, 10),
+        grant("g-3", "tool:net.fetch", 0, 10),
+    ]);
+    let delete = tool("fs.delete", "file-system", "code:delete");
+    let d = decide_with_grants(p, &call(delete, Some("/workspace/a")), &ENV, &set, "s", 1);
+    assert_eq!(
+        (d.decision, d.layer),
+        (Verdict::Deny, Layer::Category),
+        "{d:?}"
+    );
+    assert_eq!(d.grant, None);
+    assert!(d.reason.contains("denied list"), "{}", d.reason);
+    let fetch = tool("net.fetch", "web", "external_data:request");
+    let d = decide_with_grants(p, &call(fetch, Some("https://x.io")), &ENV, &set, "s", 1);
+    assert_eq!(
+        (d.decision, d.layer),
+        (Verdict::Deny, Layer::Category),
+        "{d:?}"
+    );
+}

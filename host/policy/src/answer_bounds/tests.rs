@@ -1,0 +1,131 @@
+use super::*;
+use crate::{Mode, RuleSet};
+
+const ENV: Env<'static> = Env {
+    workspace: "/workspace",
+    project: "/workspace",
+    cwd: "/workspace",
+    home: "/home/agent",
+};
+
+const WRITE: ToolFacts<'static> = ToolFacts {
+    name: "fs.write",
+    category: "file-system",
+    action_type: "code:write",
+    side_effect: true,
+    isolated: true,
+};
+
+const EXEC: ToolFacts<'static> = ToolFacts {
+    name: "terminal.exec",
+    category: "terminal",
+    action_type: "test:run",
+    side_effect: true,
+    isolated: true,
+};
+
+fn policy() -> AgentPolicy {
+    AgentPolicy::rules_only("a", Mode::Default, RuleSet::default())
+}
+
+fn call<'a>(tool: ToolFacts<'a>, spec: &'a str) -> Call<'a> {
+    Call {
+        tool,
+        specifier: Some(spec),
+        resolved_path: None,
+    }
+}
+
+/// The answer-bounds table: (tool, asked specifier, offered rule, accepted?).
+#[test]
+fn a_client_answer_adds_only_the_asked_call() {
+    let cases: &[(ToolFacts<'static>, &str, &str, bool)] = &[
+        // The prefilled exact rule, and equivalent spellings.
+        (
+            WRITE,
+            "/workspace/a.txt",
+            "fs.write(//workspace/a.txt)",
+            true,
+        ),
+        (WRITE, "/workspace/a.txt", "fs.write(/a.txt)", true),
+        (WRITE, "a.txt", "  fs.write(//workspace/a.txt) ", true),
+        (EXEC, "npm test", "terminal.exec(npm test)", true),
+        // A bare `*`, another tool, a tool glob, a bare tool.
+        (WRITE, "/workspace/a.txt", "*", false),
+        (
+            WRITE,
+            "/workspace/a.txt",
+            "fs.delete(//workspace/a.txt)",
+            false,
+        ),
+        (WRITE, "/workspace/a.txt", "fs.*", false),
+        (WRITE, "/workspace/a.txt", "fs.*(//workspace/a.txt)", false),
+        (WRITE, "/workspace/a.txt", "fs.write", false),
+        (EXEC, "npm test", "terminal.exec", false),
+        // Broader specifiers.
+        (WRITE, "/workspace/a.txt", "fs.write(/**)", false),
+        (
+            WRITE,
+            "/workspace/a.txt",
+            "fs.write(//workspace/*.txt)",
+            false,
+        ),
+        (
+            WRITE,
+            "/workspace/a.txt",
+            "fs.write(//workspace/a.tx?)",
+            false,
+        ),
+        (EXEC, "npm test", "terminal.exec(npm *)", false),
+        (EXEC, "npm test", "terminal.exec(*)", false),
+        // A rule that does not match the call at all.
+        (
+            WRITE,
+            "/workspace/a.txt",
+            "fs.write(//workspace/b.txt)",
+            false,
+        ),
+        (EXEC, "npm test", "terminal.exec(rm -rf /)", false),
+        // Not a rule.
+        (WRITE, "/workspace/a.txt", "fs.write(", false),
+    ];
+    let p = policy();
+    for (tool, spec, rule, ok) in cases {
+        let c = call(*tool, spec);
+        let refusal = p.client_rule_refusal(&c, &ENV, rule);
+        assert_eq!(
+            refusal.is_none(),
+            *ok,
+            "{}({spec}) answered with `{rule}`: {refusal:?}",
+            tool.name
+        );
+        if let Some(why) = refusal {
+            assert!(why.contains(rule.trim()) || why.contains("rule"), "{why}");
+        }
+    }
+}
+
+#[test]
+fn breakers_and_high_risk_actions_are_never_always_from_a_client() {
+    let ask = Decision::ask(Layer::Mode, "side effect".to_owned());
+    assert_eq!(never_always(&WRITE, &ask), None);
+    let breaker = Decision::ask(Layer::CircuitBreaker, "rm -rf".to_owned());
+    assert!(never_always(&EXEC, &breaker).is_some());
+    for action in [
+        "tool:create",
+        "deploy:staging",
+        "deploy:production",
+        "org:promote",
+    ] {
+        let tool = ToolFacts {
+            action_type: action,
+            ..WRITE
+        };
+        assert!(never_always(&tool, &ask).is_some(), "{action}");
+    }
+    let secrets = ToolFacts {
+        name: "vault.read_secret",
+        ..WRITE
+    };
+    assert!(never_always(&secrets, &ask).is_some());
+}
