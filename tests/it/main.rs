@@ -8,6 +8,7 @@
     reason = "test helpers fail the test loudly"
 )]
 
+mod answers;
 mod architecture;
 mod batch;
 mod common;

@@ -16,7 +16,7 @@
 //! sealed request state), and stale consent (unanswered asks expire as
 //! denials, unused answers expire too).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -55,12 +55,45 @@ struct Answered {
     at_ms: u64,
 }
 
-#[derive(Default)]
 struct Pages {
     /// By id.
     waiting: BTreeMap<String, Waiting>,
+    /// The id of the waiting ask of each call key.
+    waiting_by_key: HashMap<String, String>,
     /// By call key: answers not yet consumed by a retry.
     answered: BTreeMap<String, Answered>,
+    /// No page is older than this: a sweep before then has nothing to do.
+    oldest_ms: u64,
+}
+
+impl Default for Pages {
+    fn default() -> Self {
+        Pages {
+            waiting: BTreeMap::new(),
+            waiting_by_key: HashMap::new(),
+            answered: BTreeMap::new(),
+            oldest_ms: u64::MAX,
+        }
+    }
+}
+
+impl Pages {
+    fn wait(&mut self, id: String, w: Waiting) {
+        self.oldest_ms = self.oldest_ms.min(w.asked_ms);
+        self.waiting_by_key.insert(w.key.clone(), id.clone());
+        self.waiting.insert(id, w);
+    }
+
+    fn unwait(&mut self, id: &str) -> Option<Waiting> {
+        let w = self.waiting.remove(id)?;
+        self.waiting_by_key.remove(&w.key);
+        Some(w)
+    }
+
+    fn answered(&mut self, key: String, a: Answered) {
+        self.oldest_ms = self.oldest_ms.min(a.at_ms);
+        self.answered.insert(key, a);
+    }
 }
 
 /// Asks waiting for a person, and answers waiting for a retry.
@@ -125,10 +158,10 @@ impl ApprovalBook {
             match answer {
                 Some((answer, at_ms)) => {
                     let id = request.id.clone();
-                    pages.answered.insert(key, Answered { id, answer, at_ms });
+                    pages.answered(key, Answered { id, answer, at_ms });
                 }
                 None => {
-                    pages.waiting.insert(
+                    pages.wait(
                         request.id.clone(),
                         Waiting {
                             request,
@@ -163,7 +196,11 @@ impl ApprovalBook {
     }
 
     /// Moves expired asks to answered denials and drops stale answers.
+    /// Cheap while nothing can have expired yet.
     fn sweep(&self, pages: &mut Pages, now: u64) {
+        if !self.expired(pages.oldest_ms, now) {
+            return;
+        }
         let expired: Vec<String> = pages
             .waiting
             .iter()
@@ -171,7 +208,7 @@ impl ApprovalBook {
             .map(|(id, _)| id.clone())
             .collect();
         for id in expired {
-            if let Some(w) = pages.waiting.remove(&id) {
+            if let Some(w) = pages.unwait(&id) {
                 let reason = format!(
                     "approval {id} expired after {} s without an answer",
                     self.expiry.as_secs()
@@ -184,7 +221,7 @@ impl ApprovalBook {
                     // a restart the ask is still pending and expires again.
                     tracing::warn!(approval = %id, error = %e, "expiry not recorded");
                 }
-                pages.answered.insert(
+                pages.answered(
                     w.key,
                     Answered {
                         id,
@@ -208,6 +245,13 @@ impl ApprovalBook {
                 tracing::warn!(approval = %a.id, error = %e, "stale answer not recorded as dropped");
             }
         }
+        pages.oldest_ms = pages
+            .waiting
+            .values()
+            .map(|w| w.asked_ms)
+            .chain(pages.answered.values().map(|a| a.at_ms))
+            .min()
+            .unwrap_or(u64::MAX);
     }
 
     /// Asks waiting for an answer, oldest first.
@@ -282,10 +326,10 @@ impl ApprovalBook {
                     detail: e.to_string(),
                 })?;
         }
-        let Some(w) = pages.waiting.remove(id) else {
+        let Some(w) = pages.unwait(id) else {
             return Err(BookError::NotPending(id.to_owned()));
         };
-        pages.answered.insert(
+        pages.answered(
             w.key,
             Answered {
                 id: id.to_owned(),
@@ -320,7 +364,7 @@ impl ApprovalBook {
                 return answered.answer;
             }
         }
-        if let Some((id, _)) = pages.waiting.iter().find(|(_, w)| w.key == key) {
+        if let Some(id) = pages.waiting_by_key.get(&key) {
             return ApprovalAnswer::Pending { id: id.clone() };
         }
         let id = format!("ap-{}", self.next.fetch_add(1, Ordering::Relaxed));
@@ -338,7 +382,7 @@ impl ApprovalBook {
                 };
             }
         }
-        pages.waiting.insert(
+        pages.wait(
             id.clone(),
             Waiting {
                 request,

@@ -34,4 +34,5 @@ pub use error::McpError;
 pub use handler::{Server, ServerOptions};
 pub use http::{HttpOptions, TokenAgent, serve_http};
 pub use plugins::{InstallBody, PluginAdmin};
+pub use seal::{SealError, Sealer};
 pub use stdio::{serve_stdio, serve_stream};
