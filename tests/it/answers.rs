@@ -145,6 +145,9 @@ fn audit_kinds(store: &Store) -> Vec<(String, Value)> {
         .collect()
 }
 
+/// A call, the rule an answer adds, and what the case is.
+type Case = (fn() -> CallRequest, &'static str, &'static str);
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_answer_adds_only_the_asked_call_and_an_operator_any_rule() {
     let write = || {
@@ -156,7 +159,7 @@ async fn a_client_answer_adds_only_the_asked_call_and_an_operator_any_rule() {
     let breaker = || request("fs.delete", json!({"path": "/workspace"}));
     let deploy = || request("ship.deploy", json!({"env": "production"}));
     // (call, rule the answer adds, what the call is)
-    let cases: Vec<(fn() -> CallRequest, &str, &str)> = vec![
+    let cases: Vec<Case> = vec![
         (write, "*", "a bare `*`"),
         (write, "fs.delete(//workspace/notes/a.txt)", "another tool"),
         (write, "fs.*", "a tool glob"),

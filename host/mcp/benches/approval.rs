@@ -13,7 +13,7 @@
 //!
 //! cargo bench -p warden-mcp --bench approval [-- SAMPLES]
 
-#![allow(clippy::unwrap_used, reason = "benchmarks fail loudly")]
+#![allow(clippy::unwrap_used, clippy::panic, reason = "benchmarks fail loudly")]
 #![allow(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
 use std::hint::black_box;
@@ -44,14 +44,14 @@ fn ask(n: usize) -> ApprovalRequest {
 }
 
 fn pending(book: &ApprovalBook, request: ApprovalRequest) -> String {
-    match futures_lite(book.ask(request)) {
+    match ready(book.ask(request)) {
         ApprovalAnswer::Pending { id } => id,
         other => panic!("expected a pending ask, got {other:?}"),
     }
 }
 
 /// The book's futures are ready at once.
-fn futures_lite<T>(f: warden_api::BoxFuture<'_, T>) -> T {
+fn ready<T>(f: warden_api::BoxFuture<'_, T>) -> T {
     tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap()
