@@ -137,25 +137,21 @@ impl Desk {
         let mut keyed = self.fingerprint_key.to_vec();
         keyed.extend_from_slice(args.to_string().as_bytes());
         let call = format!("request_capability({})", request.capability);
-        let capped = request.ttl_ms > self.bounds.max_ttl_ms;
+        let reason = if request.ttl_ms > self.bounds.max_ttl_ms {
+            format!(
+                "{reason}; the ttl will be capped at {} s",
+                self.bounds.max_ttl_ms / 1000
+            )
+        } else {
+            reason
+        };
         let question = ApprovalRequest {
             id: String::new(),
             agent: context.agent.clone(),
             request_id: context.request_id.clone(),
             tool: "request_capability".to_owned(),
             call: call.clone(),
-            reason: format!(
-                "{reason} (justification: {}{})",
-                request.justification,
-                if capped {
-                    format!(
-                        "; the ttl will be capped at {} s",
-                        self.bounds.max_ttl_ms / 1000
-                    )
-                } else {
-                    String::new()
-                }
-            ),
+            reason: format!("{reason} (justification: {})", request.justification),
             suggested_rule: call,
             args_fingerprint: warden_signing::sha256_digest(&keyed),
             arguments: warden_gate::shown_arguments(args),

@@ -28,7 +28,7 @@ fn capability_requests_are_granted_within_bounds_and_otherwise_asked() {
     let dir = tempfile::tempdir().unwrap();
     let (config, state) = setup(
         dir.path(),
-        "[capability-grants]\nauto-grant = [\"tool:fs.write\", \"category:web\"]\nmax-auto-ttl-secs = 600\n",
+        "[capability-grants]\nauto-grant = [\"tool:fs.write\", \"category:web\"]\nmax-auto-ttl-secs = 600\nmax-ttl-secs = 1200\n",
     );
     let mut server = Server::start(&config, &state);
     server.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}));
@@ -73,6 +73,47 @@ fn capability_requests_are_granted_within_bounds_and_otherwise_asked() {
     assert!(
         text(&long).contains("approval_pending") || text(&long).contains("waiting"),
         "{long}"
+    );
+    assert!(text(&long).contains("capped at 1200 s"), "{long}");
+    // A person approves it: granted for at most max-ttl-secs, in this
+    // session only.
+    warden(&["approvals", "approve", &approval_id(&long)], &state);
+    let capped = server.tool(
+        20,
+        "request_capability",
+        json!({"capability": "tool:fs.write", "justification": "the week", "ttl": 6000}),
+    );
+    let g = &capped["structuredContent"]["granted"];
+    assert_eq!(g["issuer"], "person", "{capped}");
+    let lasts = g["valid-to-ms"].as_u64().unwrap() - g["valid-from-ms"].as_u64().unwrap();
+    assert_eq!(lasts, 1_200_000, "{capped}");
+    assert!(
+        g["session"].as_str().is_some_and(|s| s.starts_with("s-")),
+        "{capped}"
+    );
+    warden(
+        &[
+            "grants",
+            "revoke",
+            g["id"].as_str().unwrap(),
+            "--actor",
+            "dana",
+            "--confirm",
+            "--reason",
+            "only the cap was under test",
+        ],
+        &state,
+    );
+
+    // Requests no grant could serve are refused when made.
+    let level = server.tool(
+        21,
+        "request_capability",
+        json!({"capability": "level:elevated", "justification": "more", "ttl": 60}),
+    );
+    assert_eq!(
+        level["structuredContent"]["domain_code"], "grant_not_possible",
+        "{level}"
     );
 
     // High-risk even though the bounds list it: a person decides; the
@@ -181,6 +222,25 @@ fn always_allow_rules_survive_a_restart() {
         .find(|a| a["id"] == id.as_str())
         .map(|a| a["suggested_rule"].as_str().unwrap().to_owned())
         .unwrap();
+    // A broader rule needs the guardrail; the suggested one does not.
+    let broader = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args([
+            "approvals",
+            "approve",
+            &id,
+            "--always",
+            "fs.write(/**)",
+            "--state-dir",
+        ])
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert!(!broader.status.success());
+    assert!(
+        String::from_utf8_lossy(&broader.stderr).contains("missing_confirm"),
+        "{}",
+        String::from_utf8_lossy(&broader.stderr)
+    );
     warden(&["approvals", "approve", &id, "--always", &rule], &state);
     assert!(!is_error(&write(&mut server, 2, "notes.txt")));
     server.kill();
