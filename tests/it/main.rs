@@ -27,6 +27,7 @@ mod reload;
 mod sandbox;
 mod search;
 mod server;
+mod specifiers;
 mod store;
 
 // The two builds of plugin `swap` are tested together, in `reload`.

@@ -169,22 +169,35 @@ impl ToolSpec {
 
 /// Fills a specifier template's `{field}` placeholders from a call's
 /// arguments: strings as-is, other values as JSON, missing ones as empty.
+/// A template ending in a missing field drops the separator before it
+/// (`{app} {args}` without args renders `app`).
 pub fn render_template(template: &str, args: &Value) -> String {
     let mut out = String::new();
     let mut rest = template;
     while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
+        let before_literal = out.len();
+        let literal = &rest[..open];
+        out.push_str(literal);
         let after = &rest[open + 1..];
         let Some(close) = after.find('}') else {
             out.push_str(&rest[open..]);
             return out;
         };
-        match args.get(&after[..close]) {
-            Some(Value::String(s)) => out.push_str(s),
-            Some(Value::Null) | None => {}
-            Some(other) => out.push_str(&other.to_string()),
-        }
+        let missing = match args.get(&after[..close]) {
+            Some(Value::String(s)) => {
+                out.push_str(s);
+                false
+            }
+            Some(Value::Null) | None => true,
+            Some(other) => {
+                out.push_str(&other.to_string());
+                false
+            }
+        };
         rest = &after[close + 1..];
+        if missing && rest.is_empty() && !literal.is_empty() && literal.trim().is_empty() {
+            out.truncate(before_literal);
+        }
     }
     out.push_str(rest);
     out

@@ -353,10 +353,27 @@ impl Inner {
         )
     }
 
+    /// The directory a call's relative paths resolve against: its `cwd`
+    /// argument for a shell-command tool (normalised against the
+    /// workspace), else the workspace.
+    fn call_cwd(&self, entry: &Entry, request: &CallRequest) -> Option<String> {
+        if facts(entry).specifier_kind() != warden_policy::SpecifierKind::Shell {
+            return None;
+        }
+        let cwd = request.args.get("cwd")?.as_str()?;
+        let env = self.agents.env.env();
+        // An unreadable cwd leaves the workspace, which the tool refuses.
+        warden_policy::path::normalize(cwd, env.workspace).ok()
+    }
+
     /// The decision and the `tool(specifier)` the policy saw.
     fn decide(&self, entry: &Entry, request: &CallRequest) -> (Decision, String) {
         let specifier = entry.spec.render_specifier(&request.args);
-        let env = self.agents.env.env();
+        let cwd = self.call_cwd(entry, request);
+        let mut env = self.agents.env.env();
+        if let Some(cwd) = &cwd {
+            env.cwd = cwd;
+        }
         let resolved = match (&specifier, facts(entry).specifier_kind()) {
             (Some(s), warden_policy::SpecifierKind::Path) => {
                 warden_policy::path::normalize(s, env.cwd)
@@ -370,9 +387,10 @@ impl Inner {
             specifier: specifier.as_deref(),
             resolved_path: resolved.as_deref(),
         };
-        let shown = match &specifier {
-            Some(s) => format!("{}({s})", entry.spec.name),
-            None => entry.spec.name.to_string(),
+        let shown = match (&specifier, &cwd) {
+            (Some(s), Some(cwd)) => format!("{}({s}) in {cwd}", entry.spec.name),
+            (Some(s), None) => format!("{}({s})", entry.spec.name),
+            (None, _) => entry.spec.name.to_string(),
         };
         let grants = self.durable.grants.as_ref().map(|g| g.current());
         let decision = self
@@ -389,6 +407,15 @@ impl Inner {
                 None => p.decide(&call, &env),
             })
             .unwrap_or_else(|| unknown_agent(&request.context.agent));
+        if decision.decision != Verdict::Deny
+            && let Some(refused) = crate::target::non_public(
+                entry.spec.category.as_str(),
+                specifier.as_deref(),
+                &entry.grants,
+            )
+        {
+            return (refused, shown);
+        }
         (decision, shown)
     }
 
@@ -506,7 +533,11 @@ impl Inner {
             specifier: specifier.as_deref(),
             resolved_path: None,
         };
-        let env = self.agents.env.env();
+        let cwd = self.call_cwd(entry, request);
+        let mut env = self.agents.env.env();
+        if let Some(cwd) = &cwd {
+            env.cwd = cwd;
+        }
         let agent = &request.context.agent;
         let suggested_rule = self
             .agents

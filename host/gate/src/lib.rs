@@ -19,6 +19,7 @@ mod gate;
 mod question;
 mod resolve;
 mod table;
+mod target;
 mod validate;
 
 pub use agents::PolicyEnv;

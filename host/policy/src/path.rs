@@ -10,8 +10,8 @@
 //!
 //! Patterns use gitignore-style anchors: `//abs` from the filesystem root,
 //! `~/x` from home, `/x` from the workspace root, `./x` or `x/y` from the
-//! working directory, and a pattern with no `/` (`*.env`) matches a name
-//! at any depth. `*` and `?` stay inside one path segment, `**` spans any
+//! working directory, and a pattern with no `/` but maybe a trailing one
+//! (`*.env`, `secrets/`) matches a name at any depth. `*` and `?` stay inside one path segment, `**` spans any
 //! number of them, and a pattern naming a directory covers everything in
 //! it.
 
@@ -85,9 +85,11 @@ impl PathPattern {
             (Anchor::Home, r)
         } else if let Some(r) = raw.strip_prefix('/') {
             (Anchor::Workspace, r)
-        } else if raw.contains('/') {
+        } else if raw.trim_end_matches('/').contains('/') {
             (Anchor::Cwd, raw)
         } else {
+            // No separator but maybe a trailing one (`secrets/`): a name
+            // at any depth, as in gitignore.
             (Anchor::AnyDepth, raw)
         };
         let mut segs: Vec<String> = Vec::new();

@@ -69,4 +69,9 @@ fn specifier_renders_strings_raw_and_others_as_json() {
         "x:3"
     );
     assert_eq!(s2.render_specifier(&json!({})).unwrap(), ":");
+    assert_eq!(render_template("{app} {args}", &json!({"app": "x "})), "x ");
+    assert_eq!(
+        render_template("{app} {args}", &json!({"app": "x", "args": ["-a"]})),
+        "x [\"-a\"]"
+    );
 }

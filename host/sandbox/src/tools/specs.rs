@@ -211,7 +211,8 @@ pub fn all() -> Result<Vec<ToolSpec>, SpecError> {
             ),
             result: json!({"type": "object", "properties": {"window": {"type": "string"}}}),
             side_effect: true,
-            specifier: Some("{app}"),
+            // Arguments change what runs: they are part of the decision.
+            specifier: Some("{app} {args}"),
             example: json!({"app": "warden-notepad"}),
         },
         desktop(
