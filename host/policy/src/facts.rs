@@ -33,11 +33,13 @@ impl<'a> ToolFacts<'a> {
     }
 
     /// How this tool's specifier is read: terminal tools take shell command
-    /// lines, file-system tools paths, anything else plain text.
+    /// lines, file-system tools paths, code-execution tools code
+    /// (`LANGUAGE: SOURCE`), anything else plain text.
     pub fn specifier_kind(&self) -> SpecifierKind {
         match self.category {
             "terminal" => SpecifierKind::Shell,
             "file-system" => SpecifierKind::Path,
+            "code-execution" => SpecifierKind::Code,
             _ => SpecifierKind::Plain,
         }
     }

@@ -16,6 +16,20 @@ pub enum SpecifierKind {
     Path,
     /// Anything else: `*` globs over the text.
     Plain,
+    /// Code in a language (code-execution tools): `LANGUAGE: SOURCE`.
+    /// Shell languages are read as shell command lines; other code is
+    /// opaque: only an exact rule (or the bare tool) allows it.
+    Code,
+}
+
+/// The languages whose source is a shell command line.
+pub(crate) const SHELL_LANGUAGES: &[&str] = &["sh", "bash"];
+
+/// `SOURCE` of a `sh: SOURCE` or `bash: SOURCE` specifier (a code-execution
+/// rule or call), or `None` for any other text.
+pub(crate) fn shell_source(text: &str) -> Option<&str> {
+    let (language, source) = text.split_once(": ")?;
+    SHELL_LANGUAGES.contains(&language.trim()).then_some(source)
 }
 
 #[derive(Debug, Clone)]
@@ -63,7 +77,9 @@ impl Rule {
         }
         let spec = spec.map(|raw| Spec {
             raw: raw.to_owned(),
-            shell: shell::Pattern::parse(raw),
+            // A code-execution rule for shell code matches the source as a
+            // shell line, like a terminal rule.
+            shell: shell::Pattern::parse(shell_source(raw).unwrap_or(raw)),
             path: PathPattern::parse(raw),
         });
         Ok(Rule {

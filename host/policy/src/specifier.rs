@@ -38,6 +38,9 @@ pub(crate) enum Prepared<'a> {
         text: String,
     },
     Plain(&'a str),
+    /// Code no rule can read (a non-shell language): matched as text by
+    /// deny and ask rules, allowed only by an exact rule or the bare tool.
+    Opaque(&'a str),
 }
 
 impl<'a> Prepared<'a> {
@@ -71,6 +74,19 @@ impl<'a> Prepared<'a> {
                 }
             }
             SpecifierKind::Plain => Prepared::Plain(text),
+            SpecifierKind::Code => match crate::rule::shell_source(text) {
+                Some(source) => Prepared::Shell {
+                    line: shell::Checked::new(
+                        shell::CommandLine::parse(source),
+                        env.workspace,
+                        env.cwd,
+                        env.home,
+                    ),
+                    text,
+                    deny_keys: OnceCell::new(),
+                },
+                None => Prepared::Opaque(text),
+            },
         })
     }
 
@@ -83,7 +99,9 @@ impl<'a> Prepared<'a> {
     fn shown<'s>(&'s self, name: &'s str) -> [&'s str; 4] {
         match self {
             Prepared::None => [name, "", "", ""],
-            Prepared::Shell { text, .. } | Prepared::Plain(text) => [name, "(", text, ")"],
+            Prepared::Shell { text, .. } | Prepared::Plain(text) | Prepared::Opaque(text) => {
+                [name, "(", text, ")"]
+            }
             Prepared::Path { text, .. } => [name, "(", text, ")"],
         }
     }
@@ -110,7 +128,9 @@ impl<'a> Prepared<'a> {
             Prepared::Shell { line, .. } if line.subcommands().len() > 1 || line.is_opaque() => {
                 return None;
             }
-            Prepared::Shell { text, .. } | Prepared::Plain(text) => format!("{name}({text})"),
+            Prepared::Shell { text, .. } | Prepared::Plain(text) | Prepared::Opaque(text) => {
+                format!("{name}({text})")
+            }
             Prepared::Path { text, .. } => {
                 format!("{name}(/{})", text.trim_start_matches('/')).replacen("(/", "(//", 1)
             }
@@ -142,7 +162,9 @@ impl<'a> Prepared<'a> {
                 rule.path()
                     .is_some_and(|p| paths.iter().any(|path| p.matches(path, &penv)))
             }
-            Prepared::Plain(text) => rule.raw_spec().is_some_and(|s| glob::matches(s, text)),
+            Prepared::Plain(text) | Prepared::Opaque(text) => {
+                rule.raw_spec().is_some_and(|s| glob::matches(s, text))
+            }
         }
     }
 
@@ -159,7 +181,7 @@ impl<'a> Prepared<'a> {
             },
             Prepared::Shell { line, .. } => Probe::ShellAllow(line),
             Prepared::Path { paths, .. } => Probe::Paths(paths, path_env(env)),
-            Prepared::Plain(text) => Probe::Plain(text),
+            Prepared::Plain(text) | Prepared::Opaque(text) => Probe::Plain(text),
         }
     }
 
@@ -191,6 +213,8 @@ impl<'a> Prepared<'a> {
                             .is_some_and(|p| paths.iter().all(|path| p.matches(path, &penv)))
                     }
                     Prepared::Plain(text) => r.raw_spec().is_some_and(|s| glob::matches(s, text)),
+                    // Code no rule can read: only the exact text, no wildcard.
+                    Prepared::Opaque(text) => r.raw_spec() == Some(*text),
                 }
         });
         if let Some(r) = alone {

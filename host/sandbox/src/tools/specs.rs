@@ -121,7 +121,10 @@ pub fn all() -> Result<Vec<ToolSpec>, SpecError> {
             ),
             result: run_result(),
             side_effect: true,
-            specifier: Some("{language}"),
+            // The decision reads the code itself: sh code as a command
+            // line (rules, breakers, the read-only set), other code as
+            // opaque text only an exact rule allows.
+            specifier: Some("{language}: {source}"),
             example: json!({"language": "python3", "source": "print(6 * 7)"}),
         },
         Def {
