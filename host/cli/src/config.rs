@@ -44,6 +44,9 @@ pub struct Config {
     /// Agents by id.
     #[serde(default)]
     pub agents: BTreeMap<String, AgentConfig>,
+    /// Denied and protected paths, for every tool (added to the defaults).
+    #[serde(default)]
+    pub protect: warden_policy::config::ProtectConfig,
     /// Docker sandboxes for the terminal, code, browser and desktop tools.
     /// Absent: those tools are not offered.
     pub sandbox: Option<warden_sandbox::SandboxConfig>,
@@ -335,6 +338,7 @@ impl Config {
             rules: self.rules.clone(),
             levels: self.levels.clone(),
             agents: self.agents.clone(),
+            protect: self.protect.clone(),
         }
     }
 }

@@ -98,4 +98,24 @@ pub struct PolicyConfig {
     /// Agents by id.
     #[serde(default)]
     pub agents: BTreeMap<String, AgentConfig>,
+    /// Denied and protected paths, for every tool.
+    #[serde(default)]
+    pub protect: ProtectConfig,
+}
+
+/// Paths every tool is kept from (`read`) or must ask before changing
+/// (`write`), added to the built-in defaults (credentials; git hooks and
+/// config, shell startup files, Warden's config and state, agents' rules
+/// files). Patterns as in rules: `~/x`, `//abs`, `/workspace-relative`,
+/// `name/` at any depth.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ProtectConfig {
+    /// Denied: no tool may read or change these.
+    #[serde(default)]
+    pub read: Vec<String>,
+    /// Protected: readable, but every write, delete or rename asks a
+    /// person, in every mode.
+    #[serde(default)]
+    pub write: Vec<String>,
 }

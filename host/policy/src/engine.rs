@@ -3,6 +3,7 @@
 //! for the order and why it is that order.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use crate::action::{ActionSelector, ActionTypes};
 use crate::config::{AgentConfig, PolicyConfig};
@@ -11,6 +12,7 @@ use crate::decision::{Decision, Layer, concat};
 use crate::facts::{Call, Env};
 use crate::level::{Level, known_categories};
 use crate::path::PathEnv;
+use crate::protect::{Hit, Protection};
 use crate::rule::{RuleSet, SpecifierKind};
 use crate::specifier::Prepared;
 use crate::{Mode, PolicyError, ToolFacts, constraints_check, glob};
@@ -34,6 +36,8 @@ pub struct AgentPolicy {
     /// Levels earned through progressive trust; they replace `level` in
     /// the category gate.
     trust: Option<TrustLevels>,
+    /// Denied and protected paths (shared by every agent).
+    protection: Arc<Protection>,
 }
 
 /// The levels progressive trust gives an agent: one overall, or one per
@@ -84,9 +88,11 @@ impl Policy {
                     .map_err(|e| at(&format!("levels.{name}.requires-approval"), e))?;
             }
         }
+        let protection = Arc::new(Protection::new(&config.protect.read, &config.protect.write));
         let mut agents = BTreeMap::new();
         for (id, agent) in &config.agents {
-            let compiled = AgentPolicy::compile(id, agent, config, &global, &action_types)?;
+            let mut compiled = AgentPolicy::compile(id, agent, config, &global, &action_types)?;
+            compiled.protection = protection.clone();
             agents.insert(id.clone(), compiled);
         }
         Ok(Policy {
@@ -161,6 +167,7 @@ impl AgentPolicy {
             network_allowlist: agent.network_allowlist.clone(),
             rules,
             trust: None,
+            protection: Arc::default(),
         })
     }
 
@@ -179,7 +186,14 @@ impl AgentPolicy {
             network_allowlist: Vec::new(),
             rules,
             trust: None,
+            protection: Arc::default(),
         }
+    }
+
+    /// Replaces the denied and protected paths (the defaults apply until
+    /// then).
+    pub fn set_protection(&mut self, protection: Arc<Protection>) {
+        self.protection = protection;
     }
 
     /// Sets (or, with `None`, clears) the levels trust gives this agent.
@@ -304,6 +318,20 @@ impl AgentPolicy {
                 .with_rule(rule.text());
             }
         }
+        let protected = match self.protection.check(call, &prepared, env) {
+            Some(Hit::Denied(path, pattern)) => {
+                return Decision::deny(
+                    Layer::Rule,
+                    format!(
+                        "`{name}` names `{path}`, a denied path (`[protect] read`: `{pattern}`): \
+                         no tool may read or change it"
+                    ),
+                )
+                .with_rule(&format!("protect.read({pattern})"));
+            }
+            Some(Hit::Protected(path, pattern)) => Some((path, pattern)),
+            None => None,
+        };
         // A read-only shell command has no side effects whatever its tool
         // declares, so plan mode lets it run.
         if self.mode == Mode::Plan && call.tool.side_effect && !prepared.is_read_only_command() {
@@ -311,6 +339,15 @@ impl AgentPolicy {
                 Layer::Mode,
                 format!(
                     "plan mode allows no side effects and `{name}` has them; switch to another mode to make changes"
+                ),
+            );
+        }
+        if let Some((path, pattern)) = protected {
+            return Decision::ask(
+                Layer::CircuitBreaker,
+                format!(
+                    "protected path: `{name}` would change `{path}` (`[protect] write`: `{pattern}`); \
+                     this always needs a person's approval, in every mode"
                 ),
             );
         }

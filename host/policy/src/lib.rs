@@ -32,6 +32,7 @@ mod index;
 mod level;
 mod mode;
 pub mod path;
+mod protect;
 mod rule;
 pub mod shell;
 mod specifier;
@@ -52,4 +53,5 @@ pub use grant_request::{DEFAULT_MAX_TTL_MS, GrantBounds, Reach, RequestVerdict, 
 pub use grants::{GrantSet, decide_with_grants};
 pub use level::{LEVEL_CATEGORIES, Level, known_categories};
 pub use mode::Mode;
+pub use protect::{DEFAULT_READ, DEFAULT_WRITE, Protection};
 pub use rule::{Rule, RuleList, RuleSet, SpecifierKind};

@@ -133,6 +133,40 @@ impl PathPattern {
         match_segments(&self.segs, &path)
     }
 
+    /// A literal segment every path this pattern matches contains (the
+    /// last one written), for quick rejection; `None` when there is none.
+    pub(crate) fn literal_segment(&self) -> Option<&str> {
+        if self.climbing.is_some() {
+            return None;
+        }
+        self.segs
+            .iter()
+            .rev()
+            .find(|s| s.as_str() != "**" && is_literal(s))
+            .map(String::as_str)
+    }
+
+    /// [`PathPattern::matches`] for a path that may hold shell globs: a
+    /// glob segment of the path matches any name it could expand to.
+    pub(crate) fn may_match(&self, path: &str, env: &PathEnv<'_>) -> bool {
+        if !path.contains(['*', '?', '[']) {
+            return self.matches(path, env);
+        }
+        let base = self.anchor.base(env);
+        let pattern: Vec<String> = match &self.climbing {
+            Some(rest) => match normalize(&format!("{base}/{rest}"), "/") {
+                Ok(p) => segments(&p).map(str::to_owned).collect(),
+                Err(_) => return false,
+            },
+            None => segments(base)
+                .map(str::to_owned)
+                .chain(self.segs.iter().cloned())
+                .collect(),
+        };
+        let path: Vec<&str> = segments(path).collect();
+        match_expanding(&pattern, &path)
+    }
+
     /// A segment every path this pattern matches has right below the anchor's directory (for
     /// [`Anchor::AnyDepth`]: at some depth), or `None` when there is no such literal segment.
     /// [`probe`] lists the candidates a path offers.
@@ -183,6 +217,29 @@ fn match_segments<S: AsRef<str>>(pattern: &[S], path: &[&str]) -> bool {
             Some((p, path_rest)) => {
                 glob::matches(seg.as_ref(), p) && match_segments(rest, path_rest)
             }
+            None => false,
+        },
+    }
+}
+
+/// [`match_segments`] where a path segment holding a glob matches every
+/// name the glob could expand to (and `**`-free, like the shell's).
+fn match_expanding<S: AsRef<str>>(pattern: &[S], path: &[&str]) -> bool {
+    match pattern.split_first() {
+        None => true,
+        Some((seg, rest)) if seg.as_ref() == "**" => {
+            (0..=path.len()).any(|skip| match_expanding(rest, path.get(skip..).unwrap_or(&[])))
+        }
+        Some((seg, rest)) => match path.split_first() {
+            Some((p, path_rest)) => {
+                let seg = seg.as_ref();
+                let may = glob::matches(seg, p)
+                    || (p.contains(['*', '?', '[']) && (glob::matches(p, seg) || !is_literal(seg)));
+                may && match_expanding(rest, path_rest)
+            }
+            // A glob path ending above the pattern's name (`~/.ssh/*` then
+            // `id_rsa`) is handled by the glob segment; a shorter path is
+            // a directory that holds what the pattern names.
             None => false,
         },
     }
