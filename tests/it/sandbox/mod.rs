@@ -119,6 +119,25 @@ impl Rig {
         self.gate.call(self.request(tool, args)).await
     }
 
+    /// [`Rig::call`] with a person who allows an ask once (a circuit
+    /// breaker always asks, whatever the mode).
+    pub async fn call_approved(&self, tool: &str, args: Value) -> Envelope {
+        struct AllowOnce;
+        impl warden_api::Approver for AllowOnce {
+            fn ask(
+                &self,
+                _request: warden_api::ApprovalRequest,
+            ) -> warden_api::BoxFuture<'_, warden_api::ApprovalAnswer> {
+                Box::pin(std::future::ready(warden_api::ApprovalAnswer::AllowOnce))
+            }
+        }
+        let hooks = warden_api::CallHooks {
+            approver: Some(Arc::new(AllowOnce)),
+            events: None,
+        };
+        self.gate.call_with(self.request(tool, args), hooks).await
+    }
+
     /// `terminal.exec` that must succeed; its data.
     pub async fn sh(&self, command: &str) -> Value {
         let env = self

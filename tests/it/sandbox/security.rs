@@ -20,13 +20,16 @@ async fn a_fork_bomb_is_held_by_the_pids_limit() {
         ..SandboxConfig::default()
     };
     let r = rig("forkbomb", config).await;
-    let bomb = r
-        .call(
-            "code.run",
-            json!({"language": "sh", "timeout_secs": 5, "source":
-                "cat /sys/fs/cgroup/pids/pids.max; f() { f | f & }; f; sleep 30"}),
-        )
-        .await;
+    let source = json!({"language": "sh", "timeout_secs": 5, "source":
+        "cat /sys/fs/cgroup/pids/pids.max; f() { f | f & }; f; sleep 30"});
+    // sh code is read like a terminal command: a fork bomb is a circuit
+    // breaker and asks, even in autonomous mode (nobody here answers).
+    let asked = r.call("code.run", source.clone()).await;
+    let (_, code, message) = error(&asked);
+    assert_eq!(code, "approval_denied", "{message}");
+    assert!(message.contains("circuit breaker"), "{message}");
+    // Approved by a person, it runs, and the pids limit holds it.
+    let bomb = r.call_approved("code.run", source).await;
     let (kind, code, message) = error(&bomb);
     assert_eq!((kind.as_str(), code.as_str()), ("LimitExceeded", "timeout"));
     assert!(
