@@ -53,7 +53,8 @@ impl Context {
     /// directory (or any path when nothing was granted) an access-denied
     /// error that names the grants. WASI
     /// enforces containment whatever this says; this only makes the
-    /// refusal clear.
+    /// refusal clear. A denied path of the agent (see [`Context::denied`])
+    /// is an access-denied error with the code `denied_path`.
     pub fn resolve(&self, path: &str) -> Result<PathBuf, ToolError> {
         if path.is_empty() {
             return Err(ToolError::invalid_argument("path is empty"));
@@ -80,9 +81,23 @@ impl Context {
             ))
             .with_code("outside_grant"));
         }
-        Ok(match (&self.cwd, p.is_absolute()) {
+        let resolved = match (&self.cwd, p.is_absolute()) {
             (Some(cwd), false) => Path::new(cwd).join(p),
             _ => p.to_path_buf(),
-        })
+        };
+        if let Some(why) = self.denied(&resolved) {
+            return Err(ToolError::access_denied(why).with_code("denied_path"));
+        }
+        Ok(resolved)
+    }
+
+    /// Why the host keeps this call away from `path` (a denied path of
+    /// the agent, such as a credentials file), whatever the grant covers;
+    /// `None` when it does not. A tool that walks a directory skips such
+    /// entries (and does not descend into such directories), so their
+    /// content never reaches the agent. [`Context::resolve`] already
+    /// refuses them.
+    pub fn denied(&self, path: &Path) -> Option<String> {
+        host::path_denied(&path.to_string_lossy())
     }
 }

@@ -75,6 +75,7 @@ pub async fn call(
             grants,
             limits,
             events: None,
+            paths: None,
         })
         .await
 }

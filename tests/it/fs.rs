@@ -304,6 +304,7 @@ async fn resources_and_unknown_tools_are_errors_not_crashes() {
             grants: &g,
             limits: common::limits(),
             events: None,
+            paths: None,
         })
         .await;
     assert_eq!(error(&e).1, "unknown_tool");

@@ -23,6 +23,7 @@ mod mcp;
 mod net;
 mod policy_cases;
 mod probe;
+mod protect;
 mod reload;
 mod sandbox;
 mod search;

@@ -76,6 +76,18 @@ pub struct BackendCall<'a> {
     pub limits: CallLimits,
     /// Where the tool's progress and log lines go, besides the host log.
     pub events: Option<&'a std::sync::Arc<dyn crate::CallEvents>>,
+    /// Which paths this call may not touch, whatever its grants reach
+    /// (the agent's denied paths); backends that walk or open paths the
+    /// decision never saw ask it. `None`: nothing is denied.
+    pub paths: Option<&'a std::sync::Arc<dyn PathGuard>>,
+}
+
+/// The denied paths of a call, for backends that open paths the decision
+/// never saw (a directory walk, a search).
+pub trait PathGuard: Send + Sync + std::fmt::Debug {
+    /// Why `path` (absolute, in the guest's namespace) is out of reach for
+    /// this call, or `None` when it is not.
+    fn denied(&self, path: &str) -> Option<String>;
 }
 
 /// Something that runs tools: the wasm runtime, a Docker sandbox, an MCP

@@ -40,7 +40,7 @@ pub use error::SpecError;
 pub use grant::{FsAccess, FsGrant, Grants};
 pub use guardrail::{Guardrail, GuardrailError, GuardrailViolation};
 pub use hooks::{CallEvents, CallHooks, LogLevel};
-pub use host::{Backend, BackendCall, BoxFuture, CallContext, CallRequest, ToolHost};
+pub use host::{Backend, BackendCall, BoxFuture, CallContext, CallRequest, PathGuard, ToolHost};
 pub use journal::{ApprovalLedger, AuditEvent, Journal, JournalError, OpenApproval};
 pub use limits::CallLimits;
 pub use manifest::{

@@ -475,6 +475,16 @@ impl Inner {
                 ),
             );
         }
+        let paths: Option<Arc<dyn warden_api::PathGuard>> =
+            self.agents.with(&request.context.agent, |p| {
+                let mut env = self.agents.env.env();
+                let cwd = self.call_cwd(&entry, &request);
+                if let Some(cwd) = &cwd {
+                    env.cwd = cwd;
+                }
+                Arc::new(crate::paths::CallPaths::new(p.protection().clone(), &env))
+                    as Arc<dyn warden_api::PathGuard>
+            });
         let call = BackendCall {
             tool: &entry.spec,
             args: &request.args,
@@ -482,6 +492,7 @@ impl Inner {
             grants: &entry.grants,
             limits: self.limits,
             events: hooks.events.as_ref(),
+            paths: paths.as_ref(),
         };
         let started = std::time::Instant::now();
         let envelope = entry.backend.invoke(call).await;

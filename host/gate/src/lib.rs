@@ -16,6 +16,7 @@ mod book;
 mod durable;
 mod error;
 mod gate;
+mod paths;
 mod question;
 mod resolve;
 mod table;

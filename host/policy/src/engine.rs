@@ -190,6 +190,11 @@ impl AgentPolicy {
         }
     }
 
+    /// The denied and protected paths.
+    pub fn protection(&self) -> &Arc<Protection> {
+        &self.protection
+    }
+
     /// Replaces the denied and protected paths (the defaults apply until
     /// then).
     pub fn set_protection(&mut self, protection: Arc<Protection>) {

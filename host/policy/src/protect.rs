@@ -141,6 +141,20 @@ impl Protection {
     }
 }
 
+impl Protection {
+    /// The `[protect] read` pattern `path` falls under, if any: `path` is
+    /// made absolute against `env`'s working directory first.
+    pub fn denied(&self, path: &str, env: &Env<'_>) -> Option<&str> {
+        let path = normalize(path, env.cwd).ok()?;
+        let penv = PathEnv {
+            workspace: env.workspace,
+            cwd: env.cwd,
+            home: env.home,
+        };
+        self.read.find(&path, &penv)
+    }
+}
+
 /// What a protected or denied path did to a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Hit {

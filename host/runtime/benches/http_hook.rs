@@ -157,6 +157,7 @@ fn main() {
                     grants: &grants,
                     limits: CallLimits::DEFAULT,
                     events: None,
+                    paths: None,
                 })
                 .await;
             assert!(e.is_ok(), "{e:?}");

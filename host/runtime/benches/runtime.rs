@@ -88,6 +88,7 @@ fn trivial_call(b: divan::Bencher, pooling: bool) {
             grants: &grants,
             limits: CallLimits::DEFAULT,
             events: None,
+            paths: None,
         }))
     });
 }
@@ -122,6 +123,7 @@ fn fs_read(b: divan::Bencher, content: &str) {
             grants: &grants,
             limits: CallLimits::DEFAULT,
             events: None,
+            paths: None,
         }));
         assert!(e.is_ok());
     });

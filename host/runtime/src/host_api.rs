@@ -112,6 +112,10 @@ impl bindings::warden::tool::host::Host for HostState {
     fn denials(&mut self) -> Vec<String> {
         self.denials.all()
     }
+
+    fn path_denied(&mut self, path: String) -> Option<String> {
+        self.paths.as_ref()?.denied(&path)
+    }
 }
 
 impl bindings::warden::tool::types::Host for HostState {}

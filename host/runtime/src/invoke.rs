@@ -42,6 +42,7 @@ fn prepare(
     grants: &Grants,
     limits: &CallLimits,
     events: Option<Arc<dyn CallEvents>>,
+    paths: Option<Arc<dyn warden_api::PathGuard>>,
 ) -> Result<Prepared, String> {
     let shared = &plugin.runtime.shared;
     let stdout = CappedOutput::new(limits.log_bytes);
@@ -69,6 +70,7 @@ fn prepare(
         limiter: CallLimiter::new(memory, Instant::now() + limits.deadline),
         host: HostApi::new(&plugin.manifest.plugin.name, tool, request_id, events),
         denials,
+        paths,
     };
     let mut store = Store::new(&shared.engine, state);
     store.limiter(|s| &mut s.limiter);
@@ -93,7 +95,15 @@ pub(crate) async fn list_tools(
     plugin: &PluginInner,
     limits: CallLimits,
 ) -> Result<Vec<bindings::ToolSpec>, String> {
-    let mut p = prepare(plugin, "tools()", "load", &Grants::default(), &limits, None)?;
+    let mut p = prepare(
+        plugin,
+        "tools()",
+        "load",
+        &Grants::default(),
+        &limits,
+        None,
+        None,
+    )?;
     let run = async {
         let instance = plugin.pre.instantiate_async(&mut p.store).await?;
         instance.call_tools(&mut p.store).await
@@ -139,6 +149,7 @@ async fn run_call(plugin: &PluginInner, call: BackendCall<'_>) -> Envelope {
         call.grants,
         &call.limits,
         call.events.cloned(),
+        call.paths.cloned(),
     ) {
         Ok(p) => p,
         Err(e) => return Envelope::error(ErrorType::HostError, "grant_unavailable", e),
@@ -203,7 +214,15 @@ pub(crate) async fn resource(
     id: &str,
     limits: CallLimits,
 ) -> Envelope {
-    let mut p = match prepare(plugin, tool, "resource", &Grants::default(), &limits, None) {
+    let mut p = match prepare(
+        plugin,
+        tool,
+        "resource",
+        &Grants::default(),
+        &limits,
+        None,
+        None,
+    ) {
         Ok(p) => p,
         Err(e) => return Envelope::error(ErrorType::HostError, "grant_unavailable", e),
     };

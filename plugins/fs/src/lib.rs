@@ -233,8 +233,14 @@ mod fs {
     fn list(ctx: &Context, args: ListArgs) -> Result<ListResult, ToolError> {
         let root = ctx.resolve(&args.path)?;
         let max = args.max_entries.unwrap_or(1000) as usize;
-        let (entries, truncated) =
-            walk::list(&root, &args.path, args.recursive, args.glob.as_deref(), max)?;
+        let (entries, truncated) = walk::list(
+            ctx,
+            &root,
+            &args.path,
+            args.recursive,
+            args.glob.as_deref(),
+            max,
+        )?;
         Ok(ListResult {
             path: args.path,
             entries,

@@ -1,12 +1,13 @@
 //! Directory listing. Symlinks are reported, never followed, so a link
 //! inside a grant cannot lead the listing elsewhere (WASI would refuse the
-//! escape anyway; this keeps the listing honest about what it saw).
+//! escape anyway; this keeps the listing honest about what it saw). The
+//! agent's denied paths are neither listed nor entered.
 
 use std::fs::Metadata;
 use std::path::Path;
 
 use globset::{Glob, GlobMatcher};
-use warden_sdk::ToolError;
+use warden_sdk::{Context, ToolError};
 
 use crate::fs::{Entry, EntryKind};
 
@@ -24,6 +25,7 @@ pub fn kind(meta: &Metadata) -> EntryKind {
 }
 
 pub fn list(
+    ctx: &Context,
     root: &Path,
     shown: &str,
     recursive: bool,
@@ -54,6 +56,9 @@ pub fn list(
         let read = std::fs::read_dir(&dir).map_err(|e| ToolError::io(&shown_dir, &e))?;
         for item in read {
             let item = item.map_err(|e| ToolError::io(&shown_dir, &e))?;
+            if ctx.denied(&item.path()).is_some() {
+                continue;
+            }
             let name = item.file_name().to_string_lossy().into_owned();
             let path = if rel.is_empty() {
                 name

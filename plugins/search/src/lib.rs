@@ -103,7 +103,7 @@ mod search {
                 rel: name.to_path_buf(),
             }]
         } else {
-            walk::files(&root, &filter, false)?
+            walk::files(ctx, &root, &filter, false)?
         };
         let opts = grep::Options {
             context: args.context.unwrap_or(0).min(20) as usize,
@@ -159,7 +159,7 @@ mod search {
             std::slice::from_ref(&args.pattern),
             args.exclude.as_deref().unwrap_or_default(),
         )?;
-        let found = walk::files(&root, &filter, args.include_dirs.unwrap_or(false))?;
+        let found = walk::files(ctx, &root, &filter, args.include_dirs.unwrap_or(false))?;
         let max = args.max_results.unwrap_or(1000) as usize;
         let truncated = found.len() > max;
         Ok(GlobResult {

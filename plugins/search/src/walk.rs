@@ -2,12 +2,14 @@
 //! followed — not even ones that stay inside the grant — so a link cannot
 //! lead a search outside the tree, and none is searched twice. (WASI
 //! refuses a link out of the preopen anyway; this keeps results honest.)
+//! The agent's denied paths are skipped, and denied directories are not
+//! entered, so their content never reaches a result.
 
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use walkdir::WalkDir;
-use warden_sdk::ToolError;
+use warden_sdk::{Context, ToolError};
 
 /// Include and exclude globs, matched against paths relative to the root
 /// (`src/main.rs`); a pattern without `/` also matches the file name.
@@ -69,7 +71,12 @@ pub struct Found {
 
 /// Regular files (and, with `dirs`, directories) under `root`, sorted,
 /// symlinks skipped, excluded directories pruned.
-pub fn files(root: &Path, filter: &Filter, dirs: bool) -> Result<Vec<Found>, ToolError> {
+pub fn files(
+    ctx: &Context,
+    root: &Path,
+    filter: &Filter,
+    dirs: bool,
+) -> Result<Vec<Found>, ToolError> {
     let shown = root.display().to_string();
     let mut out = Vec::new();
     let walker = WalkDir::new(root)
@@ -79,7 +86,8 @@ pub fn files(root: &Path, filter: &Filter, dirs: bool) -> Result<Vec<Found>, Too
         .into_iter()
         .filter_entry(|e| {
             let rel = e.path().strip_prefix(root).unwrap_or(e.path());
-            e.depth() == 0 || !(e.file_type().is_dir() && filter.prunes(rel))
+            e.depth() == 0
+                || !(e.file_type().is_dir() && filter.prunes(rel)) && ctx.denied(e.path()).is_none()
         });
     for entry in walker {
         let entry = match entry {
