@@ -25,6 +25,10 @@ struct Fixture {
 }
 
 async fn fixture() -> Fixture {
+    fixture_with("[protect]\nread = [\"secrets/\"]\n").await
+}
+
+async fn fixture_with(extra: &str) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     for d in ["secrets", "app/config/secrets", "app/src", ".git/hooks"] {
@@ -39,9 +43,9 @@ async fn fixture() -> Fixture {
     )
     .unwrap();
     std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
-    let config: PolicyConfig = toml::from_str(
-        "[protect]\nread = [\"secrets/\"]\n[agents.a]\nlevel = \"elevated\"\nmode = \"autonomous\"\n",
-    )
+    let config: PolicyConfig = toml::from_str(&format!(
+        "{extra}[agents.a]\nlevel = \"elevated\"\nmode = \"autonomous\"\n"
+    ))
     .unwrap();
     let policy = Policy::from_config(&config, &warden_api::BUILTIN_ACTION_TYPES).unwrap();
     let runtime = common::runtime();
@@ -136,6 +140,31 @@ async fn no_wasm_tool_returns_a_denied_paths_content_or_name() {
     // What is not denied is still found.
     let e = call(&f, "search.grep", json!({"pattern": "TOKEN"})).await;
     assert!(text(&e).contains("app/src/main.rs"), "{}", text(&e));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deny_rule_on_a_file_tool_guards_the_file_from_every_tool() {
+    // The operator wrote the rule for fs.read only; the file is what it
+    // protects.
+    let f = fixture_with("[rules]\ndeny = [\"fs.read(/secrets/**)\"]\n").await;
+    let e = call(&f, "search.grep", json!({"pattern": "hunter2"})).await;
+    assert!(e.is_ok(), "{e:?}");
+    let found = text(&e);
+    assert!(!found.contains("\"path\":\"secrets/"), "{found}");
+    // Anchored as written: the nested `app/config/secrets` is not under
+    // `/secrets/**` and is still searched.
+    assert!(found.contains("app/config/secrets/db.txt"), "{found}");
+    let e = call(&f, "fs.list", json!({"path": ".", "recursive": true})).await;
+    assert!(!text(&e).contains("key.txt"), "{}", text(&e));
+    let e = call(
+        &f,
+        "json.query",
+        json!({"filter": ".", "path": "secrets/creds.json"}),
+    )
+    .await;
+    assert_eq!(common::error(&e).1, "denied_by_rule");
+    let e = call(&f, "fs.read", json!({"path": "app/config/secrets/db.txt"})).await;
+    assert!(e.is_ok(), "{e:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -71,6 +71,22 @@ impl Agents {
 }
 
 impl Agents {
+    /// Recomputes every agent's denied paths from its deny rules on the
+    /// file tools of `file_tools` (names).
+    pub fn deny_file_paths(&self, file_tools: &[String]) {
+        let mut map = self
+            .policies
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for policy in map.values_mut() {
+            policy.deny_file_paths(|pattern| {
+                file_tools
+                    .iter()
+                    .any(|t| warden_policy::glob::matches(pattern, t))
+            });
+        }
+    }
+
     /// Sets the levels progressive trust gives an agent.
     pub fn set_trust(
         &self,

@@ -145,10 +145,12 @@ impl GateBuilder {
     }
 
     pub fn build(self) -> Gate {
+        let agents = Agents::new(self.agents, self.env);
+        agents.deny_file_paths(&file_tools(&self.tools));
         Gate {
             inner: Arc::new(Inner {
                 tools: RwLock::new(Arc::new(self.tools)),
-                agents: Agents::new(self.agents, self.env),
+                agents,
                 approver: self.approver,
                 limits: self.limits,
                 fingerprint_key: std::collections::hash_map::RandomState::new(),
@@ -217,6 +219,7 @@ impl Gate {
             .write()
             .unwrap_or_else(PoisonError::into_inner);
         let (table, change) = Self::staged(&current, changes)?;
+        self.inner.agents.deny_file_paths(&file_tools(&table));
         *current = Arc::new(table);
         Ok(change)
     }
@@ -296,6 +299,17 @@ impl Gate {
             ),
         }
     }
+}
+
+/// The names of the file-system tools of `table`: deny rules on them deny
+/// their paths to every tool.
+fn file_tools(table: &Table) -> Vec<String> {
+    table
+        .tools
+        .values()
+        .filter(|e| e.spec.category.as_str() == "file-system")
+        .map(|e| e.spec.name.to_string())
+        .collect()
 }
 
 fn facts(entry: &Entry) -> warden_policy::ToolFacts<'_> {

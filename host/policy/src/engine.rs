@@ -36,8 +36,11 @@ pub struct AgentPolicy {
     /// Levels earned through progressive trust; they replace `level` in
     /// the category gate.
     trust: Option<TrustLevels>,
-    /// Denied and protected paths (shared by every agent).
+    /// Denied and protected paths: the configuration's, plus the paths
+    /// of deny rules on file tools (see [`AgentPolicy::deny_file_paths`]).
     protection: Arc<Protection>,
+    /// The configuration's alone.
+    base_protection: Arc<Protection>,
 }
 
 /// The levels progressive trust gives an agent: one overall, or one per
@@ -92,7 +95,7 @@ impl Policy {
         let mut agents = BTreeMap::new();
         for (id, agent) in &config.agents {
             let mut compiled = AgentPolicy::compile(id, agent, config, &global, &action_types)?;
-            compiled.protection = protection.clone();
+            compiled.set_protection(protection.clone());
             agents.insert(id.clone(), compiled);
         }
         Ok(Policy {
@@ -168,6 +171,7 @@ impl AgentPolicy {
             rules,
             trust: None,
             protection: Arc::default(),
+            base_protection: Arc::default(),
         })
     }
 
@@ -187,6 +191,7 @@ impl AgentPolicy {
             rules,
             trust: None,
             protection: Arc::default(),
+            base_protection: Arc::default(),
         }
     }
 
@@ -198,7 +203,27 @@ impl AgentPolicy {
     /// Replaces the denied and protected paths (the defaults apply until
     /// then).
     pub fn set_protection(&mut self, protection: Arc<Protection>) {
+        self.base_protection = protection.clone();
         self.protection = protection;
+    }
+
+    /// Makes the path of every deny rule on a file tool (`fs.read(/secrets/**)`,
+    /// where `is_file_tool` says which tool patterns name file tools) a
+    /// denied path for every tool: a deny rule on a file is about the
+    /// file, not one tool's access to it.
+    pub fn deny_file_paths(&mut self, is_file_tool: impl Fn(&str) -> bool) {
+        let paths: Vec<String> = self
+            .rules
+            .deny
+            .iter()
+            .filter(|r| is_file_tool(r.tool_pattern()))
+            .filter_map(|r| r.raw_spec().map(str::to_owned))
+            .collect();
+        self.protection = if paths.is_empty() {
+            self.base_protection.clone()
+        } else {
+            Arc::new(self.base_protection.with_denied(&paths))
+        };
     }
 
     /// Sets (or, with `None`, clears) the levels trust gives this agent.

@@ -113,6 +113,9 @@ impl Patterns {
 pub struct Protection {
     read: Patterns,
     write: Patterns,
+    /// The operator's own entries, kept to derive variants.
+    own_read: Vec<String>,
+    own_write: Vec<String>,
 }
 
 impl Default for Protection {
@@ -125,6 +128,8 @@ impl Protection {
     /// The defaults plus the operator's own entries.
     pub fn new(read: &[String], write: &[String]) -> Protection {
         Protection {
+            own_read: read.to_vec(),
+            own_write: write.to_vec(),
             read: Patterns::new(
                 DEFAULT_READ
                     .iter()
@@ -142,6 +147,14 @@ impl Protection {
 }
 
 impl Protection {
+    /// This protection with more denied paths (the path specifiers of deny
+    /// rules on file tools, which deny the path to every tool).
+    pub fn with_denied(&self, more: &[String]) -> Protection {
+        let mut read = self.own_read.clone();
+        read.extend(more.iter().cloned());
+        Protection::new(&read, &self.own_write)
+    }
+
     /// The `[protect] read` pattern `path` falls under, if any: `path` is
     /// made absolute against `env`'s working directory first.
     pub fn denied(&self, path: &str, env: &Env<'_>) -> Option<&str> {

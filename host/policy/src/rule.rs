@@ -107,7 +107,8 @@ impl Rule {
         self.spec.is_some()
     }
 
-    pub(crate) fn raw_spec(&self) -> Option<&str> {
+    /// The specifier as written, if the rule has one.
+    pub fn raw_spec(&self) -> Option<&str> {
         self.spec.as_ref().map(|s| s.raw.as_str())
     }
 
