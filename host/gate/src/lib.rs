@@ -29,6 +29,7 @@ pub use book::{ApprovalBook, BookError};
 pub use durable::{Clock, GrantSource, SystemClock};
 pub use error::GateError;
 pub use gate::{Gate, GateBuilder, pending_envelope};
+pub use paths::CallPaths;
 pub use question::{SHOWN_CHARS, shown_arguments};
 pub use table::{Registration, TableChange};
 pub use validate::ArgsValidator;

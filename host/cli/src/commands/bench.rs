@@ -150,6 +150,15 @@ async fn bench(args: &BenchArgs) -> anyhow::Result<Value> {
     }
 
     let throughput = throughput(&gate, &call_args, args.concurrency, args.iterations).await?;
+    let grep = match host.plugins.iter().find(|(p, _)| {
+        p.manifest()
+            .tools
+            .iter()
+            .any(|t| t.name.as_str() == "search.grep")
+    }) {
+        Some((search, _)) => grep_figures(search, &dir, &grants).await?,
+        None => Value::Null,
+    };
     let mcp = if args.mcp {
         let plugins: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
         let config = dir.join("warden.toml");
@@ -170,9 +179,92 @@ async fn bench(args: &BenchArgs) -> anyhow::Result<Value> {
         "fs_read_4k": summary(samples),
         "fs_read_1b": summary(small),
         "throughput": throughput,
+        "search_grep_10k_files": grep,
         "decisions": decisions(),
         "mcp": mcp,
     }))
+}
+
+/// `search.grep` over a tree of 10,000 files (no match, so every file is
+/// read), without the denied-path check and with it (the bundled default
+/// protection plus `[protect] read = ["secrets/"]`), alternated.
+async fn grep_figures(
+    search: &warden_runtime::Plugin,
+    dir: &Path,
+    grants: &Grants,
+) -> anyhow::Result<Value> {
+    let tree = dir.join("tree");
+    for d in 0..100 {
+        let sub = tree.join(format!("d{d:03}"));
+        std::fs::create_dir_all(&sub).context("writing the bench tree")?;
+        for f in 0..100 {
+            std::fs::write(sub.join(format!("f{f:03}.txt")), "one line\nanother line\n")
+                .context("writing the bench tree")?;
+        }
+    }
+    let spec = search
+        .manifest()
+        .tools
+        .iter()
+        .find(|t| t.name.as_str() == "search.grep")
+        .cloned()
+        .context("search.grep")?;
+    let protection = Arc::new(warden_policy::Protection::new(
+        &["secrets/".to_owned()],
+        &[],
+    ));
+    let env = warden_policy::Env {
+        workspace: "/workspace",
+        project: "/workspace",
+        cwd: "/workspace",
+        home: "/home/bench",
+    };
+    let guard: Arc<dyn warden_api::PathGuard> =
+        Arc::new(warden_gate::CallPaths::new(protection, &env));
+    let args = json!({"pattern": "zzzz-no-match", "path": "tree"});
+    let context = CallContext {
+        agent: "bench".into(),
+        session: "bench".into(),
+        task: None,
+        request_id: "grep".into(),
+    };
+    let limits = warden_api::CallLimits {
+        deadline: Duration::from_secs(120),
+        ..warden_api::CallLimits::DEFAULT
+    };
+    let (mut without, mut with) = (Vec::new(), Vec::new());
+    for round in 0..12 {
+        for guarded in [false, true] {
+            let started = Instant::now();
+            let envelope = search
+                .invoke(warden_api::BackendCall {
+                    tool: &spec,
+                    args: &args,
+                    context: &context,
+                    grants,
+                    limits,
+                    events: None,
+                    paths: guarded.then_some(&guard),
+                })
+                .await;
+            let took = started.elapsed();
+            check(envelope)?;
+            // The first round warms the caches.
+            if round > 0 {
+                if guarded {
+                    with.push(took)
+                } else {
+                    without.push(took)
+                }
+            }
+        }
+    }
+    let (a, b) = (summary(without), summary(with));
+    let overhead = match (a["p50_us"].as_f64(), b["p50_us"].as_f64()) {
+        (Some(a), Some(b)) if a > 0.0 => (b - a) / a * 100.0,
+        _ => 0.0,
+    };
+    Ok(json!({"files": 10_000, "without_check": a, "with_check": b, "overhead_pct": overhead}))
 }
 
 fn check(envelope: warden_api::Envelope) -> anyhow::Result<()> {
@@ -374,6 +466,15 @@ fn render(r: &Value) -> String {
         t["concurrency"],
         t["calls_per_sec"].as_f64().unwrap_or_default()
     ));
+    let g = &r["search_grep_10k_files"];
+    if !g.is_null() {
+        out.push_str(&format!(
+            "\nsearch.grep over 10,000 files: p50 {:.1} ms without the denied-path check, {:.1} ms with it ({:+.1}%)",
+            g["without_check"]["p50_us"].as_f64().unwrap_or_default() / 1000.0,
+            g["with_check"]["p50_us"].as_f64().unwrap_or_default() / 1000.0,
+            g["overhead_pct"].as_f64().unwrap_or_default(),
+        ));
+    }
     for transport in ["stdio", "http"] {
         let m = &r["mcp"][transport];
         if m.is_null() {
