@@ -48,17 +48,19 @@ impl<'a> Prepared<'a> {
         let Some(text) = call.specifier else {
             return Ok(Prepared::None);
         };
+        // `text` is what decisions show; `line` the command line it holds.
+        let shell = |line: &'a str| Prepared::Shell {
+            line: shell::Checked::new(
+                shell::CommandLine::parse(line),
+                env.workspace,
+                env.cwd,
+                env.home,
+            ),
+            text,
+            deny_keys: OnceCell::new(),
+        };
         Ok(match call.tool.specifier_kind() {
-            SpecifierKind::Shell => Prepared::Shell {
-                line: shell::Checked::new(
-                    shell::CommandLine::parse(text),
-                    env.workspace,
-                    env.cwd,
-                    env.home,
-                ),
-                text,
-                deny_keys: OnceCell::new(),
-            },
+            SpecifierKind::Shell => shell(text),
             SpecifierKind::Path => {
                 let lexical = normalize(text, env.cwd)?;
                 let mut paths = vec![lexical.clone()];
@@ -75,16 +77,7 @@ impl<'a> Prepared<'a> {
             }
             SpecifierKind::Plain => Prepared::Plain(text),
             SpecifierKind::Code => match crate::rule::shell_source(text) {
-                Some(source) => Prepared::Shell {
-                    line: shell::Checked::new(
-                        shell::CommandLine::parse(source),
-                        env.workspace,
-                        env.cwd,
-                        env.home,
-                    ),
-                    text,
-                    deny_keys: OnceCell::new(),
-                },
+                Some(source) => shell(source),
                 None => Prepared::Opaque(text),
             },
         })
