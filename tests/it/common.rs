@@ -22,7 +22,8 @@ pub fn cache_key() -> CacheKey {
 }
 
 pub fn runtime() -> Runtime {
-    Runtime::new(RuntimeConfig::new(Some(cache_dir())).with_cache_key(cache_key())).expect("runtime")
+    Runtime::new(RuntimeConfig::new(Some(cache_dir())).with_cache_key(cache_key()))
+        .expect("runtime")
 }
 
 pub async fn load(runtime: &Runtime, path: &str) -> Plugin {

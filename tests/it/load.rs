@@ -22,7 +22,8 @@ async fn load_bytes(bytes: &[u8], name: &str) -> Result<warden_runtime::Plugin, 
 #[tokio::test(flavor = "multi_thread")]
 async fn second_load_uses_the_compile_cache() {
     let cache = tempfile::tempdir().unwrap();
-    let config = RuntimeConfig::new(Some(cache.path().to_path_buf())).with_cache_key(common::cache_key());
+    let config =
+        RuntimeConfig::new(Some(cache.path().to_path_buf())).with_cache_key(common::cache_key());
     let first = Runtime::new(config.clone())
         .unwrap()
         .load(Path::new(warden_test_artifacts::FS))
@@ -43,7 +44,8 @@ async fn second_load_uses_the_compile_cache() {
 #[tokio::test(flavor = "multi_thread")]
 async fn corrupt_cache_entry_is_recompiled() {
     let cache = tempfile::tempdir().unwrap();
-    let config = RuntimeConfig::new(Some(cache.path().to_path_buf())).with_cache_key(common::cache_key());
+    let config =
+        RuntimeConfig::new(Some(cache.path().to_path_buf())).with_cache_key(common::cache_key());
     Runtime::new(config.clone())
         .unwrap()
         .load(Path::new(warden_test_artifacts::PROBE))
@@ -73,8 +75,8 @@ fn only_entry(cache: &Path) -> std::path::PathBuf {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_flipped_byte_in_a_cached_artifact_is_recompiled_not_loaded() {
     let cache = tempfile::tempdir().unwrap();
-    let config = RuntimeConfig::new(Some(cache.path().to_path_buf()))
-        .with_cache_key(common::cache_key());
+    let config =
+        RuntimeConfig::new(Some(cache.path().to_path_buf())).with_cache_key(common::cache_key());
     let load = |config: RuntimeConfig| async move {
         Runtime::new(config)
             .unwrap()
@@ -96,7 +98,11 @@ async fn a_flipped_byte_in_a_cached_artifact_is_recompiled_not_loaded() {
             LoadOrigin::Compiled,
             "byte {at} flipped"
         );
-        assert_eq!(std::fs::read(&entry).unwrap(), good, "rewritten after byte {at}");
+        assert_eq!(
+            std::fs::read(&entry).unwrap(),
+            good,
+            "rewritten after byte {at}"
+        );
     }
     assert_eq!(load(config.clone()).await.origin(), LoadOrigin::Cached);
 
@@ -117,12 +123,18 @@ async fn a_flipped_byte_in_a_cached_artifact_is_recompiled_not_loaded() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_entry_moved_under_another_components_name_is_not_loaded() {
     let cache = tempfile::tempdir().unwrap();
-    let config = RuntimeConfig::new(Some(cache.path().to_path_buf()))
-        .with_cache_key(common::cache_key());
+    let config =
+        RuntimeConfig::new(Some(cache.path().to_path_buf())).with_cache_key(common::cache_key());
     let runtime = Runtime::new(config.clone()).unwrap();
-    runtime.load(Path::new(warden_test_artifacts::FS)).await.unwrap();
+    runtime
+        .load(Path::new(warden_test_artifacts::FS))
+        .await
+        .unwrap();
     let fs_entry = only_entry(cache.path());
-    runtime.load(Path::new(warden_test_artifacts::PROBE)).await.unwrap();
+    runtime
+        .load(Path::new(warden_test_artifacts::PROBE))
+        .await
+        .unwrap();
     let probe_entry = std::fs::read_dir(cache.path())
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -142,8 +154,8 @@ async fn an_entry_moved_under_another_components_name_is_not_loaded() {
 async fn the_cache_is_owner_only_even_when_it_existed_wider() {
     use std::os::unix::fs::PermissionsExt;
     let cache = tempfile::tempdir().unwrap();
-    let config = RuntimeConfig::new(Some(cache.path().to_path_buf()))
-        .with_cache_key(common::cache_key());
+    let config =
+        RuntimeConfig::new(Some(cache.path().to_path_buf())).with_cache_key(common::cache_key());
     Runtime::new(config.clone())
         .unwrap()
         .load(Path::new(warden_test_artifacts::FS))
@@ -153,7 +165,8 @@ async fn the_cache_is_owner_only_even_when_it_existed_wider() {
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&entry), 0o600);
     assert_eq!(mode(cache.path()), 0o700);
-    let wide = |p: &Path, m| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    let wide =
+        |p: &Path, m| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
     wide(&entry, 0o666);
     wide(cache.path(), 0o777);
     Runtime::new(config).unwrap();

@@ -32,13 +32,26 @@ pub fn widenings(config: &Config, path: &Path) -> Vec<String> {
     let home = resolve(path.parent().unwrap_or(Path::new(".")));
     let mut grants: Vec<(String, &String)> = Vec::new();
     for (i, p) in config.plugins.iter().enumerate() {
-        grants.extend(p.grant_fs.iter().map(|g| (format!("plugins[{i}].grant-fs"), g)));
+        grants.extend(
+            p.grant_fs
+                .iter()
+                .map(|g| (format!("plugins[{i}].grant-fs"), g)),
+        );
     }
     for (name, g) in &config.plugin_grants {
-        grants.extend(g.grant_fs.iter().map(|s| (format!("plugin-grants.{name}.grant-fs"), s)));
+        grants.extend(
+            g.grant_fs
+                .iter()
+                .map(|s| (format!("plugin-grants.{name}.grant-fs"), s)),
+        );
     }
     if let Some(sandbox) = &config.sandbox {
-        grants.extend(sandbox.grant_fs.iter().map(|g| ("sandbox.grant-fs".to_owned(), g)));
+        grants.extend(
+            sandbox
+                .grant_fs
+                .iter()
+                .map(|g| ("sandbox.grant-fs".to_owned(), g)),
+        );
     }
     for (at, spec) in grants {
         let host = Path::new(grant_arg::fs_host(spec));

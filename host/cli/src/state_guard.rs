@@ -102,9 +102,15 @@ mod tests {
         let err = check(&state, &grant(root.path()), "--grant-fs").unwrap_err();
         let msg = format!("{err:#}");
         assert!(msg.contains("contains the state directory"), "{msg}");
-        assert!(msg.contains(&resolve(&state).display().to_string()), "{msg}");
+        assert!(
+            msg.contains(&resolve(&state).display().to_string()),
+            "{msg}"
+        );
         std::fs::create_dir_all(state.join("cache")).unwrap();
-        let msg = format!("{:#}", check(&state, &grant(&state.join("cache")), "x").unwrap_err());
+        let msg = format!(
+            "{:#}",
+            check(&state, &grant(&state.join("cache")), "x").unwrap_err()
+        );
         assert!(msg.contains("lies inside"), "{msg}");
         assert!(check(&state, &grant(&state), "x").is_err());
         let beside = root.path().join("ws");

@@ -109,7 +109,10 @@ impl CompileCache {
         // key, so this host produced them with `Component::serialize` on
         // an engine with the same compatibility fingerprint (it is in the
         // name the tag covers); they were read once and not re-read.
-        #[expect(unsafe_code, reason = "deserialising our own authenticated compile cache")]
+        #[expect(
+            unsafe_code,
+            reason = "deserialising our own authenticated compile cache"
+        )]
         let loaded = unsafe { Component::deserialize(engine, bytes) };
         match loaded {
             Ok(component) => Some(component),

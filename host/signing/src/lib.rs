@@ -19,8 +19,8 @@ mod text;
 mod trust;
 
 pub use error::{FormatError, VerifyError};
-pub use mac::{hmac_sha256, verify_hmac_sha256};
 pub use key::{KeyId, PublicKey, RandomnessError, SecretKey};
+pub use mac::{hmac_sha256, verify_hmac_sha256};
 pub use plugin::{PluginSignature, plugin_digest};
 pub use trust::{Publisher, TrustRoots, Verified};
 

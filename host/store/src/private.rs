@@ -60,10 +60,12 @@ pub(crate) fn private_database(file: &Path) -> Result<(), StoreError> {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    options.open(file).map_err(|source| StoreError::Permissions {
-        path: file.to_path_buf(),
-        source,
-    })?;
+    options
+        .open(file)
+        .map_err(|source| StoreError::Permissions {
+            path: file.to_path_buf(),
+            source,
+        })?;
     private_file(file)?;
     for suffix in ["-wal", "-shm"] {
         let mut name = file.as_os_str().to_owned();

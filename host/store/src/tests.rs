@@ -327,7 +327,8 @@ fn records_are_read_back_in_order() {
 fn state_files_are_owner_only_also_when_they_existed_wider() {
     use std::os::unix::fs::PermissionsExt;
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-    let wide = |p: &Path| std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let wide =
+        |p: &Path| std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o666)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
 

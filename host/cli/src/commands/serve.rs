@@ -188,8 +188,7 @@ fn named_grants(config: &Config, state: &Path) -> anyhow::Result<NamedGrants> {
     let mut named = NamedGrants::default();
     for (name, g) in &config.plugin_grants {
         let at = format!("config: at `plugin-grants.{name}`");
-        let grants =
-            setup::grants(&g.grant_fs, &g.grant_net, &g.grant_env).context(at.clone())?;
+        let grants = setup::grants(&g.grant_fs, &g.grant_net, &g.grant_env).context(at.clone())?;
         crate::state_guard::check(state, &grants, &at)?;
         if name == "*" {
             named.fallback = Some(grants);
