@@ -8,7 +8,7 @@ use serde_json::Value;
 use warden_api::{
     BackendCall, CallContext, CallLimits, Envelope, FsAccess, FsGrant, Grants, ToolName,
 };
-use warden_runtime::{Plugin, Runtime, RuntimeConfig};
+use warden_runtime::{CacheKey, Plugin, Runtime, RuntimeConfig};
 
 /// A compile cache shared by every test process, so each component is
 /// compiled once per test run.
@@ -16,8 +16,14 @@ pub fn cache_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("warden-it-cache")
 }
 
+/// The key of that cache (a host derives its own from its host key).
+pub fn cache_key() -> CacheKey {
+    CacheKey::new([7; 32])
+}
+
 pub fn runtime() -> Runtime {
-    Runtime::new(RuntimeConfig::new(Some(cache_dir()))).expect("runtime")
+    Runtime::new(RuntimeConfig::new(Some(cache_dir())).with_cache_key(cache_key()))
+        .expect("runtime")
 }
 
 pub async fn load(runtime: &Runtime, path: &str) -> Plugin {

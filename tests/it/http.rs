@@ -19,7 +19,8 @@ fn net(patterns: &[String]) -> Grants {
 }
 
 async fn plugin_with(http: HttpLimits) -> Plugin {
-    let mut config = RuntimeConfig::new(Some(common::cache_dir()));
+    let mut config =
+        RuntimeConfig::new(Some(common::cache_dir())).with_cache_key(common::cache_key());
     config.http = http;
     let runtime = Runtime::new(config).unwrap();
     runtime

@@ -1,5 +1,6 @@
 //! Loading components: cache behaviour and clear errors for bad input.
 
+use crate::common;
 use std::path::Path;
 
 use warden_runtime::{LoadOrigin, Runtime, RuntimeConfig, RuntimeError};
@@ -21,7 +22,8 @@ async fn load_bytes(bytes: &[u8], name: &str) -> Result<warden_runtime::Plugin, 
 #[tokio::test(flavor = "multi_thread")]
 async fn second_load_uses_the_compile_cache() {
     let cache = tempfile::tempdir().unwrap();
-    let config = RuntimeConfig::new(Some(cache.path().to_path_buf()));
+    let config =
+        RuntimeConfig::new(Some(cache.path().to_path_buf())).with_cache_key(common::cache_key());
     let first = Runtime::new(config.clone())
         .unwrap()
         .load(Path::new(warden_test_artifacts::FS))
@@ -42,7 +44,8 @@ async fn second_load_uses_the_compile_cache() {
 #[tokio::test(flavor = "multi_thread")]
 async fn corrupt_cache_entry_is_recompiled() {
     let cache = tempfile::tempdir().unwrap();
-    let config = RuntimeConfig::new(Some(cache.path().to_path_buf()));
+    let config =
+        RuntimeConfig::new(Some(cache.path().to_path_buf())).with_cache_key(common::cache_key());
     Runtime::new(config.clone())
         .unwrap()
         .load(Path::new(warden_test_artifacts::PROBE))
@@ -57,6 +60,118 @@ async fn corrupt_cache_entry_is_recompiled() {
         .await
         .unwrap();
     assert_eq!(again.origin(), LoadOrigin::Compiled);
+}
+
+/// The one entry in `cache`.
+fn only_entry(cache: &Path) -> std::path::PathBuf {
+    let entries: Vec<_> = std::fs::read_dir(cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    entries[0].clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_flipped_byte_in_a_cached_artifact_is_recompiled_not_loaded() {
+    let cache = tempfile::tempdir().unwrap();
+    let config =
+        RuntimeConfig::new(Some(cache.path().to_path_buf())).with_cache_key(common::cache_key());
+    let load = |config: RuntimeConfig| async move {
+        Runtime::new(config)
+            .unwrap()
+            .load(Path::new(warden_test_artifacts::FS))
+            .await
+            .unwrap()
+    };
+    assert_eq!(load(config.clone()).await.origin(), LoadOrigin::Compiled);
+    let entry = only_entry(cache.path());
+    let good = std::fs::read(&entry).unwrap();
+    // Every region of the file counts: the tag, the start and the end of
+    // the compiled code.
+    for at in [0, 40, good.len() / 2, good.len() - 1] {
+        let mut bad = good.clone();
+        bad[at] ^= 0x80;
+        std::fs::write(&entry, &bad).unwrap();
+        assert_eq!(
+            load(config.clone()).await.origin(),
+            LoadOrigin::Compiled,
+            "byte {at} flipped"
+        );
+        assert_eq!(
+            std::fs::read(&entry).unwrap(),
+            good,
+            "rewritten after byte {at}"
+        );
+    }
+    assert_eq!(load(config.clone()).await.origin(), LoadOrigin::Cached);
+
+    // Another key (another host's entry, or one forged without the key).
+    let other = RuntimeConfig::new(Some(cache.path().to_path_buf()))
+        .with_cache_key(warden_runtime::CacheKey::new([9; 32]));
+    assert_eq!(load(other).await.origin(), LoadOrigin::Compiled);
+    assert_eq!(load(config.clone()).await.origin(), LoadOrigin::Compiled);
+
+    // No key: no cache at all, nothing read or written.
+    std::fs::remove_file(only_entry(cache.path())).unwrap();
+    let keyless = RuntimeConfig::new(Some(cache.path().to_path_buf()));
+    assert_eq!(load(keyless.clone()).await.origin(), LoadOrigin::Compiled);
+    assert_eq!(load(keyless).await.origin(), LoadOrigin::Compiled);
+    assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_entry_moved_under_another_components_name_is_not_loaded() {
+    let cache = tempfile::tempdir().unwrap();
+    let config =
+        RuntimeConfig::new(Some(cache.path().to_path_buf())).with_cache_key(common::cache_key());
+    let runtime = Runtime::new(config.clone()).unwrap();
+    runtime
+        .load(Path::new(warden_test_artifacts::FS))
+        .await
+        .unwrap();
+    let fs_entry = only_entry(cache.path());
+    runtime
+        .load(Path::new(warden_test_artifacts::PROBE))
+        .await
+        .unwrap();
+    let probe_entry = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| *p != fs_entry)
+        .unwrap();
+    // The fs plugin's authentic compiled code under the probe's name.
+    std::fs::copy(&fs_entry, &probe_entry).unwrap();
+    let probe = Runtime::new(config)
+        .unwrap()
+        .load(Path::new(warden_test_artifacts::PROBE))
+        .await
+        .unwrap();
+    assert_eq!(probe.origin(), LoadOrigin::Compiled);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cache_is_owner_only_even_when_it_existed_wider() {
+    use std::os::unix::fs::PermissionsExt;
+    let cache = tempfile::tempdir().unwrap();
+    let config =
+        RuntimeConfig::new(Some(cache.path().to_path_buf())).with_cache_key(common::cache_key());
+    Runtime::new(config.clone())
+        .unwrap()
+        .load(Path::new(warden_test_artifacts::FS))
+        .await
+        .unwrap();
+    let entry = only_entry(cache.path());
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&entry), 0o600);
+    assert_eq!(mode(cache.path()), 0o700);
+    let wide =
+        |p: &Path, m| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    wide(&entry, 0o666);
+    wide(cache.path(), 0o777);
+    Runtime::new(config).unwrap();
+    assert_eq!(mode(&entry), 0o600);
+    assert_eq!(mode(cache.path()), 0o700);
 }
 
 #[tokio::test(flavor = "multi_thread")]

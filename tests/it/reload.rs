@@ -139,7 +139,8 @@ impl Signed {
 /// A runtime whose compile cache is a fresh directory, to see whether
 /// anything was compiled.
 fn fresh_runtime(cache: &Path) -> Runtime {
-    Runtime::new(RuntimeConfig::new(Some(cache.to_path_buf()))).unwrap()
+    Runtime::new(RuntimeConfig::new(Some(cache.to_path_buf())).with_cache_key(common::cache_key()))
+        .unwrap()
 }
 
 fn cache_is_empty(cache: &Path) -> bool {

@@ -36,19 +36,29 @@ pub fn parse_env(spec: &str) -> anyhow::Result<EnvGrant> {
     })
 }
 
-/// Parses a directory grant. The host directory must exist; the guest path
-/// defaults to the host directory's absolute path and must be absolute;
-/// access defaults to read-only.
-pub fn parse_fs(spec: &str) -> anyhow::Result<FsGrant> {
+/// A directory grant's host directory, guest path and access, unchecked.
+fn split_fs(spec: &str) -> (&str, Option<&str>, FsAccess) {
     let (rest, access) = match spec.rsplit_once(':') {
         Some((rest, "ro")) => (rest, FsAccess::Read),
         Some((rest, "rw")) => (rest, FsAccess::ReadWrite),
         _ => (spec, FsAccess::Read),
     };
-    let (host, guest) = match rest.split_once(':') {
-        Some((host, guest)) => (host, Some(guest)),
-        None => (rest, None),
-    };
+    match rest.split_once(':') {
+        Some((host, guest)) => (host, Some(guest), access),
+        None => (rest, None, access),
+    }
+}
+
+/// The host directory a directory grant names, as written.
+pub fn fs_host(spec: &str) -> &str {
+    split_fs(spec).0
+}
+
+/// Parses a directory grant. The host directory must exist; the guest path
+/// defaults to the host directory's absolute path and must be absolute;
+/// access defaults to read-only.
+pub fn parse_fs(spec: &str) -> anyhow::Result<FsGrant> {
+    let (host, guest, access) = split_fs(spec);
     if host.is_empty() {
         bail!("--grant-fs {spec:?}: the host directory is empty");
     }

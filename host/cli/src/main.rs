@@ -8,11 +8,13 @@ mod approver;
 mod commands;
 mod config;
 mod desk;
+mod found_config;
 mod grant_arg;
 mod logging;
 mod progressive;
 mod reload;
 mod state;
+mod state_guard;
 mod trust;
 
 use std::process::ExitCode;

@@ -2,14 +2,14 @@
 //! directory with the host key beside it, and the glue that feeds the
 //! gate its grants from the store.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use warden_gate::GrantSource;
 use warden_policy::GrantSet;
 use warden_signing::SecretKey;
-use warden_store::{Store, host_key, now_ms};
+use warden_store::{Store, host_key, now_ms, private_dir};
 
 /// The database file in the state directory.
 pub const DB_FILE: &str = "warden.db";
@@ -28,7 +28,7 @@ pub fn open_with(
     audit_args: bool,
     durability: crate::config::Durability,
 ) -> anyhow::Result<Arc<Store>> {
-    std::fs::create_dir_all(state_dir)
+    private_dir(state_dir)
         .with_context(|| format!("creating the state directory {}", state_dir.display()))?;
     let key = host_key(&state_dir.join(KEY_FILE))?;
     let durability = match durability {
@@ -41,9 +41,36 @@ pub fn open_with(
     Ok(Arc::new(store))
 }
 
-/// The host key, for verifying the audit chain.
+/// The host key (created when missing, in an owner-only state
+/// directory), for verifying the audit chain and deriving keys.
 pub fn key(state_dir: &Path) -> anyhow::Result<SecretKey> {
+    private_dir(state_dir)
+        .with_context(|| format!("creating the state directory {}", state_dir.display()))?;
     Ok(host_key(&state_dir.join(KEY_FILE))?)
+}
+
+/// What the compile cache's key is derived for.
+pub const CACHE_KEY_PURPOSE: &str = "compile-cache";
+
+/// The key that authenticates the compile cache in `state_dir`, derived
+/// from the host key there.
+pub fn cache_key(state_dir: &Path) -> anyhow::Result<warden_runtime::CacheKey> {
+    Ok(warden_runtime::CacheKey::new(
+        key(state_dir)?.derive_key(CACHE_KEY_PURPOSE),
+    ))
+}
+
+/// The per-user state directory: `$XDG_STATE_HOME/warden`, else
+/// `$HOME/.local/state/warden`; `None` when neither is set (absolute).
+pub fn user_state_dir() -> Option<PathBuf> {
+    let absolute = |var: &str| {
+        std::env::var_os(var)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    absolute("XDG_STATE_HOME")
+        .map(|d| d.join("warden"))
+        .or_else(|| absolute("HOME").map(|h| h.join(".local/state/warden")))
 }
 
 /// Keys argument fingerprints with a secret derived from the host key,

@@ -188,13 +188,38 @@ pub async fn serve_admin_socket(
             });
         }
     }
-    let listener = tokio::net::UnixListener::bind(path).map_err(|e| McpError::Admin {
+    // Bind inside a fresh owner-only directory, narrow the socket, then
+    // rename it into place: it is never reachable by its path before it is
+    // 0600, so no other account can connect in between.
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let staging = parent.join(format!(".admin-{:x}{nonce:x}", std::process::id()));
+    let bound = (|| -> Result<tokio::net::UnixListener, String> {
+        use std::os::unix::fs::DirBuilderExt;
+        // `create` fails when the name exists: the directory is ours.
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&staging)
+            .map_err(|e| format!("cannot make a private directory to bind in: {e}"))?;
+        let staged = staging.join("s");
+        let listener =
+            tokio::net::UnixListener::bind(&staged).map_err(|e| format!("cannot listen: {e}"))?;
+        set_owner_only(&staged)
+            .map_err(|e| format!("cannot restrict the socket to its owner: {e}"))?;
+        std::fs::rename(&staged, path)
+            .map_err(|e| format!("cannot move the socket into place: {e}"))?;
+        Ok(listener)
+    })();
+    let _ = std::fs::remove_dir(&staging);
+    let listener = bound.map_err(|message| McpError::Admin {
         at: at.clone(),
-        message: format!("cannot listen: {e}"),
-    })?;
-    set_owner_only(path).map_err(|e| McpError::Admin {
-        at: at.clone(),
-        message: format!("cannot restrict the socket to its owner: {e}"),
+        message,
     })?;
     let cleanup = path.to_path_buf();
     axum::serve(listener, admin_router(server))

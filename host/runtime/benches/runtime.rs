@@ -60,7 +60,8 @@ fn load_fs_compile(b: divan::Bencher) {
 #[divan::bench(sample_count = 50, sample_size = 1)]
 fn load_fs_cached(b: divan::Bencher) {
     let cache = tempfile::tempdir().unwrap();
-    let config = RuntimeConfig::new(Some(cache.path().to_path_buf()));
+    let config = RuntimeConfig::new(Some(cache.path().to_path_buf()))
+        .with_cache_key(warden_runtime::CacheKey::new([1; 32]));
     load(config.clone(), warden_test_artifacts::FS);
     let runtime = Runtime::new(config).unwrap();
     b.bench(|| {

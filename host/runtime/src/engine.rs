@@ -11,7 +11,7 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 
 use crate::RuntimeError;
 use crate::bindings;
-use crate::cache::CompileCache;
+use crate::cache::{CacheKey, CompileCache};
 use crate::http::HttpLimits;
 use crate::plugin::Plugin;
 use crate::state::HostState;
@@ -21,6 +21,9 @@ use crate::state::HostState;
 pub struct RuntimeConfig {
     /// Where compiled components are cached; `None` disables the cache.
     pub cache_dir: Option<PathBuf>,
+    /// The key that authenticates cache entries; without one there is no
+    /// cache (entries are native code: unauthenticated ones never load).
+    pub cache_key: Option<CacheKey>,
     /// Pre-allocate instance slots (faster instantiation, fixed capacity).
     pub pooling: bool,
     /// Most calls running at once; further calls wait for a slot.
@@ -39,12 +42,20 @@ pub struct RuntimeConfig {
 }
 
 impl RuntimeConfig {
-    /// Defaults: cache at `cache_dir`, pooling allocator on, 64 concurrent
+    /// Authenticate cache entries with `key` (and so use the cache).
+    pub fn with_cache_key(mut self, key: CacheKey) -> RuntimeConfig {
+        self.cache_key = Some(key);
+        self
+    }
+
+    /// Defaults: cache at `cache_dir` once a [`CacheKey`] is set (none:
+    /// no cache), pooling allocator on, 64 concurrent
     /// calls, 256 MiB memory ceiling per call, deadlines checked every 5 ms,
     /// file operations on the calling thread, [`HttpLimits::DEFAULT`].
     pub fn new(cache_dir: Option<PathBuf>) -> RuntimeConfig {
         RuntimeConfig {
             cache_dir,
+            cache_key: None,
             pooling: true,
             max_concurrent_calls: 64,
             max_memory_bytes: 256 << 20,
@@ -115,11 +126,14 @@ impl Runtime {
         bindings::Plugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
             .map_err(engine_err)?;
 
-        let cache = config
-            .cache_dir
-            .as_deref()
-            .map(|dir| CompileCache::open(dir, &engine))
-            .transpose()?;
+        let cache = match (config.cache_dir.as_deref(), &config.cache_key) {
+            (Some(dir), Some(key)) => Some(CompileCache::open(dir, key.clone(), &engine)?),
+            (Some(dir), None) => {
+                tracing::warn!(dir = %dir.display(), "no compile cache key: compiling every plugin, caching nothing");
+                None
+            }
+            (None, _) => None,
+        };
 
         let ticking = Arc::new(AtomicBool::new(true));
         spawn_ticker(engine.clone(), config.epoch_tick, ticking.clone())?;

@@ -29,6 +29,7 @@ mod sockets;
 mod state;
 mod wasi;
 
+pub use cache::CacheKey;
 pub use engine::{Runtime, RuntimeConfig};
 pub use error::RuntimeError;
 pub use http::{CappedBody, ConnectionTask, Egress, HttpLimits};

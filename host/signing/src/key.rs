@@ -89,6 +89,11 @@ impl SecretKey {
         self.key.sign(message).to_bytes()
     }
 
+    /// The 32-byte seed, for deriving purpose keys (`mac.rs`).
+    pub(crate) fn seed(&self) -> [u8; 32] {
+        self.key.to_bytes()
+    }
+
     /// The secret key file's text. Holds the seed: write it owner-only.
     pub fn to_text(&self) -> Zeroizing<String> {
         Zeroizing::new(format!(

@@ -3,7 +3,8 @@
 //! Owns: every cryptographic primitive Warden uses, so that one crate is
 //! reviewed for crypto and the rest only call it — the sha256 digests that
 //! name components, ed25519 keys in a small text format, detached plugin
-//! signatures, and the trust roots (publisher keys, revoked keys and
+//! signatures, HMAC-SHA256 tags and per-purpose keys derived from the
+//! host key, and the trust roots (publisher keys, revoked keys and
 //! digests) that decide whether a component may load. The audit chain
 //! signs its records with the same [`SecretKey`].
 //!
@@ -12,12 +13,14 @@
 
 mod error;
 mod key;
+mod mac;
 mod plugin;
 mod text;
 mod trust;
 
 pub use error::{FormatError, VerifyError};
 pub use key::{KeyId, PublicKey, RandomnessError, SecretKey};
+pub use mac::{hmac_sha256, verify_hmac_sha256};
 pub use plugin::{PluginSignature, plugin_digest};
 pub use trust::{Publisher, TrustRoots, Verified};
 

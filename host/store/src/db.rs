@@ -125,8 +125,12 @@ impl Store {
     /// Opens at an older schema version: for migration tests only.
     #[doc(hidden)]
     pub fn open_at(path: &Path, key: SecretKey, version: u32) -> Result<Store, StoreError> {
+        crate::private::private_database(path)?;
         let mut conn = connect(path)?;
         migrate::migrate_to(&mut conn, version)?;
+        // WAL mode made `-wal` and `-shm` now, with the database's mode;
+        // files left by an older run keep theirs until narrowed here.
+        crate::private::private_database(path)?;
         Ok(Store {
             conn: Mutex::new(conn),
             key,

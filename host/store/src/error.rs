@@ -39,6 +39,11 @@ pub enum StoreError {
     },
     #[error("{path}: the host key: {detail}")]
     Key { path: PathBuf, detail: String },
+    #[error("{path}: making it owner-only: {source}")]
+    Permissions {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("no grant `{0}` is active")]
     NoSuchGrant(String),
 }

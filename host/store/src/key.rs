@@ -1,8 +1,8 @@
 //! The host's signing key, generated once into the state directory.
 //!
 //! Attack: someone who can write the state directory (but not read the
-//! key) forging audit records; the key file is created owner-only (0600)
-//! and never rewritten.
+//! key) forging audit records; the key file is created owner-only (0600),
+//! narrowed to 0600 when found wider, and never rewritten.
 
 use std::io::Write;
 use std::path::Path;
@@ -18,7 +18,10 @@ pub fn host_key(path: &Path) -> Result<SecretKey, StoreError> {
         detail,
     };
     match std::fs::read_to_string(path) {
-        Ok(text) => return SecretKey::from_text(&text).map_err(|e| err(e.to_string())),
+        Ok(text) => {
+            crate::private::private_file(path)?;
+            return SecretKey::from_text(&text).map_err(|e| err(e.to_string()));
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(err(e.to_string())),
     }

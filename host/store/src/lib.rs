@@ -20,6 +20,7 @@ mod error;
 mod grants;
 mod key;
 mod migrate;
+mod private;
 mod rules;
 mod trust;
 
@@ -28,6 +29,7 @@ pub use db::{Durability, Store, now_ms};
 pub use error::StoreError;
 pub use key::host_key;
 pub use migrate::SCHEMA_VERSION;
+pub use private::private_dir;
 pub use rules::StoredRule;
 pub use trust::StoredTrust;
 

@@ -331,3 +331,42 @@ fn operator() -> warden_api::Attribution {
         reason: Some("test".into()),
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn state_files_are_owner_only_also_when_they_existed_wider() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let wide =
+        |p: &Path| std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+
+    // Made from scratch: owner-only, the WAL and shared-memory files too.
+    crate::private_dir(&state).unwrap();
+    assert_eq!(mode(&state), 0o700);
+    let store = open(&state);
+    store.append(&outcome(1)).unwrap();
+    for file in ["warden.db", "warden.db-wal", "warden.db-shm", "host.key"] {
+        assert_eq!(mode(&state.join(file)), 0o600, "{file}");
+    }
+    drop(store);
+
+    // Left wide open (a restore, an older warden, umask 000): narrowed at
+    // the next open.
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o777)).unwrap();
+    for file in ["warden.db", "warden.db-wal", "warden.db-shm", "host.key"] {
+        let path = state.join(file);
+        if !path.exists() {
+            std::fs::write(&path, b"").unwrap();
+        }
+        wide(&path);
+    }
+    crate::private_dir(&state).unwrap();
+    let store = open(&state);
+    assert_eq!(mode(&state), 0o700);
+    for file in ["warden.db", "warden.db-wal", "warden.db-shm", "host.key"] {
+        assert_eq!(mode(&state.join(file)), 0o600, "{file}");
+    }
+    drop(store);
+}

@@ -338,7 +338,7 @@ fn decisions() -> Value {
 /// Compile time (empty cache) and cached load time of one plugin.
 async fn load_figures(path: &Path) -> anyhow::Result<Value> {
     let cache = tempfile_dir()?;
-    let config = RuntimeConfig::new(Some(cache.clone()));
+    let config = RuntimeConfig::new(Some(cache.clone())).with_cache_key(ephemeral_cache_key()?);
     let started = Instant::now();
     Runtime::new(config.clone())?.load(path).await?;
     let compile = started.elapsed();
@@ -408,6 +408,14 @@ async fn throughput(
     }
     let elapsed = started.elapsed().as_secs_f64();
     Ok(json!({"concurrency": concurrency, "calls": total, "calls_per_sec": total as f64 / elapsed}))
+}
+
+/// A cache key for this process only: bench caches are scratch.
+pub fn ephemeral_cache_key() -> anyhow::Result<warden_runtime::CacheKey> {
+    let key = warden_signing::SecretKey::generate()?;
+    Ok(warden_runtime::CacheKey::new(
+        key.derive_key(crate::state::CACHE_KEY_PURPOSE),
+    ))
 }
 
 fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {

@@ -34,9 +34,10 @@ pub async fn install(plugins: &[&Path], dir: &Path) -> anyhow::Result<String> {
         insecure_allow_unsigned: false,
     };
     let state = dir.join("state");
-    let runtime = warden_runtime::Runtime::new(warden_runtime::RuntimeConfig::new(Some(
-        state.join("cache"),
-    )))?;
+    let runtime = warden_runtime::Runtime::new(
+        warden_runtime::RuntimeConfig::new(Some(state.join("cache")))
+            .with_cache_key(super::bench::ephemeral_cache_key()?),
+    )?;
     let registry = warden_registry::Registry::open(&state, policy, runtime)?;
     for (i, p) in plugins.iter().enumerate() {
         let copy = staged.join(format!("{i}.wasm"));

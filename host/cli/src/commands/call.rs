@@ -1,4 +1,7 @@
-//! `warden call`: one call through the gate, the envelope on stdout.
+//! `warden call`: one call through the gate, the envelope on stdout, its
+//! decision and outcome in the audit chain of the state directory (by
+//! default the per-user one, so that granting the working directory never
+//! grants the host's own state).
 
 use std::sync::Arc;
 
@@ -8,6 +11,8 @@ use serde_json::Value;
 use warden_api::{CallContext, CallRequest, ToolHost};
 
 use super::setup::{self, AgentArgs, HostArgs};
+use crate::progressive::TrustingJournal;
+use crate::state::StoreGrants;
 use crate::{Outcome, approver};
 
 #[derive(Debug, Args)]
@@ -23,12 +28,36 @@ pub struct CallArgs {
     pub args: String,
 }
 
-pub fn run(args: CallArgs) -> anyhow::Result<Outcome> {
+pub fn run(mut args: CallArgs) -> anyhow::Result<Outcome> {
     let call_args: Value = serde_json::from_str(&args.args).context("--args is not valid JSON")?;
+    // `--grant-fs "$PWD"` is the everyday call: keep the state out of it.
+    args.host.per_user_state = true;
     let rt = setup::tokio()?;
     let envelope = rt.block_on(async {
         let host = args.host.load().await?;
-        let gate = host.gate(&args.agent, Arc::new(approver::Terminal::for_stdin()))?;
+        // Audited like a served call: decisions and outcomes go to the
+        // signed chain in the state directory, through the same journal.
+        let state = args.host.state_dir(&host.config);
+        let store = crate::state::open_with(
+            &state,
+            host.config.state.audit_args,
+            host.config.state.durability,
+        )?;
+        let journal = Arc::new(TrustingJournal::new(
+            store.clone(),
+            host.config.progressive_trust.clone(),
+        ));
+        let agents = setup::agents(&host.config, &args.agent)?;
+        let gate = host.gate_extended(
+            agents,
+            Arc::new(approver::Terminal::for_stdin()),
+            |builder| {
+                builder
+                    .journal(journal.clone())
+                    .grants(Arc::new(StoreGrants::new(store.clone())))
+            },
+        )?;
+        journal.attach(gate.clone(), std::slice::from_ref(&args.agent.agent))?;
         let request = CallRequest {
             tool: args.tool.clone(),
             args: call_args,

@@ -1,7 +1,8 @@
 //! `warden serve`: the MCP server, over stdio or Streamable HTTP, with the
 //! admin API on a socket in the state directory.
 //!
-//! Configuration: `--config FILE`, else `./warden.toml` when present, else
+//! Configuration: `--config FILE`, else `./warden.toml` when present (and
+//! it does not widen trust: see `found_config`), else
 //! embedded defaults — the bundled plugins (from `--plugin-dir`,
 //! `WARDEN_PLUGIN_DIR`, a development checkout's
 //! `plugins/target/wasm32-wasip2/release`, or `plugins/` beside the
@@ -150,7 +151,9 @@ fn choose_config(args: &ServeArgs) -> anyhow::Result<Config> {
     }
     let local = Path::new("warden.toml");
     if local.is_file() {
-        return Config::load(local);
+        let config = Config::load(local)?;
+        crate::found_config::check(&config, local)?;
+        return Ok(config);
     }
     defaults(args)
 }
@@ -180,12 +183,13 @@ async fn shutdown_signal(token: CancellationToken) {
     token.cancel();
 }
 
-/// `[plugin-grants]` as grants.
-fn named_grants(config: &Config) -> anyhow::Result<NamedGrants> {
+/// `[plugin-grants]` as grants, none reaching the state directory `state`.
+fn named_grants(config: &Config, state: &Path) -> anyhow::Result<NamedGrants> {
     let mut named = NamedGrants::default();
     for (name, g) in &config.plugin_grants {
-        let grants = setup::grants(&g.grant_fs, &g.grant_net, &g.grant_env)
-            .with_context(|| format!("config: at `plugin-grants.{name}`"))?;
+        let at = format!("config: at `plugin-grants.{name}`");
+        let grants = setup::grants(&g.grant_fs, &g.grant_net, &g.grant_env).context(at.clone())?;
+        crate::state_guard::check(state, &grants, &at)?;
         if name == "*" {
             named.fallback = Some(grants);
         } else {
@@ -227,13 +231,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
         .validate()
         .map_err(anyhow::Error::msg)?;
     let store = crate::state::open_with(&state, config.state.audit_args, config.state.durability)?;
+    let named = named_grants(&config, &state)?;
     let mut host = args.host.load_with(config).await?;
     let fixed = host
         .plugins
         .iter()
         .map(|(p, _)| p.name().to_owned())
         .collect();
-    let named = named_grants(&host.config)?;
     let registry =
         warden_registry::Registry::open(&state, host.policy.clone(), host.runtime.clone())?;
     for candidate in registry.load_installed().await? {

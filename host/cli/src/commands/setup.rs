@@ -15,7 +15,7 @@ use warden_runtime::{Plugin, Runtime, RuntimeConfig};
 use warden_sandbox::SandboxTools;
 
 use crate::config::Config;
-use crate::grant_arg;
+use crate::{grant_arg, state_guard};
 
 /// The agent commands act as when none is named.
 pub const DEFAULT_AGENT: &str = "cli";
@@ -54,6 +54,11 @@ pub struct HostArgs {
     /// Compile every plugin from scratch and cache nothing.
     #[arg(long)]
     pub no_cache: bool,
+    /// Without `--state-dir` or a config's `state-dir`: use the per-user
+    /// state directory instead of `./.warden` (`warden call`, whose grants
+    /// often name the working directory).
+    #[arg(skip)]
+    pub per_user_state: bool,
     /// Wall-clock deadline of a call, in milliseconds.
     #[arg(long, value_name = "MS")]
     pub timeout_ms: Option<u64>,
@@ -113,11 +118,18 @@ impl HostArgs {
         }
     }
 
-    /// The state directory: the flag, else the config's, else `.warden`.
+    /// The state directory: the flag (or `WARDEN_STATE_DIR`), else the
+    /// config's, else the per-user one when asked for
+    /// ([`HostArgs::per_user_state`]), else `.warden`.
     pub fn state_dir(&self, config: &Config) -> PathBuf {
         self.state_dir
             .clone()
             .or_else(|| config.state_dir.clone())
+            .or_else(|| {
+                self.per_user_state
+                    .then(crate::state::user_state_dir)
+                    .flatten()
+            })
             .unwrap_or_else(|| PathBuf::from(".warden"))
     }
 
@@ -143,11 +155,15 @@ impl HostArgs {
     }
 
     /// The runtime: limits from the config and flags, the compile cache in
-    /// the state directory unless `--no-cache`.
+    /// the state directory (authenticated with a key derived from the host
+    /// key there) unless `--no-cache`.
     pub fn runtime(&self, config: &Config) -> anyhow::Result<Runtime> {
         let limits = self.limits(config);
         let state = self.state_dir(config);
         let mut rc = RuntimeConfig::new((!self.no_cache).then(|| state.join("cache")));
+        if !self.no_cache {
+            rc = rc.with_cache_key(crate::state::cache_key(&state)?);
+        }
         rc.max_memory_bytes = rc.max_memory_bytes.max(limits.memory_bytes);
         rc.http = http_limits(config);
         Ok(Runtime::new(rc)?)
@@ -179,23 +195,27 @@ impl HostArgs {
     /// plugins is not an error here (a server may get them later).
     pub async fn load_with(&self, config: Config) -> anyhow::Result<Host> {
         let limits = self.limits(&config);
-        let runtime = self.runtime(&config)?;
+        let state = self.state_dir(&config);
         let cli_grants = grants(&self.grant_fs, &self.grant_net, &self.grant_env)?;
+        state_guard::check(&state, &cli_grants, "--grant-fs")?;
         let mut wanted: Vec<(PathBuf, Grants)> = Vec::new();
         for (i, p) in config.plugins.iter().enumerate() {
-            let g = grants(&p.grant_fs, &p.grant_net, &p.grant_env)
-                .with_context(|| format!("config: at `plugins[{i}]`"))?;
+            let at = format!("config: at `plugins[{i}]`");
+            let g = grants(&p.grant_fs, &p.grant_net, &p.grant_env).context(at.clone())?;
+            state_guard::check(&state, &g, &at)?;
             wanted.push((p.path.clone(), g));
         }
         wanted.extend(self.plugins.iter().map(|p| (p.clone(), cli_grants.clone())));
         let sandbox = match &config.sandbox {
             Some(sc) => {
                 let g = grants(&sc.grant_fs, &sc.grant_net, &[]).context("config: at `sandbox`")?;
+                state_guard::check(&state, &g, "config: at `sandbox`")?;
                 Some((Arc::new(SandboxTools::new(sc.clone())?), g))
             }
             None => None,
         };
         let policy = self.policy(&config)?;
+        let runtime = self.runtime(&config)?;
         let mut plugins = Vec::new();
         for (path, grants) in wanted {
             let plugin = warden_registry::load_file(&runtime, &policy, &path)

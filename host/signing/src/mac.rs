@@ -1,0 +1,109 @@
+//! HMAC-SHA256 (RFC 2104) and keys derived from the host key.
+//!
+//! Attack: a file the host writes and later trusts on reading it back —
+//! compiled native code in the compile cache — replaced or edited by
+//! anyone who can write the state directory (a tool granted it, another
+//! local user, a restored backup). Tagging each file with a MAC under a
+//! key only the host holds lets the host tell its own bytes from anyone
+//! else's before it acts on them. Keys for such purposes are derived from
+//! the host's signing key, one per purpose, so a tag made for one use is
+//! never accepted for another.
+
+use sha2::{Digest as _, Sha256};
+use zeroize::Zeroizing;
+
+use crate::SecretKey;
+
+const BLOCK: usize = 64;
+
+/// The HMAC-SHA256 tag of `message` under `key`.
+pub fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+    let mut block = Zeroizing::new([0u8; BLOCK]);
+    if key.len() > BLOCK {
+        block[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        block[..key.len()].copy_from_slice(key);
+    }
+    let mut inner = Sha256::new();
+    inner.update(block.map(|b| b ^ 0x36));
+    inner.update(message);
+    let inner = inner.finalize();
+    let mut outer = Sha256::new();
+    outer.update(block.map(|b| b ^ 0x5c));
+    outer.update(inner);
+    outer.finalize().into()
+}
+
+/// Whether `tag` is the HMAC-SHA256 of `message` under `key`, compared in
+/// constant time.
+pub fn verify_hmac_sha256(key: &[u8], message: &[u8], tag: &[u8]) -> bool {
+    let expected = hmac_sha256(key, message);
+    if tag.len() != expected.len() {
+        return false;
+    }
+    expected
+        .iter()
+        .zip(tag)
+        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+        == 0
+}
+
+impl SecretKey {
+    /// A 32-byte key for `purpose` (e.g. `"compile-cache"`), derived from
+    /// this key's secret: the same for the same key and purpose, unrelated
+    /// across purposes, and revealing nothing of the signing key.
+    pub fn derive_key(&self, purpose: &str) -> [u8; 32] {
+        let seed = Zeroizing::new(self.seed());
+        let mut label = b"warden-derived-key-v1\0".to_vec();
+        label.extend_from_slice(purpose.as_bytes());
+        hmac_sha256(&*seed, &label)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc4231_vectors() {
+        // Test case 1.
+        assert_eq!(
+            hex::encode(hmac_sha256(&[0x0b; 20], b"Hi There")),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+        );
+        // Test case 2.
+        assert_eq!(
+            hex::encode(hmac_sha256(b"Jefe", b"what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+        // Test case 6: a key longer than the block is hashed first.
+        assert_eq!(
+            hex::encode(hmac_sha256(
+                &[0xaa; 131],
+                b"Test Using Larger Than Block-Size Key - Hash Key First"
+            )),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        );
+    }
+
+    #[test]
+    fn verify_refuses_any_other_tag() {
+        let tag = hmac_sha256(b"k", b"m");
+        assert!(verify_hmac_sha256(b"k", b"m", &tag));
+        let mut flipped = tag;
+        flipped[31] ^= 1;
+        assert!(!verify_hmac_sha256(b"k", b"m", &flipped));
+        assert!(!verify_hmac_sha256(b"k", b"m2", &tag));
+        assert!(!verify_hmac_sha256(b"k2", b"m", &tag));
+        assert!(!verify_hmac_sha256(b"k", b"m", &tag[..31]));
+    }
+
+    #[test]
+    fn derived_keys_differ_by_purpose_and_key() {
+        let a = SecretKey::generate().unwrap();
+        let b = SecretKey::generate().unwrap();
+        assert_eq!(a.derive_key("x"), a.derive_key("x"));
+        assert_ne!(a.derive_key("x"), a.derive_key("y"));
+        assert_ne!(a.derive_key("x"), b.derive_key("x"));
+    }
+}
