@@ -85,9 +85,7 @@ pub fn fingerprint_key(key: &SecretKey) -> [u8; 32] {
 /// with a secret derived from the host key (so a state stays valid across
 /// a restart, and only this host can make one).
 pub fn request_state_key(key: &SecretKey) -> Vec<u8> {
-    let mut material = b"warden-request-state\0".to_vec();
-    material.extend_from_slice(key.to_text().as_bytes());
-    warden_signing::sha256(&material).to_vec()
+    key.derive_key("request-state").to_vec()
 }
 
 /// What `Store::grants_version` returns.
