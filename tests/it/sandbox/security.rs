@@ -288,3 +288,33 @@ async fn a_denied_command_never_reaches_docker() {
     assert_eq!(r.containers().await.len(), 1);
     r.done().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_shell_that_runs_is_the_shell_the_policy_reads() {
+    // `touch` is denied; to the analyser (bash) each line below is one
+    // harmless command with no `touch` in it. Under dash, the first ran
+    // `ls` in the background and then `touch` (`a &>f b` is `a &` and
+    // `>f b`), and the second ran `touch` after `echo` (no `$'...'`).
+    let r = rig_with(
+        "one-shell",
+        SandboxConfig::default(),
+        FsAccess::ReadWrite,
+        &[],
+        "rules = { deny = [\"terminal.exec(touch *)\"] }\n",
+    )
+    .await;
+    for (command, planted) in [
+        ("ls &>/dev/null touch /workspace/planted-1", "planted-1"),
+        ("echo $'\\' ; touch /workspace/planted-2 #'", "planted-2"),
+    ] {
+        let env = r.call("terminal.exec", json!({"command": command})).await;
+        assert!(env.is_ok(), "{command}: {env:?}");
+        assert!(
+            !r.dir.path().join(planted).exists(),
+            "`{command}` ran a second command the policy never saw"
+        );
+    }
+    // And the words are bash's: $'...' is ANSI-C quoting.
+    let out = r.sh("echo $'a\\tb'").await;
+    assert_eq!(stdout(&out), "a\tb\n");
+}

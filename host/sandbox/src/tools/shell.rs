@@ -1,4 +1,12 @@
 //! `terminal.exec` and `code.run`.
+//!
+//! Attack: a command line the policy reads one way and the shell runs
+//! another. The policy's analyser reads bash; Debian's `/bin/sh` is dash,
+//! where `ls &>/dev/null python3 -c '...'` backgrounds `ls` and runs
+//! `python3`, and `echo $'\' ; rm -rf / #'` runs `rm` (dash has no
+//! `$'...'`). Agent text therefore runs under exactly the shell the
+//! analyser models: `bash --noprofile --norc -c`, with no startup files
+//! (the container's environment sets no `BASH_ENV` or `ENV`).
 
 use serde_json::{Value, json};
 use warden_api::BackendCall;
@@ -9,14 +17,14 @@ use crate::sandbox::RunOutput;
 
 pub(super) async fn terminal(tools: &SandboxTools, call: &BackendCall<'_>) -> Outcome {
     let command = arg(call, "command")?;
-    let mut argv = vec!["/bin/sh".to_owned(), "-c".to_owned()];
+    let mut argv = bash();
     match call.args.get("cwd").and_then(Value::as_str) {
         Some(cwd) => {
             if !cwd.starts_with('/') {
                 return Err(Failure::args("`cwd` must be an absolute path"));
             }
             // `cd` in the command keeps cwd an argument, never shell text.
-            argv.push("cd \"$1\" && shift && exec /bin/sh -c \"$1\"".into());
+            argv.push("cd \"$1\" && shift && exec bash --noprofile --norc -c \"$1\"".into());
             argv.extend(["terminal".into(), cwd.into(), command.into()]);
         }
         None => argv.push(command.into()),
@@ -29,7 +37,11 @@ pub(super) async fn code(tools: &SandboxTools, call: &BackendCall<'_>) -> Outcom
     let source = arg(call, "source")?;
     let argv = match arg(call, "language")? {
         "python3" => vec!["python3".to_owned(), "-c".to_owned(), source.to_owned()],
-        "sh" => vec!["/bin/sh".to_owned(), "-c".to_owned(), source.to_owned()],
+        "sh" => {
+            let mut argv = bash();
+            argv.push(source.to_owned());
+            argv
+        }
         other => {
             return Err(Failure::args(format!(
                 "language `{other}` is not supported: python3 or sh"
@@ -38,6 +50,15 @@ pub(super) async fn code(tools: &SandboxTools, call: &BackendCall<'_>) -> Outcom
     };
     let out = tools.run(call, ImageKind::Base, argv, None, None).await?;
     Ok(result(&out))
+}
+
+/// The shell agent text runs under: bash without startup files, which is
+/// what the policy's analyser models.
+fn bash() -> Vec<String> {
+    ["bash", "--noprofile", "--norc", "-c"]
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
 }
 
 fn result(out: &RunOutput) -> Value {
