@@ -184,8 +184,13 @@ impl<'a> Prepared<'a> {
         // A wildcard rule such as `echo *` must not become a way to write
         // anywhere: with an output redirect leaving the workspace, only
         // rules without wildcards can allow the line.
+        // Nor a write redirection, an option that writes or runs, a glob
+        // after a command that has such options, or a very long line.
         let writes_outside = match self {
-            Prepared::Shell { line, .. } => line.any_write_target(&mut |t| !writes_inside(t, env)),
+            Prepared::Shell { line, text, .. } => {
+                line.any_write_target(&mut |t| !writes_inside(t, env))
+                    || line.needs_own_decision(text)
+            }
             _ => false,
         };
         let usable = |r: &Rule| !writes_outside || r.shell().is_some_and(|p| !p.has_wildcard());

@@ -23,6 +23,7 @@ mod classify;
 mod forms;
 mod inline;
 mod lex;
+mod own_decision;
 mod paths;
 mod pattern;
 mod readonly;
@@ -36,6 +37,7 @@ use std::cell::{Cell, OnceCell};
 use std::ops::Range;
 use std::sync::OnceLock;
 
+pub use own_decision::MAX_WILDCARD_LINE;
 pub(crate) use pattern::allowed_by_each;
 pub use pattern::{Pattern, allowed_by_patterns, matches_any_pattern};
 
@@ -395,6 +397,12 @@ impl<'a> Checked<'a> {
     /// [`is_read_only`] in the checked places.
     pub(crate) fn is_read_only(&self) -> bool {
         readonly::is_read_only(&self.line, self.places())
+    }
+
+    /// Whether only rules without wildcards may cover this line (see
+    /// `own_decision.rs`); `text` is the line as written.
+    pub(crate) fn needs_own_decision(&self, text: &str) -> bool {
+        own_decision::needs_own_decision(&self.line, text, self.places())
     }
 
     /// [`circuit_breaker`] in the checked places.

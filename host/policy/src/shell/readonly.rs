@@ -96,6 +96,12 @@ fn sub_read_only(sub: &SubCommand, ctx: &Ctx<'_>) -> bool {
         }
     };
     let name = system_program(&cmd.text);
+    // An unquoted glob may expand to an option (a file named `-delete`):
+    // after a command that has options which write or run, it is not
+    // read-only.
+    if super::own_decision::RISKY.contains(&name) && words.iter().any(|w| w.glob) {
+        return false;
+    }
     // Text is checked as written; a word the shell expands (`$HOME/x`) could be any path.
     if words.iter().any(Word::expands) && !NO_PATHS.contains(&name) {
         return false;
