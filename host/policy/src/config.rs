@@ -37,6 +37,11 @@ pub struct LevelConfig {
     pub code_execution: CodeExecution,
     #[serde(default)]
     pub requires_approval: Vec<String>,
+    /// Programs denied under `terminal = "restricted-commands"`; default:
+    /// sudo, su, doas, pkexec, mount, chroot, nsenter, shutdown, reboot and
+    /// the like (see docs/configuration.md).
+    #[serde(default)]
+    pub restricted_commands: Option<Vec<String>>,
 }
 
 /// One agent: its level, mode, lists and overrides.

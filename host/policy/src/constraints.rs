@@ -29,7 +29,9 @@ pub enum NetworkMode {
 #[serde(rename_all = "kebab-case")]
 pub enum TerminalAccess {
     None,
-    /// Read-only commands, and commands an allow rule names.
+    /// Read-only commands and commands an allow rule names run; the
+    /// level's restricted commands (`sudo`, `mount`, `chroot`, ...) are
+    /// denied; everything else follows the mode.
     RestrictedCommands,
     Full,
 }
@@ -65,6 +67,47 @@ pub struct SubConstraints {
     /// Action types (or category shortcuts such as `deploy`) that always
     /// need a person's approval.
     pub requires_approval: Vec<String>,
+    /// Programs denied under `terminal = "restricted-commands"`, wherever
+    /// they appear on a command line (behind wrappers, in `sh -c` and
+    /// `eval` text, in `$(...)`).
+    pub restricted_commands: Vec<String>,
+}
+
+/// The commands `restricted-commands` terminal access denies unless a
+/// level or agent names its own list: privilege changes, mounts and
+/// namespaces, kernel modules, and stopping the machine.
+pub const DEFAULT_RESTRICTED_COMMANDS: &[&str] = &[
+    "sudo",
+    "su",
+    "doas",
+    "pkexec",
+    "runuser",
+    "setpriv",
+    "capsh",
+    "mount",
+    "umount",
+    "chroot",
+    "pivot_root",
+    "nsenter",
+    "unshare",
+    "shutdown",
+    "reboot",
+    "poweroff",
+    "halt",
+    "telinit",
+    "insmod",
+    "rmmod",
+    "modprobe",
+    "swapon",
+    "swapoff",
+];
+
+/// [`DEFAULT_RESTRICTED_COMMANDS`], owned.
+pub fn default_restricted_commands() -> Vec<String> {
+    DEFAULT_RESTRICTED_COMMANDS
+        .iter()
+        .map(|c| (*c).to_owned())
+        .collect()
 }
 
 /// Per-agent overrides: each field, when set, replaces the level's.
@@ -77,6 +120,8 @@ pub struct ConstraintOverrides {
     pub git: Option<GitAccess>,
     pub code_execution: Option<CodeExecution>,
     pub requires_approval: Option<Vec<String>>,
+    /// Replaces the level's restricted commands.
+    pub restricted_commands: Option<Vec<String>>,
 }
 
 impl SubConstraints {
@@ -98,6 +143,9 @@ impl SubConstraints {
         }
         if let Some(v) = &o.requires_approval {
             self.requires_approval = v.clone();
+        }
+        if let Some(v) = &o.restricted_commands {
+            self.restricted_commands = v.clone();
         }
         self
     }

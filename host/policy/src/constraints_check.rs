@@ -32,6 +32,19 @@ pub(crate) fn check(
             ));
         }
     }
+    if c.terminal == TerminalAccess::RestrictedCommands
+        && let Prepared::Shell { line, .. } = prepared
+        && let Some(program) = line.runs_any(&|p| c.restricted_commands.iter().any(|r| r == p))
+    {
+        return Some(Decision::deny(
+            Layer::Constraint,
+            format!(
+                "agent `{id}` has restricted-commands terminal access and `{program}` is a restricted command \
+                 (`{name}`); raise the agent's terminal access to `full`, or take `{program}` off its \
+                 restricted-commands list"
+            ),
+        ));
+    }
     match call.tool.category {
         "web" | "external-data" | "browser" => network(agent, c.network, prepared, &name),
         "terminal" if c.terminal == TerminalAccess::None => Some(Decision::deny(

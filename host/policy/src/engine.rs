@@ -13,7 +13,7 @@ use crate::facts::{Call, Env};
 use crate::level::{Level, known_categories};
 use crate::path::PathEnv;
 use crate::protect::{Hit, Protection};
-use crate::rule::{RuleSet, SpecifierKind};
+use crate::rule::RuleSet;
 use crate::specifier::Prepared;
 use crate::{Mode, PolicyError, ToolFacts, constraints_check, glob};
 
@@ -141,6 +141,10 @@ impl AgentPolicy {
                     git: def.git,
                     code_execution: def.code_execution,
                     requires_approval: def.requires_approval.clone(),
+                    restricted_commands: def
+                        .restricted_commands
+                        .clone()
+                        .unwrap_or_else(crate::constraints::default_restricted_commands),
                 };
                 (Some(def.categories.iter().cloned().collect()), constraints)
             }
@@ -438,24 +442,6 @@ impl AgentPolicy {
                 format!(
                     "`{}` is a read-only command inside the workspace",
                     prepared.display(&name)
-                ),
-            );
-        }
-        if call.tool.specifier_kind() == SpecifierKind::Shell
-            && self.constraints.as_ref().is_some_and(|c| {
-                c.terminal == crate::constraints::TerminalAccess::RestrictedCommands
-            })
-        {
-            return Decision::deny(
-                Layer::Constraint,
-                format!(
-                    "agent `{}` may run only read-only commands and commands an allow rule names; `{}` is neither \
-                     ({}; or raise the agent's terminal access)",
-                    self.id,
-                    prepared.display(&name),
-                    prepared
-                        .advice(&name)
-                        .replacen("approve it, or add", "add", 1)
                 ),
             );
         }

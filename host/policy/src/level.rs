@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::constraints::{
     CodeExecution, FileScope, GitAccess, NetworkMode, SubConstraints, TerminalAccess,
+    default_restricted_commands,
 };
 
 /// The built-in levels, least to most trusted, plus named custom levels
@@ -80,6 +81,7 @@ impl Level {
                 git: GitAccess::LocalOnly,
                 code_execution: CodeExecution::Containerized,
                 requires_approval: approvals(&[]),
+                restricted_commands: default_restricted_commands(),
             },
             Level::Restricted => SubConstraints {
                 file_scope: FileScope::ProjectDirectory,
@@ -88,6 +90,7 @@ impl Level {
                 git: GitAccess::ReadAndBranch,
                 code_execution: CodeExecution::Containerized,
                 requires_approval: approvals(&["deploy", "db:mutate", "db:admin"]),
+                restricted_commands: default_restricted_commands(),
             },
             Level::Standard => SubConstraints {
                 file_scope: FileScope::ProjectDirectory,
@@ -96,6 +99,7 @@ impl Level {
                 git: GitAccess::Full,
                 code_execution: CodeExecution::Containerized,
                 requires_approval: approvals(&[]),
+                restricted_commands: default_restricted_commands(),
             },
             Level::Elevated | Level::Custom(_) => SubConstraints {
                 file_scope: FileScope::Full,
@@ -104,6 +108,7 @@ impl Level {
                 git: GitAccess::Full,
                 code_execution: CodeExecution::Containerized,
                 requires_approval: approvals(&[]),
+                restricted_commands: default_restricted_commands(),
             },
         }
     }

@@ -221,6 +221,17 @@ impl<'s> CommandLine<'s> {
         out
     }
 
+    /// The first program the line may run for which `f` holds: every
+    /// subcommand at every start (seen through each wrapper, and as written),
+    /// and the command text nested in `sh -c`, `eval`, `$(...)` and
+    /// `find -exec`. `f` gets the program's last path component.
+    pub fn runs_any(&self, f: &impl Fn(&str) -> bool) -> Option<&str> {
+        self.subs.iter().find_map(|sub| {
+            sub.runs(f)
+                .or_else(|| sub.nested.iter().find_map(|n| n.runs_any(f)))
+        })
+    }
+
     /// Whether `f` holds for any of [`CommandLine::write_targets`], without collecting them.
     pub(crate) fn any_write_target(&self, f: &mut impl FnMut(&str) -> bool) -> bool {
         self.subs.iter().any(|sub| {
@@ -315,6 +326,17 @@ impl<'s> SubCommand<'s> {
     /// True if some part of this subcommand cannot be read statically.
     pub fn is_opaque(&self) -> bool {
         !self.reasons.is_empty()
+    }
+
+    /// The first program this subcommand may run, at any wrapper-stripped
+    /// start or unstripped, for which `f` holds.
+    fn runs(&self, f: &impl Fn(&str) -> bool) -> Option<&str> {
+        self.deny_starts
+            .iter()
+            .filter(|&&i| !self.is_assignment(i))
+            .filter_map(|&i| self.words.get(i))
+            .map(|w| wrappers::program_name(&w.text))
+            .find(|p| f(p))
     }
 
     /// Command text nested inside this subcommand (`$(...)`, backticks, `sh -c` and `eval`
