@@ -14,7 +14,9 @@ pub struct Context {
     pub session: String,
     pub task: Option<String>,
     pub request_id: String,
-    /// A granted directory, if any: relative paths resolve against it.
+    /// Where relative paths resolve: the directory the host's decision
+    /// resolved them against (the workspace when a grant covers it, else
+    /// the first granted directory); `None` when no grant covers it.
     pub cwd: Option<String>,
     /// Every directory this call was granted (guest paths).
     pub granted_dirs: Vec<String>,

@@ -82,6 +82,7 @@ pub async fn call(
             limits,
             events: None,
             paths: None,
+            cwd: None,
         })
         .await
 }

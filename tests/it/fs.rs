@@ -305,6 +305,7 @@ async fn resources_and_unknown_tools_are_errors_not_crashes() {
             limits: common::limits(),
             events: None,
             paths: None,
+            cwd: None,
         })
         .await;
     assert_eq!(error(&e).1, "unknown_tool");

@@ -195,6 +195,7 @@ async fn the_plugin_sdk_refuses_a_denied_path_the_decision_did_not_see() {
             limits: common::limits(),
             events: None,
             paths: Some(&guard),
+            cwd: None,
         })
         .await;
     let (_, code, message) = common::error(&e);

@@ -144,3 +144,63 @@ async fn relative_paths_of_a_command_resolve_against_its_cwd() {
     );
     assert_eq!(shell.0.lock().unwrap().len(), 2);
 }
+
+/// A file tool granted another directory before the workspace: the
+/// decision resolved `secret.txt` as `/workspace/secret.txt`, so the tool
+/// must open that file, not `/data/secret.txt` (which a rule denies).
+/// With only `/data` granted, the decision resolves relative paths there,
+/// so the deny rule sees the file the tool would open.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_tool_opens_the_relative_path_the_decision_judged() {
+    use warden_api::{FsAccess, FsGrant};
+    let dir = tempfile::tempdir().unwrap();
+    let (data, ws) = (dir.path().join("data"), dir.path().join("ws"));
+    for (d, text) in [(&data, "data secret"), (&ws, "workspace notes")] {
+        std::fs::create_dir_all(d).unwrap();
+        std::fs::write(d.join("secret.txt"), text).unwrap();
+    }
+    let fs_grant = |host: &std::path::Path, guest: &str| FsGrant {
+        host_path: host.to_path_buf(),
+        guest_path: guest.into(),
+        access: FsAccess::Read,
+    };
+    let policy = agents(
+        "[rules]\ndeny = [\"fs.read(//data/**)\"]\n[agents.a]\nlevel = \"elevated\"\nmode = \"autonomous\"\n",
+    );
+    let runtime = common::runtime();
+    for (grants, expect) in [
+        (
+            vec![fs_grant(&data, "/data"), fs_grant(&ws, "/workspace")],
+            Ok("workspace notes"),
+        ),
+        (vec![fs_grant(&data, "/data")], Err("denied_by_rule")),
+    ] {
+        let plugin = common::load(&runtime, warden_test_artifacts::FS).await;
+        let grants = Grants {
+            fs: grants,
+            ..Grants::default()
+        };
+        let mut builder = Gate::builder()
+            .env(env())
+            .backend("fs", Arc::new(plugin), grants)
+            .unwrap();
+        for a in policy.agents() {
+            builder = builder.agent(a.clone());
+        }
+        let gate = builder.build();
+        let e = gate
+            .call(request("a", "fs.read", json!({"path": "secret.txt"})))
+            .await;
+        match expect {
+            Ok(text) => {
+                let got = serde_json::to_string(&e).unwrap();
+                assert!(got.contains(text), "{got}");
+                assert!(!got.contains("data secret"), "{got}");
+            }
+            Err(code) => {
+                let (_, got, msg) = common::error(&e);
+                assert_eq!(got, code, "{msg}");
+            }
+        }
+    }
+}

@@ -80,6 +80,11 @@ pub struct BackendCall<'a> {
     /// (the agent's denied paths); backends that walk or open paths the
     /// decision never saw ask it. `None`: nothing is denied.
     pub paths: Option<&'a std::sync::Arc<dyn PathGuard>>,
+    /// The directory (guest path) the decision resolved the call's
+    /// relative paths against; a backend resolves them there too, so the
+    /// file the policy judged is the file opened. `None`: the backend's
+    /// own default.
+    pub cwd: Option<&'a str>,
 }
 
 /// The denied paths of a call, for backends that open paths the decision

@@ -367,9 +367,8 @@ impl Inner {
         )
     }
 
-    /// The directory a call's relative paths resolve against: its `cwd`
-    /// argument for a shell-command tool (normalised against the
-    /// workspace), else the workspace.
+    /// A shell-command tool's `cwd` argument, normalised against the
+    /// workspace; shown in the question a person sees.
     fn call_cwd(&self, entry: &Entry, request: &CallRequest) -> Option<String> {
         if facts(entry).specifier_kind() != warden_policy::SpecifierKind::Shell {
             return None;
@@ -380,14 +379,35 @@ impl Inner {
         warden_policy::path::normalize(cwd, env.workspace).ok()
     }
 
+    /// The one directory a call's relative paths resolve against, for the
+    /// decision and the tool alike: a shell tool's `cwd` argument; else the
+    /// workspace when one of the tool's directory grants covers it; else
+    /// the tool's first granted directory (the only place its relative
+    /// paths can land); else the workspace.
+    fn base_dir(&self, entry: &Entry, request: &CallRequest) -> String {
+        if let Some(cwd) = self.call_cwd(entry, request) {
+            return cwd;
+        }
+        let workspace = &self.agents.env.workspace;
+        let fs = &entry.grants.fs;
+        if fs.is_empty()
+            || fs
+                .iter()
+                .any(|g| warden_policy::path::is_within(workspace, &g.guest_path))
+        {
+            return workspace.clone();
+        }
+        fs.first()
+            .map_or_else(|| workspace.clone(), |g| g.guest_path.clone())
+    }
+
     /// The decision and the `tool(specifier)` the policy saw.
     fn decide(&self, entry: &Entry, request: &CallRequest) -> (Decision, String) {
         let specifier = entry.spec.render_specifier(&request.args);
         let cwd = self.call_cwd(entry, request);
+        let base = self.base_dir(entry, request);
         let mut env = self.agents.env.env();
-        if let Some(cwd) = &cwd {
-            env.cwd = cwd;
-        }
+        env.cwd = &base;
         let resolved = match (&specifier, facts(entry).specifier_kind()) {
             (Some(s), warden_policy::SpecifierKind::Path) => {
                 warden_policy::path::normalize(s, env.cwd)
@@ -489,13 +509,11 @@ impl Inner {
                 ),
             );
         }
+        let base = self.base_dir(&entry, &request);
         let paths: Option<Arc<dyn warden_api::PathGuard>> =
             self.agents.with(&request.context.agent, |p| {
                 let mut env = self.agents.env.env();
-                let cwd = self.call_cwd(&entry, &request);
-                if let Some(cwd) = &cwd {
-                    env.cwd = cwd;
-                }
+                env.cwd = &base;
                 Arc::new(crate::paths::CallPaths::new(p.protection().clone(), &env))
                     as Arc<dyn warden_api::PathGuard>
             });
@@ -507,6 +525,7 @@ impl Inner {
             limits: self.limits,
             events: hooks.events.as_ref(),
             paths: paths.as_ref(),
+            cwd: Some(&base),
         };
         let started = std::time::Instant::now();
         let envelope = entry.backend.invoke(call).await;
@@ -558,11 +577,9 @@ impl Inner {
             specifier: specifier.as_deref(),
             resolved_path: None,
         };
-        let cwd = self.call_cwd(entry, request);
+        let base = self.base_dir(entry, request);
         let mut env = self.agents.env.env();
-        if let Some(cwd) = &cwd {
-            env.cwd = cwd;
-        }
+        env.cwd = &base;
         let agent = &request.context.agent;
         let suggested_rule = self
             .agents

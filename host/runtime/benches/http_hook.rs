@@ -158,6 +158,7 @@ fn main() {
                     limits: CallLimits::DEFAULT,
                     events: None,
                     paths: None,
+                    cwd: None,
                 })
                 .await;
             assert!(e.is_ok(), "{e:?}");

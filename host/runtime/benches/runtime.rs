@@ -90,6 +90,7 @@ fn trivial_call(b: divan::Bencher, pooling: bool) {
             limits: CallLimits::DEFAULT,
             events: None,
             paths: None,
+            cwd: None,
         }))
     });
 }
@@ -125,6 +126,7 @@ fn fs_read(b: divan::Bencher, content: &str) {
             limits: CallLimits::DEFAULT,
             events: None,
             paths: None,
+            cwd: None,
         }));
         assert!(e.is_ok());
     });

@@ -33,6 +33,16 @@ struct Prepared {
     stdout: CappedOutput,
     stderr: CappedOutput,
     dirs: Vec<String>,
+    cwd: Option<String>,
+}
+
+/// What a call brings besides its grants and limits.
+#[derive(Default)]
+struct CallSide {
+    events: Option<Arc<dyn CallEvents>>,
+    paths: Option<Arc<dyn warden_api::PathGuard>>,
+    /// Where the decision resolved relative paths (see `BackendCall::cwd`).
+    cwd: Option<String>,
 }
 
 fn prepare(
@@ -41,8 +51,7 @@ fn prepare(
     request_id: &str,
     grants: &Grants,
     limits: &CallLimits,
-    events: Option<Arc<dyn CallEvents>>,
-    paths: Option<Arc<dyn warden_api::PathGuard>>,
+    side: CallSide,
 ) -> Result<Prepared, String> {
     let shared = &plugin.runtime.shared;
     let stdout = CappedOutput::new(limits.log_bytes);
@@ -59,6 +68,7 @@ fn prepare(
             stdout: &stdout,
             stderr: &stderr,
             fs_on_call_thread: shared.config.fs_on_call_thread,
+            cwd: side.cwd.as_deref(),
         },
     )?;
     let egress = Egress::with_denials(net, shared.config.http, denials.clone());
@@ -68,9 +78,9 @@ fn prepare(
         http: HttpCtx::new(egress),
         table: wasmtime::component::ResourceTable::new(),
         limiter: CallLimiter::new(memory, Instant::now() + limits.deadline),
-        host: HostApi::new(&plugin.manifest.plugin.name, tool, request_id, events),
+        host: HostApi::new(&plugin.manifest.plugin.name, tool, request_id, side.events),
         denials,
-        paths,
+        paths: side.paths,
     };
     let mut store = Store::new(&shared.engine, state);
     store.limiter(|s| &mut s.limiter);
@@ -87,6 +97,7 @@ fn prepare(
         stdout,
         stderr,
         dirs: call_wasi.dirs,
+        cwd: call_wasi.cwd,
     })
 }
 
@@ -101,8 +112,7 @@ pub(crate) async fn list_tools(
         "load",
         &Grants::default(),
         &limits,
-        None,
-        None,
+        CallSide::default(),
     )?;
     let run = async {
         let instance = plugin.pre.instantiate_async(&mut p.store).await?;
@@ -148,8 +158,11 @@ async fn run_call(plugin: &PluginInner, call: BackendCall<'_>) -> Envelope {
         &ctx.request_id,
         call.grants,
         &call.limits,
-        call.events.cloned(),
-        call.paths.cloned(),
+        CallSide {
+            events: call.events.cloned(),
+            paths: call.paths.cloned(),
+            cwd: call.cwd.map(str::to_owned),
+        },
     ) {
         Ok(p) => p,
         Err(e) => return Envelope::error(ErrorType::HostError, "grant_unavailable", e),
@@ -159,7 +172,7 @@ async fn run_call(plugin: &PluginInner, call: BackendCall<'_>) -> Envelope {
         session: ctx.session.clone(),
         task: ctx.task.clone(),
         request_id: ctx.request_id.clone(),
-        cwd: p.dirs.first().cloned(),
+        cwd: p.cwd.clone(),
         granted_dirs: p.dirs.clone(),
     };
     let args = call.args.to_string();
@@ -220,8 +233,7 @@ pub(crate) async fn resource(
         "resource",
         &Grants::default(),
         &limits,
-        None,
-        None,
+        CallSide::default(),
     ) {
         Ok(p) => p,
         Err(e) => return Envelope::error(ErrorType::HostError, "grant_unavailable", e),

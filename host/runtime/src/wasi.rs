@@ -28,12 +28,19 @@ pub(crate) struct CallWasi {
     pub ctx: WasiCtx,
     /// Guest paths of the directories granted, first one first.
     pub dirs: Vec<String>,
+    /// Where relative paths resolve: the call's directory when a grant
+    /// covers it, else (no directory given) the first granted one; `None`
+    /// when nothing covers it, so relative paths are refused rather than
+    /// resolved somewhere the decision never looked.
+    pub cwd: Option<String>,
 }
 
 pub(crate) struct CallIo<'a> {
     pub stdout: &'a CappedOutput,
     pub stderr: &'a CappedOutput,
     pub fs_on_call_thread: bool,
+    /// The directory the decision resolved relative paths against.
+    pub cwd: Option<&'a str>,
 }
 
 pub(crate) fn build(
@@ -61,7 +68,14 @@ pub(crate) fn build(
             .map_err(|e| format!("granting {}: {e}", grant.host_path.display()))?;
         dirs.push(grant.guest_path.clone());
     }
-    if let Some(cwd) = dirs.first() {
+    let cwd = match io.cwd {
+        Some(c) => dirs
+            .iter()
+            .any(|d| std::path::Path::new(c).starts_with(d))
+            .then(|| c.to_owned()),
+        None => dirs.first().cloned(),
+    };
+    if let Some(cwd) = &cwd {
         b.initial_cwd(cwd);
     }
     for grant in &grants.env {
@@ -78,5 +92,6 @@ pub(crate) fn build(
     Ok(CallWasi {
         ctx: b.build(),
         dirs,
+        cwd,
     })
 }

@@ -245,6 +245,7 @@ async fn grep_figures(
                     limits,
                     events: None,
                     paths: guarded.then_some(&guard),
+                    cwd: None,
                 })
                 .await;
             let took = started.elapsed();
