@@ -30,3 +30,4 @@ pub use docker::{Engine, ExecOutput, ExecRequest, ManagedContainer};
 pub use error::SandboxError;
 pub use sandbox::{DockerSandbox, RunOutput, RunRequest, Sandbox, SharedSandbox, reconcile};
 pub use tools::SandboxTools;
+pub use tools::shell::AGENT_SHELL;

@@ -4,7 +4,9 @@
 //! provides both); without them they fail with a message saying so.
 
 mod browser;
+mod corpus;
 mod desktop;
+mod differential;
 mod images;
 mod lifecycle;
 mod security;

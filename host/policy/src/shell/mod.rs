@@ -278,6 +278,24 @@ impl<'s> SubCommand<'s> {
         &self.redirects
     }
 
+    /// The arguments bash passes to the program this subcommand runs: its words after any
+    /// leading assignments, after quote removal and brace expansion. A word whose value bash
+    /// only knows at run time (a glob, a leading `~`, a parameter or substitution) is `None`.
+    /// Empty for a subcommand that runs nothing by itself (a `for` header, assignments only).
+    pub fn argv(&self) -> Vec<Option<&str>> {
+        if self.noop {
+            return Vec::new();
+        }
+        self.words
+            .iter()
+            .skip_while(|w| w.assignment)
+            .map(|w| {
+                let runtime = w.glob || w.tilde || w.param || w.cmdsub || w.procsub;
+                (!runtime).then_some(w.text.as_ref())
+            })
+            .collect()
+    }
+
     /// Wrapper programs seen in front of the command (`sudo`, `timeout`, `env`, ...), in order.
     pub fn wrappers(&self) -> &[String] {
         &self.wrappers

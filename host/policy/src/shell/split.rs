@@ -39,6 +39,10 @@ struct Parser<'s, 'b> {
     redirs: Vec<RawRedirect<'s>>,
     cur_reasons: Vec<String>,
     for_header: bool,
+    /// The last word was the `time` keyword (or its `-p`): its options may follow.
+    after_time: bool,
+    /// The command follows `|` or `|&`: `time` there is a program, not the keyword.
+    after_pipe: bool,
     groups: Vec<Group>,
     open_fns: Vec<OpenFn>,
     /// After `function NAME`: the `()` that may follow is part of the definition.
@@ -58,6 +62,8 @@ pub(crate) fn build<'s>(toks: Vec<Tok<'s>>, depth: usize, budget: &Cell<usize>) 
         redirs: Vec::new(),
         cur_reasons: Vec::new(),
         for_header: false,
+        after_time: false,
+        after_pipe: false,
         groups: Vec::new(),
         open_fns: Vec::new(),
         fn_keyword_name: false,
@@ -73,6 +79,7 @@ pub(crate) fn build<'s>(toks: Vec<Tok<'s>>, depth: usize, budget: &Cell<usize>) 
             }
             Tok::Redir(r) => p.redirs.push(r),
             Tok::Op(Op::LParen) => {
+                p.after_pipe = false;
                 if p.fn_keyword_name && before_paren {
                     it.next();
                     p.fn_keyword_name = false;
@@ -96,6 +103,7 @@ pub(crate) fn build<'s>(toks: Vec<Tok<'s>>, depth: usize, budget: &Cell<usize>) 
             Tok::Op(op) => {
                 p.fn_keyword_name = false;
                 p.finish();
+                p.after_pipe = matches!(op, Op::Pipe | Op::PipeAll);
                 if matches!(op, Op::Pipe | Op::PipeAll | Op::Amp) {
                     for f in p.open_fns.iter_mut().filter(|f| f.started) {
                         f.concurrent = true;
@@ -109,6 +117,9 @@ pub(crate) fn build<'s>(toks: Vec<Tok<'s>>, depth: usize, budget: &Cell<usize>) 
 
 impl<'s> Parser<'s, '_> {
     fn word(&mut self, mut w: Word<'s>) {
+        // Only a pipeline's first word can be the `time` keyword.
+        let pipeline_start =
+            !std::mem::replace(&mut self.after_pipe, false) && self.redirs.is_empty();
         if self.expect_fn_name {
             self.expect_fn_name = false;
             self.define_function(w.text.into_owned());
@@ -133,6 +144,14 @@ impl<'s> Parser<'s, '_> {
             self.close_function();
         }
         if self.words.is_empty() && !w.quoted && !w.expands() {
+            // `time [-p] [--] pipeline` is bash's keyword, not the `time` program.
+            if self.after_time && matches!(w.text.as_ref(), "-p" | "--") {
+                return;
+            }
+            self.after_time = pipeline_start && w.text == "time";
+            if self.after_time {
+                return;
+            }
             match w.text.as_ref() {
                 "if" | "then" | "else" | "elif" | "fi" | "do" | "done" | "while" | "until"
                 | "!" | "esac" | "coproc" => return,
@@ -153,6 +172,7 @@ impl<'s> Parser<'s, '_> {
                 _ => {}
             }
         }
+        self.after_time = false;
         self.words.push(w);
     }
 
@@ -220,6 +240,7 @@ impl<'s> Parser<'s, '_> {
         let redirs = std::mem::take(&mut self.redirs);
         let reasons = std::mem::take(&mut self.cur_reasons);
         let for_header = std::mem::replace(&mut self.for_header, false);
+        self.after_time = false;
         if words.is_empty() && redirs.is_empty() {
             self.reasons.extend(reasons);
             return;

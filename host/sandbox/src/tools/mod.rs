@@ -8,7 +8,7 @@
 
 mod browser;
 mod desktop;
-mod shell;
+pub(crate) mod shell;
 mod specs;
 
 use std::time::Duration;

@@ -53,12 +53,11 @@ pub(super) async fn code(tools: &SandboxTools, call: &BackendCall<'_>) -> Outcom
 }
 
 /// The shell agent text runs under: bash without startup files, which is
-/// what the policy's analyser models.
+/// what the policy's analyser models; the text follows as the next argument.
+pub const AGENT_SHELL: [&str; 4] = ["bash", "--noprofile", "--norc", "-c"];
+
 fn bash() -> Vec<String> {
-    ["bash", "--noprofile", "--norc", "-c"]
-        .into_iter()
-        .map(str::to_owned)
-        .collect()
+    AGENT_SHELL.into_iter().map(str::to_owned).collect()
 }
 
 fn result(out: &RunOutput) -> Value {

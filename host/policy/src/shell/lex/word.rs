@@ -253,7 +253,11 @@ impl<'s> Lexer<'s, '_> {
         let mut budget = self.budget.get();
         if brace_expand(&chars, 0, &mut out, &mut budget) {
             self.budget.set(budget);
+            // An empty result of an unquoted word is no argument at all
+            // (`{,x}` is just `x`); a quoted part keeps it (`''{,x}`).
+            let quoted = w.quoted;
             out.iter()
+                .filter(|cs| quoted || !cs.is_empty())
                 .map(|cs| {
                     let mut word = make_word(cs, w.clone());
                     word.brace = true;
