@@ -106,6 +106,9 @@ fn run(case: &Case) -> Result<(), String> {
     if let (Some(mode), Some(_)) = (case.mode, &case.config) {
         agent.set_mode(mode);
     }
+    // As the gate does with its tool table: a deny rule on a file tool
+    // (every `fs.*` tool here is one) denies its path to every tool.
+    agent.deny_file_paths(|pattern| pattern.starts_with("fs."));
     let workspace = case.workspace.as_deref().unwrap_or("/work/proj");
     let env = Env {
         workspace,

@@ -178,6 +178,12 @@ async fn the_plugin_sdk_refuses_a_denied_path_the_decision_did_not_see() {
             path.contains("/secrets")
                 .then(|| format!("`{path}` is a denied path"))
         }
+        fn protected(&self, _path: &str) -> Option<String> {
+            None
+        }
+        fn approved(&self) -> bool {
+            false
+        }
     }
     let f = fixture().await;
     let plugin = common::load(&common::runtime(), warden_test_artifacts::JSON).await;

@@ -93,6 +93,15 @@ pub trait PathGuard: Send + Sync + std::fmt::Debug {
     /// Why `path` (absolute, in the guest's namespace) is out of reach for
     /// this call, or `None` when it is not.
     fn denied(&self, path: &str) -> Option<String>;
+
+    /// Why changing `path` needs a person (a protected path: git hooks,
+    /// Warden's config, shell startup files, ...), or `None`. Backends that
+    /// cannot see each write (a container) keep such paths read-only
+    /// unless [`PathGuard::approved`].
+    fn protected(&self, path: &str) -> Option<String>;
+
+    /// A person approved this call: it may change protected paths.
+    fn approved(&self) -> bool;
 }
 
 /// Something that runs tools: the wasm runtime, a Docker sandbox, an MCP

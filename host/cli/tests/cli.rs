@@ -270,6 +270,18 @@ fn policy_check_prints_the_decision() {
         v,
         serde_json::json!({"decision": "deny", "reason": v["reason"], "rule": "terminal.exec(rm *)", "layer": "rule"})
     );
+    // A deny rule on a file tool guards the file from every tool.
+    let v = check(&[
+        "--tool",
+        "terminal.exec",
+        "--specifier",
+        "cat secrets/key",
+        "--side-effect",
+        "--deny",
+        "fs.read(/secrets/**)",
+    ]);
+    assert_eq!(v["decision"], "deny", "{v}");
+    assert_eq!(v["rule"], "protect.read(/secrets/**)", "{v}");
     let v = check(&[
         "--tool",
         "fs.write",

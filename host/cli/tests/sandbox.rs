@@ -75,6 +75,7 @@ async fn orphans_of_a_killed_host_are_reconciled_and_live_hosts_are_kept() {
         working_dir: None,
         timeout: Duration::from_secs(30),
         max_output: None,
+        paths: None,
     })
     .await
     .unwrap();

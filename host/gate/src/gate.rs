@@ -485,6 +485,7 @@ impl Inner {
         if let Some(refusal) = durable::audit(journal, &event) {
             return refusal;
         }
+        let approved = decision.decision == Verdict::Ask;
         match decision.decision {
             Verdict::Deny => return denied(&decision),
             Verdict::Ask => {
@@ -514,8 +515,11 @@ impl Inner {
             self.agents.with(&request.context.agent, |p| {
                 let mut env = self.agents.env.env();
                 env.cwd = &base;
-                Arc::new(crate::paths::CallPaths::new(p.protection().clone(), &env))
-                    as Arc<dyn warden_api::PathGuard>
+                Arc::new(crate::paths::CallPaths::new(
+                    p.protection().clone(),
+                    &env,
+                    approved,
+                )) as Arc<dyn warden_api::PathGuard>
             });
         let call = BackendCall {
             tool: &entry.spec,

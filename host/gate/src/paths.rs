@@ -5,6 +5,8 @@
 //! listing that names a private key. The decision checks the paths a call
 //! names; what a tool finds by walking, it checks here, against the same
 //! `[protect] read` patterns of the calling agent, with the same anchors.
+//! Backends that cannot see each write (a container) ask which paths are
+//! protected (`[protect] write`), unless a person approved the call.
 
 use std::sync::Arc;
 
@@ -18,31 +20,49 @@ pub struct CallPaths {
     workspace: String,
     cwd: String,
     home: String,
+    /// A person approved this call: protected paths may change.
+    approved: bool,
 }
 
 impl CallPaths {
-    pub fn new(protection: Arc<Protection>, env: &Env<'_>) -> CallPaths {
+    pub fn new(protection: Arc<Protection>, env: &Env<'_>, approved: bool) -> CallPaths {
         CallPaths {
             protection,
             workspace: env.workspace.to_owned(),
             cwd: env.cwd.to_owned(),
             home: env.home.to_owned(),
+            approved,
+        }
+    }
+
+    fn env(&self) -> Env<'_> {
+        Env {
+            workspace: &self.workspace,
+            project: &self.workspace,
+            cwd: &self.cwd,
+            home: &self.home,
         }
     }
 }
 
 impl PathGuard for CallPaths {
     fn denied(&self, path: &str) -> Option<String> {
-        let env = Env {
-            workspace: &self.workspace,
-            project: &self.workspace,
-            cwd: &self.cwd,
-            home: &self.home,
-        };
-        self.protection.denied(path, &env).map(|pattern| {
+        self.protection.denied(path, &self.env()).map(|pattern| {
             format!(
                 "`{path}` is a denied path (`[protect] read`: `{pattern}`); no tool may read it"
             )
         })
+    }
+
+    fn protected(&self, path: &str) -> Option<String> {
+        self.protection.protected(path, &self.env()).map(|pattern| {
+            format!(
+                "`{path}` is a protected path (`[protect] write`: `{pattern}`); changing it needs a person's approval"
+            )
+        })
+    }
+
+    fn approved(&self) -> bool {
+        self.approved
     }
 }

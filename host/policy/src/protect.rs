@@ -166,6 +166,18 @@ impl Protection {
         };
         self.read.find(&path, &penv)
     }
+
+    /// The `[protect] write` pattern `path` falls under, if any (made
+    /// absolute as in [`Protection::denied`]).
+    pub fn protected(&self, path: &str, env: &Env<'_>) -> Option<&str> {
+        let path = normalize(path, env.cwd).ok()?;
+        let penv = PathEnv {
+            workspace: env.workspace,
+            cwd: env.cwd,
+            home: env.home,
+        };
+        self.write.find(&path, &penv)
+    }
 }
 
 /// What a protected or denied path did to a call.

@@ -47,6 +47,7 @@ async fn run(sandbox: &SharedSandbox, context: &CallContext) -> String {
             working_dir: None,
             timeout: Duration::from_secs(60),
             max_output: None,
+            paths: None,
         })
         .await
         .unwrap();

@@ -19,6 +19,7 @@ mod error;
 pub mod images;
 pub mod lifecycle;
 pub mod logs;
+pub mod masks;
 pub mod pixels;
 pub mod reconcile;
 mod sandbox;

@@ -6,13 +6,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use warden_api::{BoxFuture, CallContext, Grants};
+use warden_api::{BoxFuture, CallContext, Grants, PathGuard};
 
 use crate::docker::{Engine, ExecOutput, ExecRequest};
 use crate::images::ImageKind;
 use crate::lifecycle::{Key, Placement, Pool, Slot, place};
+use crate::masks::Masks;
 use crate::reconcile::{is_orphan, process_start, this_host};
-use crate::spec::{HOST_ID_LABEL, HostIdentity, SpecInput, container_spec, names_to_resolve};
+use crate::spec::{
+    HOST_ID_LABEL, HostIdentity, SpecInput, container_spec, mounts, names_to_resolve,
+};
 use crate::{SandboxConfig, SandboxError, Strategy};
 
 /// One command to run for a call.
@@ -28,6 +31,9 @@ pub struct RunRequest<'a> {
     pub timeout: Duration,
     /// Output kept per stream; the configured `max-output-bytes` when `None`.
     pub max_output: Option<usize>,
+    /// The call's denied and protected paths, masked in the container's
+    /// mounts (see [`crate::masks`]); `None`: nothing is masked.
+    pub paths: Option<Arc<dyn PathGuard>>,
 }
 
 /// How a command ran.
@@ -110,10 +116,22 @@ impl DockerSandbox {
         kind: ImageKind,
         placement: &Placement,
         grants: &Grants,
+        paths: Option<&Arc<dyn PathGuard>>,
     ) -> Result<String, SandboxError> {
         if self.closing.load(Ordering::SeqCst) {
             return Err(SandboxError::ShuttingDown);
         }
+        let masks = match paths {
+            Some(guard) => {
+                let (mounts, guard) = (mounts(grants)?, Arc::clone(guard));
+                tokio::task::spawn_blocking(move || Masks::find(&mounts, guard.as_ref()))
+                    .await
+                    .map_err(|e| SandboxError::Grant {
+                        reason: format!("finding the paths to mask failed: {e}"),
+                    })??
+            }
+            None => Masks::default(),
+        };
         let mut resolved = BTreeMap::new();
         for name in names_to_resolve(grants) {
             let addrs = tokio::net::lookup_host((name.as_str(), 0))
@@ -130,6 +148,7 @@ impl DockerSandbox {
             host: &self.host,
             owner: &placement.labels,
             resolved: &resolved,
+            masks: &masks,
         };
         let spec = container_spec(&input, grants, &self.config)?;
         let id = self.engine.start(&spec).await?;
@@ -154,13 +173,15 @@ impl DockerSandbox {
         slot: &Slot,
         kind: ImageKind,
         placement: &Placement,
-        grants: &Grants,
+        request: &RunRequest<'_>,
     ) -> Result<(String, bool), SandboxError> {
         let mut container = slot.container.lock().await;
         if let Some(id) = container.as_ref() {
             return Ok((id.clone(), false));
         }
-        let id = self.create(kind, placement, grants).await?;
+        let id = self
+            .create(kind, placement, request.grants, request.paths.as_ref())
+            .await?;
         *container = Some(id.clone());
         Ok((id, true))
     }
@@ -290,13 +311,21 @@ impl Sandbox for SharedSandbox {
             if this.closing.load(Ordering::SeqCst) {
                 return Err(SandboxError::ShuttingDown);
             }
-            let placement = place(this.config.strategy, request.kind, request.context);
+            // An approved call may change protected paths: it gets a
+            // container of its own, so that view never outlives it.
+            let approved = request.paths.as_ref().is_some_and(|g| g.approved());
+            let strategy = if approved {
+                Strategy::PerCall
+            } else {
+                this.config.strategy
+            };
+            let placement = place(strategy, request.kind, request.context);
             match placement.key.clone() {
                 Some(key) => {
                     let (slot, _) = this.pool.acquire(&key);
                     let result = async {
                         let (id, cold) = this
-                            .pooled(&slot, request.kind, &placement, request.grants)
+                            .pooled(&slot, request.kind, &placement, &request)
                             .await?;
                         let (output, reset) = this.exec(&id, &request).await?;
                         if reset {
@@ -319,7 +348,12 @@ impl Sandbox for SharedSandbox {
                 }
                 None => {
                     let id = this
-                        .create(request.kind, &placement, request.grants)
+                        .create(
+                            request.kind,
+                            &placement,
+                            request.grants,
+                            request.paths.as_ref(),
+                        )
                         .await?;
                     let output = this.exec(&id, &request).await;
                     this.remove(&id).await;

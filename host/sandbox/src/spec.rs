@@ -10,7 +10,9 @@
 //! read-only root filesystem with a size-capped tmpfs at /tmp, with
 //! memory (no swap), CPU and pids limits, no network unless the grants
 //! name host:port pairs (then only those, see [`crate::egress`]), and only
-//! the granted directories mounted, read-only unless granted read-write.
+//! the granted directories mounted, read-only unless granted read-write,
+//! with the agent's denied paths hidden and its protected paths read-only
+//! (see [`crate::masks`]).
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -20,6 +22,7 @@ use warden_api::net::{Cidr, HostMatch, NetPattern};
 use warden_api::{FsAccess, Grants};
 
 use crate::images::{ImageKind, SANDBOX_UID};
+use crate::masks::Masks;
 use crate::{SandboxConfig, SandboxError, Strategy};
 
 /// Label every container Warden manages carries.
@@ -114,6 +117,8 @@ pub struct SpecInput<'a> {
     /// Addresses of the DNS names the network grants mention, resolved by
     /// the caller; a name missing here is an error, never "allow".
     pub resolved: &'a BTreeMap<String, Vec<IpAddr>>,
+    /// Denied and protected paths to lay over the granted mounts.
+    pub masks: &'a Masks,
 }
 
 /// The container spec for a call: pure, so every security property is
@@ -124,26 +129,16 @@ pub fn container_spec(
     config: &SandboxConfig,
 ) -> Result<ContainerSpec, SandboxError> {
     let (network, extra_hosts) = network(&grants.net, input.resolved)?;
-    let mounts: Vec<MountSpec> = grants
-        .fs
-        .iter()
-        .filter(|g| g.access != FsAccess::None)
-        .map(|g| MountSpec {
-            host: g.host_path.clone(),
-            guest: g.guest_path.clone(),
-            read_only: g.access != FsAccess::ReadWrite,
-        })
-        .collect();
-    for m in &mounts {
-        if !m.guest.starts_with('/') || m.guest.split('/').any(|s| s == "..") {
-            return Err(SandboxError::Grant {
-                reason: format!("guest path `{}` must be absolute, without `..`", m.guest),
-            });
-        }
-    }
+    let mut mounts = mounts(grants)?;
     let working_dir = mounts
         .first()
         .map_or_else(|| "/tmp".to_owned(), |m| m.guest.clone());
+    mounts.extend(input.masks.read_only.iter().cloned());
+    mounts.extend(input.masks.hidden_files.iter().map(|guest| MountSpec {
+        host: PathBuf::from("/dev/null"),
+        guest: guest.clone(),
+        read_only: true,
+    }));
     let mut labels = BTreeMap::new();
     labels.insert(MANAGED_LABEL.into(), "true".into());
     labels.insert(HOST_ID_LABEL.into(), input.host.id.clone());
@@ -177,14 +172,43 @@ pub fn container_spec(
         memory_bytes: config.memory_mb << 20,
         nano_cpus: config.cpu_millis.saturating_mul(1_000_000),
         pids_limit: config.pids_limit,
-        tmpfs: vec![(
+        tmpfs: std::iter::once((
             "/tmp".into(),
             format!("rw,nosuid,nodev,size={tmpfs_bytes},mode=1777"),
-        )],
+        ))
+        .chain(input.masks.hidden_dirs.iter().map(|guest| {
+            (
+                guest.clone(),
+                "ro,nosuid,nodev,noexec,size=4k,mode=0555".to_owned(),
+            )
+        }))
+        .collect(),
         read_only_rootfs: true,
         drop_all_capabilities: true,
         no_new_privileges: true,
     })
+}
+
+/// The granted directories as mounts, read-only unless granted read-write.
+pub fn mounts(grants: &Grants) -> Result<Vec<MountSpec>, SandboxError> {
+    let mounts: Vec<MountSpec> = grants
+        .fs
+        .iter()
+        .filter(|g| g.access != FsAccess::None)
+        .map(|g| MountSpec {
+            host: g.host_path.clone(),
+            guest: g.guest_path.clone(),
+            read_only: g.access != FsAccess::ReadWrite,
+        })
+        .collect();
+    for m in &mounts {
+        if !m.guest.starts_with('/') || m.guest.split('/').any(|s| s == "..") {
+            return Err(SandboxError::Grant {
+                reason: format!("guest path `{}` must be absolute, without `..`", m.guest),
+            });
+        }
+    }
+    Ok(mounts)
 }
 
 type NetPlan = (Network, Vec<(String, IpAddr)>);

@@ -60,6 +60,7 @@ async fn a_desktop_session_types_into_the_gui_program() {
             working_dir: None,
             timeout: Duration::from_secs(10),
             max_output: None,
+            paths: None,
         })
         .await
         .unwrap();

@@ -141,6 +141,7 @@ async fn per_task_owners_and_unresolved_owners() {
                     working_dir: None,
                     timeout: Duration::from_secs(30),
                     max_output: None,
+                    paths: None,
                 })
                 .await
                 .unwrap()

@@ -9,6 +9,7 @@ mod desktop;
 mod differential;
 mod images;
 mod lifecycle;
+mod masks;
 mod security;
 
 use std::sync::Arc;

@@ -220,7 +220,7 @@ async fn grep_figures(
         home: "/home/bench",
     };
     let guard: Arc<dyn warden_api::PathGuard> =
-        Arc::new(warden_gate::CallPaths::new(protection, &env));
+        Arc::new(warden_gate::CallPaths::new(protection, &env, false));
     let args = json!({"pattern": "zzzz-no-match", "path": "tree"});
     let context = CallContext {
         agent: "bench".into(),

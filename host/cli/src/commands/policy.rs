@@ -111,7 +111,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
         }
         (None, None) => None,
     };
-    let agent: AgentPolicy = match &args.config {
+    let mut agent: AgentPolicy = match &args.config {
         Some(path) => {
             let config = Config::load(path)?;
             let mut agents = setup::agents(&config, &args.agent)?;
@@ -130,6 +130,9 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
             )
         }
     };
+    // As in a running host: a deny rule on a file tool denies its path to
+    // every tool (tool names are read as --category guesses them).
+    agent.deny_file_paths(|pattern| guess_category(pattern) == "file-system");
     let config = match &args.config {
         Some(path) => Config::load(path)?,
         None => Config::default(),

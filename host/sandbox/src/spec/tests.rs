@@ -30,6 +30,7 @@ fn spec_for(grants: &Grants) -> Result<ContainerSpec, SandboxError> {
         host: &h,
         owner: &o,
         resolved: &resolved,
+        masks: &crate::masks::Masks::default(),
     };
     container_spec(&input, grants, &SandboxConfig::default())
 }

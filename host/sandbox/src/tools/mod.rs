@@ -136,6 +136,7 @@ impl SandboxTools {
                 working_dir: None,
                 timeout: self.timeout(call),
                 max_output,
+                paths: call.paths.cloned(),
             })
             .await?;
         crate::logs::ship(
