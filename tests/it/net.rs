@@ -227,3 +227,38 @@ fn secrets_do_not_show_in_debug_or_serialized_grants() {
         assert!(text.contains("PROBE_TOKEN"), "{text}");
     }
 }
+
+/// A name grant lets a guest look names up for its sockets; the lookup
+/// must not become a channel of its own. Resolving a name no grant
+/// covers is refused before any query leaves the host: the guest sees
+/// `access-denied` (a query that was sent would fail as unresolvable),
+/// with the host's reason.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_guest_resolves_only_names_a_grant_covers() {
+    let server = Server::start();
+    let port = server.port();
+    let grants = net(&[&format!("localhost:{port}"), "*.example.org"]);
+    for name in [
+        "exfil-secret-4242.invalid",
+        "internal-db.corp.invalid",
+        "example.org",
+        "localhost.evil.invalid",
+    ] {
+        let (ok, detail) = probe(&grants, connect(name, port)).await;
+        assert!(!ok, "{name}: {detail}");
+        assert!(
+            detail.starts_with(&format!("resolve {name}")) && detail.contains("access-denied"),
+            "{name}: {detail}"
+        );
+        assert!(detail.contains("lookup of"), "the host's reason: {detail}");
+    }
+    // A granted name (and a name under a granted domain) is looked up.
+    for name in ["localhost", "a.example.org"] {
+        let (_, detail) = probe(&grants, connect(name, port)).await;
+        assert!(
+            !(detail.starts_with("resolve") && detail.contains("access-denied")),
+            "{name}: {detail}"
+        );
+    }
+    assert_eq!(server.hits(), 0);
+}

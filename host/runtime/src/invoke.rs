@@ -71,7 +71,7 @@ fn prepare(
             cwd: side.cwd.as_deref(),
         },
     )?;
-    let egress = Egress::with_denials(net, shared.config.http, denials.clone());
+    let egress = Egress::with_denials(net.clone(), shared.config.http, denials.clone());
     let memory = limits.memory_bytes.min(shared.config.max_memory_bytes);
     let state = HostState {
         wasi: call_wasi.ctx,
@@ -80,6 +80,7 @@ fn prepare(
         limiter: CallLimiter::new(memory, Instant::now() + limits.deadline),
         host: HostApi::new(&plugin.manifest.plugin.name, tool, request_id, side.events),
         denials,
+        net,
         paths: side.paths,
     };
     let mut store = Store::new(&shared.engine, state);

@@ -22,6 +22,7 @@ mod host_api;
 mod http;
 mod invoke;
 mod limits;
+mod lookup;
 mod manifest;
 mod output;
 mod plugin;

@@ -15,6 +15,8 @@ pub(crate) struct HostState {
     pub limiter: CallLimiter,
     pub host: HostApi,
     pub denials: Denials,
+    /// The call's effective network grant (name lookups are checked here).
+    pub net: std::sync::Arc<warden_api::net::EffectiveNet>,
     /// The call's denied paths, asked through `host.path-denied`.
     pub paths: Option<std::sync::Arc<dyn warden_api::PathGuard>>,
 }

@@ -156,6 +156,42 @@ impl EffectiveNet {
         Err(non_public(&target.host.to_string(), ip, target.port, class))
     }
 
+    /// The check of a guest's name lookup (`wasi:sockets/ip-name-lookup`):
+    /// only a name a raw-socket rule names (exactly, or below a granted
+    /// `*.domain`, or anything under `insecure:allow-all`) may be looked
+    /// up, so a lookup is no channel of its own (`secret.attacker.example`)
+    /// and no map of internal names. Address literals need no lookup.
+    pub fn check_name_lookup(&self, name: &str) -> Result<(), Refusal> {
+        let host = match Host::parse(name.trim_end_matches('.')) {
+            Ok(Host::Ip(_)) => return Ok(()),
+            Ok(host) => host,
+            Err(e) => {
+                return Err(Refusal {
+                    reason: format!("lookup of `{name}` refused: {e}"),
+                });
+            }
+        };
+        let covered = self.rules.iter().any(|r| match &r.pattern {
+            NetPattern::AllowAll => true,
+            NetPattern::Host {
+                scheme: None,
+                host: h,
+                ..
+            } => h.matches(&host),
+            NetPattern::Host { .. } => false,
+        });
+        if covered {
+            return Ok(());
+        }
+        Err(Refusal {
+            reason: format!(
+                "lookup of `{host}` refused: no raw-socket grant of this call names it (granted: {}); \
+                 grant it with `--grant-net {host}:PORT` or in the plugin's `grant-net` config entry",
+                list(&self.granted)
+            ),
+        })
+    }
+
     /// The check of a raw socket connection (or datagram) to `addr`.
     pub fn check_socket(&self, addr: SocketAddr) -> SocketVerdict {
         let ip = host::canonical(addr.ip());
