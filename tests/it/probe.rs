@@ -355,3 +355,60 @@ async fn concurrent_calls_are_isolated() {
     }
     assert_eq!(seen, 50);
 }
+
+/// What a call's caller received.
+#[derive(Debug, Default)]
+struct Received {
+    progress: std::sync::atomic::AtomicUsize,
+    logs: std::sync::Mutex<Vec<String>>,
+}
+
+impl warden_api::CallEvents for Received {
+    fn progress(&self, _done: f64, _total: Option<f64>, _message: Option<&str>) {
+        self.progress
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+    fn log(&self, _level: warden_api::LogLevel, source: &str, message: &str) {
+        self.logs
+            .lock()
+            .unwrap()
+            .push(format!("{source}: {message}"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_flood_of_progress_reaches_the_caller_bounded_and_reported_once() {
+    let probe = common::probe().await;
+    let spec = probe.manifest().tools[0].clone();
+    let received = std::sync::Arc::new(Received::default());
+    let events: std::sync::Arc<dyn warden_api::CallEvents> = received.clone();
+    let args = json!({"action": "steps", "steps": 100_000, "ms": 0});
+    let ctx = common::context();
+    let e = probe
+        .invoke(warden_api::BackendCall {
+            tool: &spec,
+            args: &args,
+            context: &ctx,
+            grants: &Grants::default(),
+            limits: common::limits(),
+            events: Some(&events),
+            paths: None,
+            cwd: None,
+        })
+        .await;
+    assert!(data(&e)["ok"].as_bool().unwrap(), "{e:?}");
+    let got = received.progress.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        (1..=100).contains(&got),
+        "the caller got {got} of 100,000 progress notifications"
+    );
+    let logs = received.logs.lock().unwrap();
+    let reports: Vec<_> = logs.iter().filter(|l| l.contains("not relayed")).collect();
+    assert_eq!(reports.len(), 1, "{logs:?}");
+    assert!(reports[0].starts_with("warden: "), "{}", reports[0]);
+    assert!(
+        reports[0].contains(&format!("{}", 100_000 - got)),
+        "{}",
+        reports[0]
+    );
+}

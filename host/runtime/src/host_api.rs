@@ -1,8 +1,16 @@
 //! The `warden:tool/host` interface: log lines and progress from the guest,
 //! attributed to the plugin, tool and request, and bounded so a plugin
 //! cannot flood the host's logs.
+//!
+//! Attack: a guest emitting notifications in a loop (100,000 progress
+//! updates) to flood the agent's client, the transport and the host's
+//! memory. What reaches the caller is bounded per call: progress at most
+//! once per [`PROGRESS_INTERVAL`] and [`MAX_PROGRESS`] times in all, log
+//! lines [`MAX_RELAYED_LINES`] times; the excess is counted and reported
+//! once when the call ends.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use warden_api::CallEvents;
 
@@ -11,6 +19,13 @@ use crate::state::HostState;
 
 const MAX_LINES: u32 = 1000;
 const MAX_LINE_BYTES: usize = 4096;
+/// Progress notifications relayed per call, at most.
+pub(crate) const MAX_PROGRESS: u32 = 100;
+/// Least time between two relayed progress notifications.
+pub(crate) const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
+/// Log lines relayed to the caller per call, at most (the host's own log
+/// keeps up to `MAX_LINES`).
+pub(crate) const MAX_RELAYED_LINES: u32 = 100;
 
 #[derive(Debug)]
 pub(crate) struct HostApi {
@@ -20,6 +35,9 @@ pub(crate) struct HostApi {
     lines: u32,
     /// The caller's sink for log lines and progress (an MCP client).
     events: Option<Arc<dyn CallEvents>>,
+    progress_sent: u32,
+    progress_dropped: u32,
+    last_progress: Option<Instant>,
 }
 
 impl HostApi {
@@ -35,12 +53,51 @@ impl HostApi {
             request_id: request_id.to_owned(),
             lines: 0,
             events,
+            progress_sent: 0,
+            progress_dropped: 0,
+            last_progress: None,
         }
     }
 
     /// Lines the guest logged beyond the per-call allowance.
     pub fn dropped_lines(&self) -> u32 {
         self.lines.saturating_sub(MAX_LINES)
+    }
+
+    /// Whether a progress notification may go to the caller now.
+    fn admit_progress(&mut self, now: Instant) -> bool {
+        let spaced = self
+            .last_progress
+            .is_none_or(|t| now.duration_since(t) >= PROGRESS_INTERVAL);
+        if spaced && self.progress_sent < MAX_PROGRESS {
+            self.progress_sent += 1;
+            self.last_progress = Some(now);
+            true
+        } else {
+            self.progress_dropped = self.progress_dropped.saturating_add(1);
+            false
+        }
+    }
+
+    /// Reports, once, what the call's limits kept from the caller.
+    pub fn report_dropped(&self) {
+        let lines = self.lines.saturating_sub(MAX_RELAYED_LINES);
+        if self.progress_dropped == 0 && lines == 0 {
+            return;
+        }
+        let text = format!(
+            "`{}` sent {} progress notifications and {} log lines past what a call may relay \
+             (progress: {MAX_PROGRESS} per call, one per {} ms; log lines: {MAX_RELAYED_LINES}); \
+             they were not relayed",
+            self.tool,
+            self.progress_dropped,
+            lines,
+            PROGRESS_INTERVAL.as_millis()
+        );
+        tracing::warn!(plugin = %self.plugin, tool = %self.tool, request_id = %self.request_id, "{text}");
+        if let Some(events) = &self.events {
+            events.log(warden_api::LogLevel::Warn, "warden", &text);
+        }
     }
 }
 
@@ -74,7 +131,9 @@ impl bindings::warden::tool::host::Host for HostState {
         }
         let message = clip(&message);
         let (plugin, tool, request_id) = (&h.plugin, &h.tool, &h.request_id);
-        if let Some(events) = &h.events {
+        if let Some(events) = &h.events
+            && h.lines <= MAX_RELAYED_LINES
+        {
             events.log(api_level(level), plugin, message);
         }
         match level {
@@ -97,7 +156,10 @@ impl bindings::warden::tool::host::Host for HostState {
     }
 
     fn progress(&mut self, done: f64, total: Option<f64>, message: Option<String>) {
-        let h = &self.host;
+        let h = &mut self.host;
+        if !h.admit_progress(Instant::now()) {
+            return;
+        }
         if let Some(events) = &h.events {
             events.progress(done, total, message.as_deref().map(clip));
         }

@@ -336,6 +336,7 @@ fn drain_logs(plugin: &PluginInner, tool: &str, p: &Prepared) {
             tracing::info!(target: "warden::guest", plugin = %name, tool, stream, dropped_bytes = dropped, "{}", text.trim_end());
         }
     }
+    p.store.data().host.report_dropped();
     let dropped = p.store.data().host.dropped_lines();
     if dropped > 0 {
         tracing::warn!(plugin = %name, tool, dropped_lines = dropped, "plugin exceeded its log allowance");
