@@ -2,7 +2,8 @@
 //!
 //! Attack: an agent keeping a right beyond the task it was given for —
 //! using a grant after it expired, in another session, outside its
-//! boundary (another directory, host or branch), or to get past an
+//! boundary (another directory — directly or through a symlink inside
+//! the boundary — host or branch), or to get past an
 //! explicit deny rule or a circuit breaker. A grant here only turns a
 //! call the policy would ask about or refuse by level, constraint or mode
 //! into an allow, and only while `now` is inside its validity window;
@@ -99,17 +100,23 @@ impl GrantSet {
             )
             .chain(grants.actions.get(action).into_iter().flatten())
             .chain(grants.actions.get(&action_category).into_iter().flatten());
-        // The call's path, normalised once for every grant's boundary.
-        let path = match call.tool.specifier_kind() {
-            SpecifierKind::Path => call
-                .specifier
-                .and_then(|s| crate::path::normalize(s, env.cwd).ok()),
-            _ => None,
+        // The call's path, normalised once for every grant's boundary, and
+        // where it leads once symlinks are resolved: both must be inside
+        // (a symlink inside the boundary must not carry a grant out).
+        let (path, resolved) = match call.tool.specifier_kind() {
+            SpecifierKind::Path => (
+                call.specifier
+                    .and_then(|s| crate::path::normalize(s, env.cwd).ok()),
+                call.resolved_path
+                    .and_then(|s| crate::path::normalize(s, env.cwd).ok()),
+            ),
+            _ => (None, None),
         };
         candidates.into_iter().find(|g| {
             g.active_at(now_ms)
                 && g.session.as_deref().is_none_or(|s| s == session)
                 && within(&g.boundary, call, path.as_deref(), env)
+                && (resolved.is_none() || within(&g.boundary, call, resolved.as_deref(), env))
         })
     }
 }

@@ -122,6 +122,28 @@ fn category_action_and_glob_grants_cover_their_tools_only() {
 }
 
 #[test]
+fn a_symlink_inside_the_boundary_does_not_carry_a_grant_out() {
+    // `src/link` is a symlink to `/workspace/secrets`: lexically inside the
+    // boundary, resolved outside it.
+    let p = policy(&[]);
+    let mut g = grant("g-1", "tool:fs.write", 0, 10);
+    g.boundary.paths = vec!["/workspace/src".into()];
+    let set = GrantSet::new([g]);
+    let mut through_link = call(WRITE, Some("src/link/key.txt"));
+    through_link.resolved_path = Some("/workspace/secrets/key.txt");
+    assert_eq!(
+        decide_with_grants(&p, &through_link, &ENV, &set, "s1", 1).decision,
+        Verdict::Ask
+    );
+    let mut plain = call(WRITE, Some("src/lib.rs"));
+    plain.resolved_path = Some("/workspace/src/lib.rs");
+    assert_eq!(
+        decide_with_grants(&p, &plain, &ENV, &set, "s1", 1).decision,
+        Verdict::Allow
+    );
+}
+
+#[test]
 fn session_and_boundaries_narrow_a_grant() {
     let p = policy(&[]);
     let mut g = grant("g-1", "tool:fs.write", 0, 10);
