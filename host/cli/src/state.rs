@@ -88,6 +88,14 @@ pub fn request_state_key(key: &SecretKey) -> Vec<u8> {
     key.derive_key("request-state").to_vec()
 }
 
+/// The sandbox instance of the Warden whose state is in `state_dir`: a
+/// stable name derived from the host key, so a restarted host recognises
+/// (and reconciles) the containers it left, and no other installation's.
+pub fn sandbox_instance(state_dir: &Path) -> anyhow::Result<String> {
+    let digest = warden_signing::sha256(&key(state_dir)?.derive_key("sandbox-instance"));
+    Ok(digest.iter().take(8).map(|b| format!("{b:02x}")).collect())
+}
+
 /// What `Store::grants_version` returns.
 type GrantsVersion = (i64, u64);
 

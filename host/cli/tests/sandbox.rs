@@ -112,12 +112,30 @@ async fn orphans_of_a_killed_host_are_reconciled_and_live_hosts_are_kept() {
         "the killed host left its container behind"
     );
 
-    // The next host's start reconciles: the orphan goes, the live host's stays.
-    let next = DockerSandbox::start(SandboxConfig::default())
-        .await
+    // Containers whose owner is gone but that are not this installation's:
+    // another instance's (another state directory or machine sharing the
+    // engine), and one with Warden's managed label but no instance.
+    let foreign_agent = format!("foreign-{}", std::process::id());
+    let other = dead_owner_container(&engine, &foreign_agent, Some("another-instance")).await;
+    let unlabelled = dead_owner_container(&engine, &foreign_agent, None).await;
+
+    // The next host of this installation (same state directory) reconciles
+    // at start: its orphan goes; the live host's, the other instance's and
+    // the unlabelled container stay.
+    let next = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["call", "terminal.exec", "--config"])
+        .arg(&cfg)
+        .args(["--agent", &agent, "--args"])
+        .arg(json!({"command": "true"}).to_string())
+        .output()
         .unwrap();
     assert!(
-        containers(&engine, &agent).await.is_empty(),
+        next.status.success(),
+        "{}",
+        String::from_utf8_lossy(&next.stderr)
+    );
+    assert!(
+        !containers(&engine, &agent).await.contains(&orphans[0]),
         "orphan removed"
     );
     assert_eq!(
@@ -125,9 +143,55 @@ async fn orphans_of_a_killed_host_are_reconciled_and_live_hosts_are_kept() {
         1,
         "a live host's container is kept"
     );
-    SharedSandbox(next).shutdown().await;
+    let foreign = containers(&engine, &foreign_agent).await;
+    assert!(
+        foreign.contains(&other) && foreign.contains(&unlabelled),
+        "another instance's and an unlabelled container are never removed: {foreign:?}"
+    );
+    for id in [other, unlabelled] {
+        engine.remove(&id).await.unwrap();
+    }
+    for id in containers(&engine, &agent).await {
+        engine.remove(&id).await.unwrap();
+    }
     live.shutdown().await;
     assert!(containers(&engine, &live_agent).await.is_empty());
+}
+
+/// A managed container whose owner process is long gone, of `instance`
+/// (`None`: without the instance label).
+async fn dead_owner_container(engine: &Engine, agent: &str, instance: Option<&str>) -> String {
+    use warden_sandbox::spec::{
+        HostIdentity, INSTANCE_LABEL, OwnerLabels, SpecInput, container_spec,
+    };
+    let config = SandboxConfig {
+        instance: instance.unwrap_or_default().to_owned(),
+        ..SandboxConfig::default()
+    };
+    let host = HostIdentity {
+        id: "gone".into(),
+        pid: u32::MAX - 1,
+        start: 1,
+    };
+    let owner = OwnerLabels {
+        agent: agent.to_owned(),
+        task: None,
+        strategy: warden_sandbox::Strategy::PerAgent,
+    };
+    let resolved = std::collections::BTreeMap::new();
+    let masks = warden_sandbox::masks::Masks::default();
+    let input = SpecInput {
+        kind: ImageKind::Base,
+        host: &host,
+        owner: &owner,
+        resolved: &resolved,
+        masks: &masks,
+    };
+    let mut spec = container_spec(&input, &Grants::default(), &config).unwrap();
+    if instance.is_none() {
+        spec.labels.remove(INSTANCE_LABEL);
+    }
+    engine.start(&spec).await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread")]

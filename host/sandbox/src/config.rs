@@ -68,11 +68,21 @@ pub struct SandboxConfig {
     pub grant_net: Vec<String>,
     /// Container log shipping.
     pub logs: LogShipping,
+    /// Which Warden installation owns the containers (set by the host from
+    /// its state directory, not configured): reconciliation removes only
+    /// this instance's orphans.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub instance: String,
 }
+
+/// The instance of a host that names none.
+pub const DEFAULT_INSTANCE: &str = "default";
 
 impl Default for SandboxConfig {
     fn default() -> Self {
         SandboxConfig {
+            instance: DEFAULT_INSTANCE.to_owned(),
             strategy: Strategy::PerAgent,
             grace_period_secs: 30,
             memory_mb: 512,

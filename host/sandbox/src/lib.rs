@@ -26,7 +26,7 @@ mod sandbox;
 pub mod spec;
 mod tools;
 
-pub use config::{LogShipping, SandboxConfig, Strategy};
+pub use config::{DEFAULT_INSTANCE, LogShipping, SandboxConfig, Strategy};
 pub use docker::{Engine, ExecOutput, ExecRequest, ManagedContainer};
 pub use error::SandboxError;
 pub use sandbox::{DockerSandbox, RunOutput, RunRequest, Sandbox, SharedSandbox, reconcile};

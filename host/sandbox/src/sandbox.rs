@@ -14,7 +14,8 @@ use crate::lifecycle::{Key, Placement, Pool, Slot, place};
 use crate::masks::Masks;
 use crate::reconcile::{is_orphan, process_start, this_host};
 use crate::spec::{
-    HOST_ID_LABEL, HostIdentity, SpecInput, container_spec, mounts, names_to_resolve,
+    HOST_ID_LABEL, HostIdentity, INSTANCE_LABEL, SpecInput, container_spec, mounts,
+    names_to_resolve,
 };
 use crate::{SandboxConfig, SandboxError, Strategy};
 
@@ -79,7 +80,7 @@ impl DockerSandbox {
     /// whose host process is gone.
     pub async fn start(config: SandboxConfig) -> Result<Arc<DockerSandbox>, SandboxError> {
         let engine = Engine::connect().await?;
-        let removed = reconcile(&engine).await?;
+        let removed = reconcile(&engine, &config.instance).await?;
         if removed > 0 {
             tracing::info!(removed, "removed orphaned sandbox containers");
         }
@@ -284,10 +285,13 @@ impl DockerSandbox {
     }
 }
 
-/// Removes managed containers whose host process is gone; returns how many.
-pub async fn reconcile(engine: &Engine) -> Result<usize, SandboxError> {
+/// Removes the containers of this Warden instance whose host process is
+/// gone; returns how many. Containers of other instances (another state
+/// directory, another machine or PID namespace sharing the engine) and
+/// anything without the instance label are never touched.
+pub async fn reconcile(engine: &Engine, instance: &str) -> Result<usize, SandboxError> {
     let mut removed = 0;
-    for c in engine.list_managed(&[]).await? {
+    for c in engine.list_managed(&[(INSTANCE_LABEL, instance)]).await? {
         if is_orphan(&c.labels, process_start) {
             engine.remove(&c.id).await?;
             removed += 1;

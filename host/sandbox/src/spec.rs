@@ -28,6 +28,8 @@ use crate::{SandboxConfig, SandboxError, Strategy};
 /// Label every container Warden manages carries.
 pub const MANAGED_LABEL: &str = "warden.managed";
 pub const HOST_ID_LABEL: &str = "warden.host.id";
+/// The Warden installation (state directory) that created the container.
+pub const INSTANCE_LABEL: &str = "warden.instance";
 pub const HOST_PID_LABEL: &str = "warden.host.pid";
 pub const HOST_START_LABEL: &str = "warden.host.start";
 pub const AGENT_LABEL: &str = "warden.owner.agent";
@@ -142,6 +144,7 @@ pub fn container_spec(
     let mut labels = BTreeMap::new();
     labels.insert(MANAGED_LABEL.into(), "true".into());
     labels.insert(HOST_ID_LABEL.into(), input.host.id.clone());
+    labels.insert(INSTANCE_LABEL.into(), config.instance.clone());
     labels.insert(HOST_PID_LABEL.into(), input.host.pid.to_string());
     labels.insert(HOST_START_LABEL.into(), input.host.start.to_string());
     labels.insert(AGENT_LABEL.into(), input.owner.agent.clone());

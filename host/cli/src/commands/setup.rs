@@ -210,7 +210,9 @@ impl HostArgs {
             Some(sc) => {
                 let g = grants(&sc.grant_fs, &sc.grant_net, &[]).context("config: at `sandbox`")?;
                 state_guard::check(&state, &g, "config: at `sandbox`")?;
-                Some((Arc::new(SandboxTools::new(sc.clone())?), g))
+                let mut sc = sc.clone();
+                sc.instance = crate::state::sandbox_instance(&state)?;
+                Some((Arc::new(SandboxTools::new(sc)?), g))
             }
             None => None,
         };
