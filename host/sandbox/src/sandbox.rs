@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use warden_api::{BoxFuture, CallContext, Grants, PathGuard};
@@ -51,7 +51,7 @@ pub struct RunOutput {
 /// Runs commands for calls in containers Warden manages.
 pub trait Sandbox: Send + Sync {
     /// Runs one command in the container the strategy picks for the call.
-    /// A deadline hit kills the command's whole process group and is
+    /// A deadline hit kills every process the command started and is
     /// reported as `timed_out`, not as an error.
     fn run<'a>(&'a self, request: RunRequest<'a>)
     -> BoxFuture<'a, Result<RunOutput, SandboxError>>;
@@ -72,7 +72,6 @@ pub struct DockerSandbox {
     pool: Pool,
     owned: std::sync::Mutex<HashSet<String>>,
     closing: AtomicBool,
-    calls: AtomicU64,
 }
 
 impl DockerSandbox {
@@ -91,7 +90,6 @@ impl DockerSandbox {
             pool: Pool::default(),
             owned: std::sync::Mutex::new(HashSet::new()),
             closing: AtomicBool::new(false),
-            calls: AtomicU64::new(0),
         }))
     }
 
@@ -206,27 +204,18 @@ impl DockerSandbox {
         });
     }
 
+    /// Runs the request's command in `container`; `true` beside the output
+    /// when the container must go. A command past its deadline takes its
+    /// container with it: removing the container is the one kill that
+    /// reaches every process the call started — children in sessions of
+    /// their own (`setsid`), with cleared environments, reparented to
+    /// init — and it needs no state inside the container, where the agent
+    /// could write. Other calls running in that container end too.
     async fn exec(
         &self,
         container: &str,
         request: &RunRequest<'_>,
     ) -> Result<(ExecOutput, bool), SandboxError> {
-        let call = self.calls.fetch_add(1, Ordering::SeqCst);
-        let pg_file = format!("/tmp/.warden/call-{call}.pg");
-        // A new session makes the command a process group of its own; its
-        // id is recorded so a timeout can kill the whole group.
-        let script = format!(
-            "mkdir -p /tmp/.warden && echo $$ > {pg_file}; \"$@\"; rc=$?; rm -f {pg_file}; exit $rc"
-        );
-        let mut argv = vec![
-            "setsid".to_owned(),
-            "-w".to_owned(),
-            "/bin/sh".to_owned(),
-            "-c".to_owned(),
-            script,
-            "warden-call".to_owned(),
-        ];
-        argv.extend(request.argv.iter().cloned());
         let c = request.context;
         let env = vec![
             ("WARDEN_AGENT_ID".to_owned(), c.agent.clone()),
@@ -238,7 +227,7 @@ impl DockerSandbox {
             ("WARDEN_REQUEST_ID".to_owned(), c.request_id.clone()),
         ];
         let exec = ExecRequest {
-            argv,
+            argv: request.argv.clone(),
             env,
             user: None,
             working_dir: request.working_dir.clone(),
@@ -249,39 +238,14 @@ impl DockerSandbox {
             }),
         };
         let out = self.engine.exec(container, &exec).await?;
-        if out.timed_out && !self.kill_group(container, &pg_file).await {
-            // The kill could not even start (a fork bomb holding every pid):
-            // the container goes, and with it every process of the call.
-            tracing::warn!(
+        if out.timed_out {
+            tracing::info!(
                 container,
-                "resetting a sandbox container: its timed-out command could not be killed"
+                "removing a sandbox container: a command in it ran past its deadline"
             );
-            return Ok((out, true));
         }
-        Ok((out, false))
-    }
-
-    /// Kills the process group recorded in `pg_file`; false when the kill
-    /// could not run. `read` and `kill` are shell builtins: no fork needed
-    /// beyond the exec itself.
-    async fn kill_group(&self, container: &str, pg_file: &str) -> bool {
-        let kill = ExecRequest {
-            argv: vec![
-                "/bin/sh".into(),
-                "-c".into(),
-                format!("read pg < {pg_file} && kill -9 -$pg; rm -f {pg_file}"),
-            ],
-            deadline: Some(Instant::now() + Duration::from_secs(10)),
-            max_bytes: 4096,
-            ..ExecRequest::default()
-        };
-        match self.engine.exec(container, &kill).await {
-            Ok(out) => !out.timed_out && out.exit_code.is_some(),
-            Err(e) => {
-                tracing::warn!(container, error = %e, "killing a timed-out command failed");
-                false
-            }
-        }
+        let reset = out.timed_out;
+        Ok((out, reset))
     }
 }
 

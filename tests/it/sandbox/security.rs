@@ -103,6 +103,46 @@ async fn a_timeout_kills_the_whole_process_group() {
     r.done().await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_timeout_kills_what_escaped_the_group_too() {
+    // A child in a session of its own (`setsid`), and one that also cleared
+    // its environment, survive a kill of the call's process group. After
+    // the timeout neither may still run: the heartbeat files stop growing.
+    let r = rig("timeout-escape", SandboxConfig::default()).await;
+    let beat = |name: &str| {
+        format!("setsid sh -c 'while :; do echo x >> /workspace/{name}; sleep 0.2; done' &")
+    };
+    let command = format!(
+        "{} env -i {} echo started; sleep 300",
+        beat("beat-setsid"),
+        beat("beat-env").replace("setsid ", "/usr/bin/setsid ")
+    );
+    let env = r
+        .call(
+            "terminal.exec",
+            json!({"command": command, "timeout_secs": 2}),
+        )
+        .await;
+    let (kind, code, message) = error(&env);
+    assert_eq!(
+        (kind.as_str(), code.as_str()),
+        ("LimitExceeded", "timeout"),
+        "{message}"
+    );
+    let size = |name: &str| {
+        std::fs::metadata(r.dir.path().join(name))
+            .map(|m| m.len())
+            .unwrap_or(0)
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    let before = (size("beat-setsid"), size("beat-env"));
+    assert!(before.0 > 0 && before.1 > 0, "the children ran: {before:?}");
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let after = (size("beat-setsid"), size("beat-env"));
+    assert_eq!(before, after, "a child of the timed-out call still runs");
+    r.done().await;
+}
+
 /// A TCP server of ours that greets and counts connections.
 struct Server {
     addr: SocketAddr,

@@ -151,7 +151,7 @@ impl SandboxTools {
                 ErrorType::LimitExceeded,
                 "timeout",
                 format!(
-                    "`{}` ran past its {} s deadline; its whole process group was killed. {}",
+                    "`{}` ran past its {} s deadline; every process it started was killed (its container was removed). {}",
                     call.tool.name,
                     self.timeout(call).as_secs(),
                     tails(&out.output)

@@ -85,10 +85,10 @@ pub fn all() -> Result<Vec<ToolSpec>, SpecError> {
         Def {
             name: "terminal.exec",
             summary: "Run a shell command line in the agent's sandbox container",
-            description: "Runs `command` with /bin/sh in a Docker container: no network unless \
+            description: "Runs `command` with bash (no startup files) in a Docker container: no network unless \
                           granted, the workspace read-only unless granted read-write, a non-root \
                           user without capabilities, memory, CPU and process limits. A timeout \
-                          kills the command's whole process group.",
+                          kills every process the command started.",
             category: Category::Terminal,
             action: "code:write",
             params: object(
