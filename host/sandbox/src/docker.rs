@@ -179,9 +179,16 @@ impl Engine {
                 .start_container(&id, None)
                 .await
                 .map_err(engine_err("start a container"))?;
-            if let Network::Allowlist(rules) = &spec.network {
-                self.firewall(&id, spec, &crate::egress::firewall_script(rules))
-                    .await?;
+            match &spec.network {
+                Network::Allowlist(rules) => {
+                    self.firewall(&id, spec, &crate::egress::firewall_script(rules))
+                        .await?;
+                }
+                Network::Public(rules) => {
+                    self.firewall(&id, spec, &crate::egress::public_script(rules))
+                        .await?;
+                }
+                Network::None => {}
             }
             Ok::<(), SandboxError>(())
         };
@@ -486,7 +493,7 @@ fn keep(buf: &mut Vec<u8>, total: &mut u64, chunk: &[u8], max: usize) {
 fn create_body(spec: &ContainerSpec) -> ContainerCreateBody {
     let (network_mode, network_disabled) = match spec.network {
         Network::None => ("none", true),
-        Network::Allowlist(_) | Network::Open => ("bridge", false),
+        Network::Allowlist(_) | Network::Public(_) => ("bridge", false),
     };
     let binds = spec
         .mounts

@@ -24,6 +24,43 @@ use crate::spec::EgressRule;
 /// the namespace and the legacy ones otherwise; any failing command fails
 /// the script, and the caller then refuses to run the call.
 pub fn firewall_script(rules: &[EgressRule]) -> String {
+    let mut s = head();
+    grants(&mut s, rules);
+    for v in ["$V4", "$V6"] {
+        let _ = writeln!(s, "{v} -A OUTPUT -p tcp -j REJECT --reject-with tcp-reset");
+        let _ = writeln!(s, "{v} -A OUTPUT -j REJECT");
+    }
+    s
+}
+
+/// The script for `insecure:allow-all`: public addresses are reachable,
+/// and so are the addresses `rules` name (IP and CIDR grants) and DNS to
+/// the container's configured resolvers; every non-public block —
+/// loopback beyond the container's own, private, link-local and cloud
+/// metadata, CGNAT, the bridge gateway and other containers, their IPv6
+/// equivalents and the IPv6 forms that carry an IPv4 address — is
+/// rejected, as for WASM tools.
+pub fn public_script(rules: &[EgressRule]) -> String {
+    let mut s = head();
+    grants(&mut s, rules);
+    s.push_str(
+        "for ns in $(awk '/^nameserver/ { print $2 }' /etc/resolv.conf); do\n\
+         \x20 case \"$ns\" in *:*) v=$V6 ;; *) v=$V4 ;; esac\n\
+         \x20 for p in udp tcp; do $v -A OUTPUT -p $p -d \"$ns\" --dport 53 -j ACCEPT; done\n\
+         done\n",
+    );
+    for (net, prefix) in warden_api::net::non_public_blocks() {
+        let v = if net.is_ipv4() { "$V4" } else { "$V6" };
+        let _ = writeln!(s, "{v} -A OUTPUT -d {net}/{prefix} -j REJECT");
+    }
+    for v in ["$V4", "$V6"] {
+        let _ = writeln!(s, "{v} -A OUTPUT -j ACCEPT");
+    }
+    s
+}
+
+/// Default-drop in both directions, loopback and replies accepted.
+fn head() -> String {
     let mut s = String::from(
         "set -eu\n\
          pick() { if $1 -S >/dev/null 2>&1; then echo $1; else echo $2; fi; }\n\
@@ -44,6 +81,11 @@ pub fn firewall_script(rules: &[EgressRule]) -> String {
             "{v} -A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT"
         );
     }
+    s
+}
+
+/// TCP to each granted address (and port).
+fn grants(s: &mut String, rules: &[EgressRule]) {
     for rule in rules {
         let v = if rule.net.addr.is_ipv4() {
             "$V4"
@@ -58,11 +100,6 @@ pub fn firewall_script(rules: &[EgressRule]) -> String {
         }
         s.push_str(" -j ACCEPT\n");
     }
-    for v in ["$V4", "$V6"] {
-        let _ = writeln!(s, "{v} -A OUTPUT -p tcp -j REJECT --reject-with tcp-reset");
-        let _ = writeln!(s, "{v} -A OUTPUT -j REJECT");
-    }
-    s
 }
 
 #[cfg(test)]
@@ -98,5 +135,31 @@ mod tests {
         let reject = s.find("-j REJECT --reject-with tcp-reset").unwrap();
         assert!(accept < reject, "grants come before the final reject");
         assert!(!s.contains("--dport 53"), "no DNS");
+    }
+
+    #[test]
+    fn allow_all_reaches_public_addresses_only() {
+        let granted = EgressRule {
+            net: Cidr {
+                addr: "10.1.2.3".parse().unwrap(),
+                prefix: 32,
+            },
+            port: Some(5432),
+        };
+        let s = public_script(&[granted]);
+        let accept = s.find("-d 10.1.2.3/32 --dport 5432 -j ACCEPT").unwrap();
+        for block in [
+            "$V4 -A OUTPUT -d 10.0.0.0/8 -j REJECT",
+            "$V4 -A OUTPUT -d 172.16.0.0/12 -j REJECT",
+            "$V4 -A OUTPUT -d 169.254.169.254/32 -j REJECT",
+            "$V4 -A OUTPUT -d 100.64.0.0/10 -j REJECT",
+            "$V6 -A OUTPUT -d fc00::/7 -j REJECT",
+            "$V6 -A OUTPUT -d ::ffff:0.0.0.0/96 -j REJECT",
+        ] {
+            let at = s.find(block).unwrap_or_else(|| panic!("{block} in {s}"));
+            assert!(accept < at, "a granted address comes first");
+        }
+        let last = s.rfind("-A OUTPUT -j ACCEPT").unwrap();
+        assert!(s.rfind("-j REJECT").unwrap() < last, "public last");
     }
 }

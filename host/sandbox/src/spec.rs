@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::PathBuf;
 
-use warden_api::net::{Cidr, HostMatch, NetPattern};
+use warden_api::net::{Cidr, HostMatch, NetPattern, classify};
 use warden_api::{FsAccess, Grants};
 
 use crate::images::{ImageKind, SANDBOX_UID};
@@ -72,8 +72,9 @@ pub enum Network {
     None,
     /// A bridge interface whose egress is filtered to these rules.
     Allowlist(Vec<EgressRule>),
-    /// A bridge interface, unfiltered: only for `insecure:allow-all`.
-    Open,
+    /// A bridge interface reaching public addresses only (and the
+    /// addresses these rules name): `insecure:allow-all`.
+    Public(Vec<EgressRule>),
 }
 
 /// A host directory mounted into the container.
@@ -223,9 +224,7 @@ fn network(
     if grants.is_empty() {
         return Ok((Network::None, Vec::new()));
     }
-    if grants.iter().any(|g| matches!(g, NetPattern::AllowAll)) {
-        return Ok((Network::Open, Vec::new()));
-    }
+    let allow_all = grants.iter().any(|g| matches!(g, NetPattern::AllowAll));
     let mut rules = Vec::new();
     let mut pins = Vec::new();
     for grant in grants {
@@ -243,6 +242,9 @@ fn network(
         match host {
             HostMatch::Ip(ip) => rules.push(host_rule(*ip)),
             HostMatch::Cidr(c) => rules.push(EgressRule { net: *c, port }),
+            // Under allow-all every public address is reachable already,
+            // and names resolve through DNS.
+            HostMatch::Name(_) | HostMatch::Subdomains(_) if allow_all => {}
             HostMatch::Name(name) => {
                 let ips = resolved
                     .get(name)
@@ -250,6 +252,20 @@ fn network(
                     .ok_or_else(|| SandboxError::Grant {
                         reason: format!("`{name}` did not resolve to any address"),
                     })?;
+                // A name is no way to a non-public address: those need a
+                // grant that names the address (an IP or CIDR).
+                if let Some((ip, class)) = ips
+                    .iter()
+                    .find_map(|ip| classify(*ip).map(|class| (*ip, class)))
+                {
+                    return Err(SandboxError::Grant {
+                        reason: format!(
+                            "`{name}` resolves to {ip}, a {} address: a name grant reaches public \
+                             addresses only; grant `{ip}` itself (an IP or CIDR grant) if this is intended",
+                            class.as_str()
+                        ),
+                    });
+                }
                 for ip in ips {
                     rules.push(host_rule(*ip));
                     pins.push((name.clone(), *ip));
@@ -258,11 +274,16 @@ fn network(
             HostMatch::Subdomains(d) => {
                 return Err(SandboxError::Grant {
                     reason: format!(
-                        "`*.{d}`: a container's egress filter works on addresses; grant each name"
+                        "`*.{d}`: a container's egress filter works on addresses, resolved by the \
+                         host when the container starts, and the names below a domain are not \
+                         known then; grant each name (`api.{d}:443`)"
                     ),
                 });
             }
         }
+    }
+    if allow_all {
+        return Ok((Network::Public(rules), Vec::new()));
     }
     Ok((Network::Allowlist(rules), pins))
 }

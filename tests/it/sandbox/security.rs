@@ -229,6 +229,62 @@ async fn an_allowlist_admits_only_the_granted_address() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn allow_all_keeps_non_public_addresses_closed() {
+    // The host's services on the bridge gateway, cloud metadata and the
+    // private networks stay out of reach under `insecure:allow-all`,
+    // unless an address grant names them.
+    let probe = rig("allowall-probe", SandboxConfig::default()).await;
+    let gateway = probe.sandbox.0.engine().bridge_gateway().await.unwrap();
+    probe.done().await;
+    let host_service = server(gateway);
+    let named = server(gateway);
+    let r = rig_with(
+        "allowall",
+        SandboxConfig::default(),
+        FsAccess::Read,
+        &["insecure:allow-all".to_owned(), named.addr.to_string()],
+        "",
+    )
+    .await;
+    let metadata: SocketAddr = "169.254.169.254:80".parse().unwrap();
+    let out = stdout(
+        &r.sh(&connect_cmd(&[host_service.addr, metadata, named.addr]))
+            .await,
+    );
+    assert!(!out.contains("ifaces ['lo']"), "a bridge interface: {out}");
+    assert!(
+        out.contains(&format!("{} failed", host_service.addr)),
+        "{out}"
+    );
+    assert!(out.contains(&format!("{metadata} failed")), "{out}");
+    assert!(
+        out.contains(&format!("{} connected", named.addr)),
+        "an address grant still reaches its address: {out}"
+    );
+    assert_eq!(host_service.accepted.load(Ordering::SeqCst), 0);
+    r.done().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_name_resolving_to_a_private_address_is_refused() {
+    let r = rig_with(
+        "name-private",
+        SandboxConfig::default(),
+        FsAccess::Read,
+        &["localhost:8080".to_owned()],
+        "",
+    )
+    .await;
+    let env = r.call("terminal.exec", json!({"command": "true"})).await;
+    let (_, _, message) = error(&env);
+    assert!(
+        message.contains("localhost") && message.contains("loopback"),
+        "{message}"
+    );
+    r.done().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_read_only_mount_cannot_be_written() {
     let r = rig_with(
         "readonly",

@@ -67,28 +67,29 @@ fn in_v4(ip: Ipv4Addr, net: [u8; 4], prefix: u32) -> bool {
     u32::from(ip) & mask == u32::from(Ipv4Addr::from(net)) & mask
 }
 
+/// The non-public IPv4 blocks, most specific first.
+const V4_BLOCKS: &[([u8; 4], u32, AddressClass)] = &[
+    ([169, 254, 169, 254], 32, AddressClass::CloudMetadata),
+    ([255, 255, 255, 255], 32, AddressClass::Broadcast),
+    ([0, 0, 0, 0], 8, AddressClass::Unspecified),
+    ([127, 0, 0, 0], 8, AddressClass::Loopback),
+    ([10, 0, 0, 0], 8, AddressClass::Private),
+    ([172, 16, 0, 0], 12, AddressClass::Private),
+    ([192, 168, 0, 0], 16, AddressClass::Private),
+    ([100, 64, 0, 0], 10, AddressClass::SharedCgnat),
+    ([169, 254, 0, 0], 16, AddressClass::LinkLocal),
+    ([192, 0, 0, 0], 24, AddressClass::Reserved),
+    ([192, 0, 2, 0], 24, AddressClass::Documentation),
+    ([198, 51, 100, 0], 24, AddressClass::Documentation),
+    ([203, 0, 113, 0], 24, AddressClass::Documentation),
+    ([198, 18, 0, 0], 15, AddressClass::Reserved),
+    ([192, 88, 99, 0], 24, AddressClass::Reserved),
+    ([224, 0, 0, 0], 4, AddressClass::Multicast),
+    ([240, 0, 0, 0], 4, AddressClass::Reserved),
+];
+
 fn classify_v4(ip: Ipv4Addr) -> Option<AddressClass> {
-    use AddressClass as C;
-    let table: &[([u8; 4], u32, AddressClass)] = &[
-        ([169, 254, 169, 254], 32, C::CloudMetadata),
-        ([255, 255, 255, 255], 32, C::Broadcast),
-        ([0, 0, 0, 0], 8, C::Unspecified),
-        ([127, 0, 0, 0], 8, C::Loopback),
-        ([10, 0, 0, 0], 8, C::Private),
-        ([172, 16, 0, 0], 12, C::Private),
-        ([192, 168, 0, 0], 16, C::Private),
-        ([100, 64, 0, 0], 10, C::SharedCgnat),
-        ([169, 254, 0, 0], 16, C::LinkLocal),
-        ([192, 0, 0, 0], 24, C::Reserved),
-        ([192, 0, 2, 0], 24, C::Documentation),
-        ([198, 51, 100, 0], 24, C::Documentation),
-        ([203, 0, 113, 0], 24, C::Documentation),
-        ([198, 18, 0, 0], 15, C::Reserved),
-        ([192, 88, 99, 0], 24, C::Reserved),
-        ([224, 0, 0, 0], 4, C::Multicast),
-        ([240, 0, 0, 0], 4, C::Reserved),
-    ];
-    table
+    V4_BLOCKS
         .iter()
         .find(|(net, prefix, _)| in_v4(ip, *net, *prefix))
         .map(|(_, _, class)| *class)
@@ -135,6 +136,45 @@ pub fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     None
 }
 
+/// The non-public IPv6 blocks besides loopback, unspecified and the forms
+/// that carry an IPv4 address.
+const V6_BLOCKS: &[(Ipv6Addr, u32, AddressClass)] = &[
+    (
+        v6([0xff00, 0, 0, 0, 0, 0, 0, 0]),
+        8,
+        AddressClass::Multicast,
+    ),
+    (
+        v6([0xfe80, 0, 0, 0, 0, 0, 0, 0]),
+        10,
+        AddressClass::LinkLocal,
+    ),
+    (v6([0xfec0, 0, 0, 0, 0, 0, 0, 0]), 10, AddressClass::Private),
+    (
+        v6([0xfc00, 0, 0, 0, 0, 0, 0, 0]),
+        7,
+        AddressClass::UniqueLocal,
+    ),
+    (
+        v6([0x2001, 0xdb8, 0, 0, 0, 0, 0, 0]),
+        32,
+        AddressClass::Documentation,
+    ),
+    (
+        v6([0x3fff, 0, 0, 0, 0, 0, 0, 0]),
+        20,
+        AddressClass::Documentation,
+    ),
+    (v6([0x100, 0, 0, 0, 0, 0, 0, 0]), 64, AddressClass::Reserved),
+    // IETF protocol assignments, Teredo (2001::/32) and benchmarking
+    // (2001:2::/48) included: none is an ordinary public host.
+    (
+        v6([0x2001, 0, 0, 0, 0, 0, 0, 0]),
+        23,
+        AddressClass::Reserved,
+    ),
+];
+
 fn classify_v6(ip: Ipv6Addr) -> Option<AddressClass> {
     use AddressClass as C;
     if ip == v6([0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254]) {
@@ -149,20 +189,63 @@ fn classify_v6(ip: Ipv6Addr) -> Option<AddressClass> {
     if let Some(v4) = embedded_v4(ip) {
         return classify_v4(v4);
     }
-    let table: &[(Ipv6Addr, u32, AddressClass)] = &[
-        (v6([0xff00, 0, 0, 0, 0, 0, 0, 0]), 8, C::Multicast),
-        (v6([0xfe80, 0, 0, 0, 0, 0, 0, 0]), 10, C::LinkLocal),
-        (v6([0xfec0, 0, 0, 0, 0, 0, 0, 0]), 10, C::Private),
-        (v6([0xfc00, 0, 0, 0, 0, 0, 0, 0]), 7, C::UniqueLocal),
-        (v6([0x2001, 0xdb8, 0, 0, 0, 0, 0, 0]), 32, C::Documentation),
-        (v6([0x3fff, 0, 0, 0, 0, 0, 0, 0]), 20, C::Documentation),
-        (v6([0x100, 0, 0, 0, 0, 0, 0, 0]), 64, C::Reserved),
-        // IETF protocol assignments, Teredo (2001::/32) and benchmarking
-        // (2001:2::/48) included: none is an ordinary public host.
-        (v6([0x2001, 0, 0, 0, 0, 0, 0, 0]), 23, C::Reserved),
-    ];
-    table
+    V6_BLOCKS
         .iter()
         .find(|(net, prefix, _)| in_v6(ip, *net, *prefix))
         .map(|(_, _, class)| *class)
+}
+
+/// Every non-public block, as address and prefix length: what a filter
+/// that admits only public addresses rejects (IPv6 forms that carry an
+/// IPv4 address — mapped, compatible, NAT64, 6to4 — included whole).
+pub fn non_public_blocks() -> Vec<(IpAddr, u8)> {
+    let v4 = V4_BLOCKS
+        .iter()
+        .map(|(net, prefix, _)| (IpAddr::V4(Ipv4Addr::from(*net)), *prefix as u8));
+    let carriers = [
+        (v6([0, 0, 0, 0, 0, 0, 0, 0]), 96),
+        (v6([0, 0, 0, 0, 0, 0xffff, 0, 0]), 96),
+        (v6([0x64, 0xff9b, 0, 0, 0, 0, 0, 0]), 96),
+        (v6([0x64, 0xff9b, 1, 0, 0, 0, 0, 0]), 48),
+        (v6([0x2002, 0, 0, 0, 0, 0, 0, 0]), 16),
+        (Ipv6Addr::LOCALHOST, 128),
+    ];
+    let v6 = carriers
+        .into_iter()
+        .chain(V6_BLOCKS.iter().map(|(net, prefix, _)| (*net, *prefix)))
+        .map(|(net, prefix)| (IpAddr::V6(net), prefix as u8));
+    v4.chain(v6).collect()
+}
+
+#[cfg(test)]
+mod block_tests {
+    use super::*;
+
+    #[test]
+    fn every_block_is_non_public_and_public_addresses_are_in_none() {
+        for (net, _) in non_public_blocks() {
+            assert!(classify(net).is_some(), "{net} is in a non-public block");
+        }
+        let inside = |ip: IpAddr| {
+            non_public_blocks()
+                .iter()
+                .any(|(net, prefix)| match (ip, net) {
+                    (IpAddr::V4(a), IpAddr::V4(n)) => in_v4(a, n.octets(), u32::from(*prefix)),
+                    (IpAddr::V6(a), IpAddr::V6(n)) => in_v6(a, *n, u32::from(*prefix)),
+                    _ => false,
+                })
+        };
+        for public in ["93.184.216.34", "1.1.1.1", "2606:4700::1111"] {
+            assert!(!inside(public.parse().unwrap()), "{public}");
+        }
+        for private in [
+            "172.17.0.1",
+            "169.254.169.254",
+            "::1",
+            "::ffff:10.0.0.1",
+            "fd00::1",
+        ] {
+            assert!(inside(private.parse().unwrap()), "{private}");
+        }
+    }
 }

@@ -11,7 +11,7 @@ mod target;
 
 use thiserror::Error;
 
-pub use addr::{AddressClass, classify, embedded_v4};
+pub use addr::{AddressClass, classify, embedded_v4, non_public_blocks};
 pub use grant::{EffectiveNet, NetRule, Refusal, SocketVerdict};
 pub use host::{Host, parse_ipv4};
 pub use pattern::{ALLOW_ALL, Cidr, HostMatch, NetPattern, Scheme};

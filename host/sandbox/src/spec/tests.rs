@@ -22,7 +22,13 @@ fn owner() -> OwnerLabels {
 }
 
 fn spec_for(grants: &Grants) -> Result<ContainerSpec, SandboxError> {
-    let resolved = BTreeMap::from([("db.internal".to_owned(), vec!["10.0.0.5".parse().unwrap()])]);
+    let resolved = BTreeMap::from([
+        ("db.internal".to_owned(), vec!["10.0.0.5".parse().unwrap()]),
+        (
+            "api.example".to_owned(),
+            vec!["93.184.216.34".parse().unwrap()],
+        ),
+    ]);
     let h = host();
     let o = owner();
     let input = SpecInput {
@@ -103,12 +109,7 @@ fn relative_or_dotdot_guest_paths_are_refused() {
 
 #[test]
 fn net_grants_become_an_allowlist_of_address_port_pairs() {
-    let s = spec_for(&net(&[
-        "172.17.0.1:8080",
-        "10.1.0.0/16",
-        "db.internal:5432",
-    ]))
-    .unwrap();
+    let s = spec_for(&net(&["172.17.0.1:8080", "10.1.0.0/16", "api.example:443"])).unwrap();
     let Network::Allowlist(rules) = &s.network else {
         panic!("expected an allowlist, got {:?}", s.network);
     };
@@ -117,11 +118,22 @@ fn net_grants_become_an_allowlist_of_address_port_pairs() {
     assert_eq!(rules[0].port, Some(8080));
     assert_eq!(rules[1].net.to_string(), "10.1.0.0/16");
     assert_eq!(rules[1].port, None);
-    assert_eq!(rules[2].net.to_string(), "10.0.0.5/32");
+    assert_eq!(rules[2].net.to_string(), "93.184.216.34/32");
     assert_eq!(
         s.extra_hosts,
-        [("db.internal".into(), "10.0.0.5".parse().unwrap())]
+        [("api.example".into(), "93.184.216.34".parse().unwrap())]
     );
+}
+
+#[test]
+fn a_name_is_no_way_to_a_non_public_address() {
+    // Changed with the containment issue: a name resolving to a private
+    // address used to be admitted; only an IP or CIDR grant reaches one.
+    let err = spec_for(&net(&["db.internal:5432"]))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("10.0.0.5") && err.contains("private"), "{err}");
+    assert!(spec_for(&net(&["10.0.0.5:5432"])).is_ok());
 }
 
 #[test]
@@ -131,11 +143,22 @@ fn unresolved_names_and_wildcards_are_errors_not_allow() {
 }
 
 #[test]
-fn allow_all_is_an_open_bridge() {
+fn allow_all_reaches_public_addresses_and_named_ones() {
     assert_eq!(
         spec_for(&net(&["insecure:allow-all"])).unwrap().network,
-        Network::Open
+        Network::Public(Vec::new())
     );
+    let s = spec_for(&net(&[
+        "insecure:allow-all",
+        "10.0.0.5:5432",
+        "db.internal:5432",
+    ]))
+    .unwrap();
+    let Network::Public(rules) = &s.network else {
+        panic!("expected public-only, got {:?}", s.network);
+    };
+    assert_eq!(rules.len(), 1, "only the address grant: {rules:?}");
+    assert_eq!(rules[0].net.to_string(), "10.0.0.5/32");
 }
 
 #[test]
