@@ -40,8 +40,9 @@ impl Context {
         host::progress(done, total, message);
     }
 
-    /// Why the host refused this call's connections and HTTP requests so
-    /// far, oldest first. A WASI error such as `access-denied` or
+    /// Why the host refused this call's connections, HTTP requests, name
+    /// lookups and opens of special files (FIFOs, devices) so far, oldest
+    /// first. A WASI error such as `access-denied` or
     /// `HTTP-request-denied` says only that the host refused; put the last
     /// of these reasons in your error so the agent learns which grant
     /// would help.

@@ -81,13 +81,24 @@ impl ToolError {
             _ => ErrorKind::Failed,
         };
         let hint = match kind {
-            ErrorKind::AccessDenied => {
-                " (the call's grant does not cover this path: ask the operator for a directory grant, or read-write access)"
-            }
-            _ => "",
+            // The host refused to open a file that can block (a FIFO, a
+            // device): its reason says so better than a guess.
+            ErrorKind::AccessDenied => match refused_open() {
+                Some(reason) => format!(" ({reason})"),
+                None => " (the call's grant does not cover this path: ask the operator for a directory grant, or read-write access)".to_owned(),
+            },
+            _ => String::new(),
         };
         ToolError::new(kind, format!("{path}: {err}{hint}"))
     }
+}
+
+/// The host's reason for refusing this call's latest open, if that was
+/// its latest refusal.
+fn refused_open() -> Option<String> {
+    crate::__private::bindings::warden::tool::host::denials()
+        .pop()
+        .filter(|r| r.starts_with("opening `"))
 }
 
 /// WASI's ENOTCAPABLE (76 in wasi-libc): an operation outside what a

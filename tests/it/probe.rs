@@ -412,3 +412,48 @@ async fn a_flood_of_progress_reaches_the_caller_bounded_and_reported_once() {
         reports[0]
     );
 }
+
+/// Opening a FIFO blocks until a writer comes, on a host thread where no
+/// epoch interrupt reaches: a call would hang past its deadline and hold
+/// a thread of the host. The host refuses to open what can block (FIFOs,
+/// devices, sockets), whatever the guest's code does.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fifo_cannot_hold_a_call_past_its_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::os::unix::fs::symlink("pipe", dir.path().join("link")).unwrap();
+    let probe = common::probe().await;
+    let grants = common::grant(dir.path(), FsAccess::ReadWrite);
+    let limits = warden_api::CallLimits {
+        deadline: Duration::from_millis(2000),
+        ..common::limits()
+    };
+    for (action, path) in [("read", "pipe"), ("read", "link"), ("write", "pipe")] {
+        let (p, g) = (probe.clone(), grants.clone());
+        let args = json!({"action": action, "path": path, "content": "x"});
+        let call =
+            tokio::spawn(async move { common::call(&p, "probe.run", args, &g, limits).await });
+        let Result::Ok(joined) = tokio::time::timeout(Duration::from_secs(30), call).await else {
+            // Free the stuck thread (a writer and a reader end the
+            // blocking opens), then fail.
+            let _ = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&fifo);
+            panic!("{action} {path}: the call never returned");
+        };
+        let e = joined.unwrap();
+        let out = data(&e);
+        assert!(!out["ok"].as_bool().unwrap(), "{action} {path}: {out}");
+        assert!(
+            out["detail"].as_str().unwrap().contains("FIFO"),
+            "{action} {path}: the reason names what was refused: {out}"
+        );
+    }
+    noop_works(&probe).await;
+}

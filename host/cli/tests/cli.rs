@@ -464,3 +464,57 @@ fn the_documented_example_config_is_valid() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("claude"));
 }
+
+/// `warden call fs.read` of a FIFO ends (it used to hang past any
+/// `--timeout-ms`, holding the open on the call's thread), with a reason
+/// that says what was refused. A watchdog frees the FIFO if it hangs.
+#[test]
+fn call_of_a_fifo_ends_with_a_reason() {
+    let state = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let fifo = ws.path().join("pipe");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let grant = format!("{}:/workspace:ro", ws.path().display());
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watchdog = {
+        let (done, fifo) = (done.clone(), fifo.clone());
+        std::thread::spawn(move || {
+            for _ in 0..600 {
+                if done.load(std::sync::atomic::Ordering::SeqCst) {
+                    return false;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            // Still running after a minute: free the blocked open.
+            let _ = std::fs::OpenOptions::new().write(true).open(&fifo);
+            true
+        })
+    };
+    let out = warden(
+        &[
+            "call",
+            "fs.read",
+            "--plugin",
+            warden_test_artifacts::FS,
+            "--args",
+            r#"{"path":"pipe"}"#,
+            "--grant-fs",
+            &grant,
+            "--timeout-ms",
+            "2000",
+        ],
+        state.path(),
+    );
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert!(!watchdog.join().unwrap(), "the call hung on the FIFO");
+    let v = stdout_json(&out);
+    assert_eq!(v["status"], "error", "{v}");
+    let message = v["message"].as_str().unwrap_or_default();
+    assert!(message.contains("FIFO"), "{v}");
+}

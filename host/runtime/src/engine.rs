@@ -123,6 +123,7 @@ impl Runtime {
         let mut linker = Linker::<HostState>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(engine_err)?;
         crate::lookup::add_to_linker(&mut linker).map_err(engine_err)?;
+        crate::special_files::add_to_linker(&mut linker).map_err(engine_err)?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(engine_err)?;
         bindings::Plugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
             .map_err(engine_err)?;

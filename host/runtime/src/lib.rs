@@ -27,6 +27,7 @@ mod manifest;
 mod output;
 mod plugin;
 mod sockets;
+mod special_files;
 mod state;
 mod wasi;
 
