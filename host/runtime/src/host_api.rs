@@ -4,10 +4,10 @@
 //!
 //! Attack: a guest emitting notifications in a loop (100,000 progress
 //! updates) to flood the agent's client, the transport and the host's
-//! memory. What reaches the caller is bounded per call: progress at most
-//! once per [`PROGRESS_INTERVAL`] and [`MAX_PROGRESS`] times in all, log
-//! lines [`MAX_RELAYED_LINES`] times; the excess is counted and reported
-//! once when the call ends.
+//! memory. What reaches the caller is bounded per call: progress in
+//! bursts of up to [`PROGRESS_BURST`], then one per [`PROGRESS_INTERVAL`],
+//! and [`MAX_PROGRESS`] times in all; log lines [`MAX_RELAYED_LINES`]
+//! times. The excess is counted and reported once when the call ends.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,7 +21,9 @@ const MAX_LINES: u32 = 1000;
 const MAX_LINE_BYTES: usize = 4096;
 /// Progress notifications relayed per call, at most.
 pub(crate) const MAX_PROGRESS: u32 = 100;
-/// Least time between two relayed progress notifications.
+/// Progress notifications relayed at once before the rate applies.
+pub(crate) const PROGRESS_BURST: u32 = 20;
+/// Time that earns one more relayed progress notification.
 pub(crate) const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 /// Log lines relayed to the caller per call, at most (the host's own log
 /// keeps up to `MAX_LINES`).
@@ -37,7 +39,10 @@ pub(crate) struct HostApi {
     events: Option<Arc<dyn CallEvents>>,
     progress_sent: u32,
     progress_dropped: u32,
-    last_progress: Option<Instant>,
+    /// Notifications that may go now (a token bucket), and when it was
+    /// last refilled.
+    progress_tokens: f64,
+    refilled: Option<Instant>,
 }
 
 impl HostApi {
@@ -55,7 +60,8 @@ impl HostApi {
             events,
             progress_sent: 0,
             progress_dropped: 0,
-            last_progress: None,
+            progress_tokens: f64::from(PROGRESS_BURST),
+            refilled: None,
         }
     }
 
@@ -66,12 +72,14 @@ impl HostApi {
 
     /// Whether a progress notification may go to the caller now.
     fn admit_progress(&mut self, now: Instant) -> bool {
-        let spaced = self
-            .last_progress
-            .is_none_or(|t| now.duration_since(t) >= PROGRESS_INTERVAL);
-        if spaced && self.progress_sent < MAX_PROGRESS {
+        if let Some(then) = self.refilled {
+            let earned = now.duration_since(then).as_secs_f64() / PROGRESS_INTERVAL.as_secs_f64();
+            self.progress_tokens = (self.progress_tokens + earned).min(f64::from(PROGRESS_BURST));
+        }
+        self.refilled = Some(now);
+        if self.progress_tokens >= 1.0 && self.progress_sent < MAX_PROGRESS {
+            self.progress_tokens -= 1.0;
             self.progress_sent += 1;
-            self.last_progress = Some(now);
             true
         } else {
             self.progress_dropped = self.progress_dropped.saturating_add(1);
@@ -87,8 +95,8 @@ impl HostApi {
         }
         let text = format!(
             "`{}` sent {} progress notifications and {} log lines past what a call may relay \
-             (progress: {MAX_PROGRESS} per call, one per {} ms; log lines: {MAX_RELAYED_LINES}); \
-             they were not relayed",
+             (progress: {MAX_PROGRESS} per call, bursts of {PROGRESS_BURST}, then one per {} ms; \
+             log lines: {MAX_RELAYED_LINES}); they were not relayed",
             self.tool,
             self.progress_dropped,
             lines,
