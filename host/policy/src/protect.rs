@@ -158,26 +158,26 @@ impl Protection {
     /// The `[protect] read` pattern `path` falls under, if any: `path` is
     /// made absolute against `env`'s working directory first.
     pub fn denied(&self, path: &str, env: &Env<'_>) -> Option<&str> {
-        let path = normalize(path, env.cwd).ok()?;
-        let penv = PathEnv {
-            workspace: env.workspace,
-            cwd: env.cwd,
-            home: env.home,
-        };
-        self.read.find(&path, &penv)
+        find(&self.read, path, env)
     }
 
     /// The `[protect] write` pattern `path` falls under, if any (made
     /// absolute as in [`Protection::denied`]).
     pub fn protected(&self, path: &str, env: &Env<'_>) -> Option<&str> {
-        let path = normalize(path, env.cwd).ok()?;
-        let penv = PathEnv {
-            workspace: env.workspace,
-            cwd: env.cwd,
-            home: env.home,
-        };
-        self.write.find(&path, &penv)
+        find(&self.write, path, env)
     }
+}
+
+/// The pattern of `patterns` that `path`, made absolute against `env`,
+/// falls under.
+fn find<'p>(patterns: &'p Patterns, path: &str, env: &Env<'_>) -> Option<&'p str> {
+    let path = normalize(path, env.cwd).ok()?;
+    let penv = PathEnv {
+        workspace: env.workspace,
+        cwd: env.cwd,
+        home: env.home,
+    };
+    patterns.find(&path, &penv)
 }
 
 /// What a protected or denied path did to a call.
