@@ -470,3 +470,73 @@ async fn a_fifo_cannot_hold_a_call_past_its_deadline() {
     }
     noop_works(&probe).await;
 }
+
+/// The race the lookup alone cannot stop: another writer swaps a regular
+/// file and a FIFO at one name as fast as it can while the guest reads
+/// it. Every read ends, with the file's content or a refusal (or not
+/// found, mid-swap); none waits on the FIFO.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_swapped_for_a_fifo_mid_open_cannot_hold_a_call() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let dir = tempfile::tempdir().unwrap();
+    let (target, spare, tmp) = (
+        dir.path().join("target"),
+        dir.path().join("spare"),
+        dir.path().join("tmp"),
+    );
+    std::fs::write(&target, "regular").unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&spare)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let stop = stop.clone();
+        let (target, spare, tmp) = (target.clone(), spare.clone(), tmp.clone());
+        std::thread::spawn(move || {
+            let mut swaps = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                std::fs::rename(&target, &tmp).unwrap();
+                std::fs::rename(&spare, &target).unwrap();
+                std::fs::rename(&tmp, &spare).unwrap();
+                swaps += 1;
+            }
+            swaps
+        })
+    };
+    let probe = common::probe().await;
+    let grants = common::grant(dir.path(), FsAccess::Read);
+    let (mut read, mut refused) = (0, 0);
+    for _ in 0..300 {
+        let (p, g) = (probe.clone(), grants.clone());
+        let args = json!({"action": "read", "path": "target"});
+        let call =
+            tokio::spawn(
+                async move { common::call(&p, "probe.run", args, &g, common::limits()).await },
+            );
+        let Result::Ok(joined) = tokio::time::timeout(Duration::from_secs(30), call).await else {
+            stop.store(true, Ordering::Relaxed);
+            // Free the stuck thread: a writer ends a blocking open.
+            for path in [&target, &spare, &tmp] {
+                let _ = std::fs::OpenOptions::new().write(true).open(path);
+            }
+            panic!("a read of the swapped file never returned");
+        };
+        let e = joined.unwrap();
+        let out = data(&e);
+        let detail = out["detail"].as_str().unwrap();
+        if out["ok"].as_bool().unwrap() {
+            assert_eq!(detail, "regular", "{out}");
+            read += 1;
+        } else if detail.contains("FIFO") || detail.contains("special file") {
+            refused += 1;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    assert!(swaps > 0);
+    // Both sides of the swap were met; the point is that every call ended.
+    assert!(read > 0 && refused > 0, "read {read}, refused {refused}");
+}

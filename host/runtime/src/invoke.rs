@@ -82,6 +82,7 @@ fn prepare(
         denials,
         net,
         paths: side.paths,
+        fs_on_call_thread: shared.config.fs_on_call_thread,
     };
     let mut store = Store::new(&shared.engine, state);
     store.limiter(|s| &mut s.limiter);

@@ -19,6 +19,9 @@ pub(crate) struct HostState {
     pub net: std::sync::Arc<warden_api::net::EffectiveNet>,
     /// The call's denied paths, asked through `host.path-denied`.
     pub paths: Option<std::sync::Arc<dyn warden_api::PathGuard>>,
+    /// Whether file operations run on the call's thread (else on tokio's
+    /// blocking pool); the shadowed `open-at` follows it.
+    pub fs_on_call_thread: bool,
 }
 
 impl WasiView for HostState {
