@@ -20,6 +20,7 @@ mod http;
 mod json;
 mod load;
 mod mcp;
+mod memories;
 mod net;
 mod policy_cases;
 mod probe;
