@@ -12,6 +12,7 @@ mod answers;
 mod architecture;
 mod batch;
 mod common;
+mod dns;
 mod fs;
 mod gate_policy;
 mod grants;
