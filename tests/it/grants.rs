@@ -165,3 +165,32 @@ fn operator() -> warden_api::Attribution {
         reason: Some("test".into()),
     }
 }
+
+/// A grant bounded to `/workspace/out` and a symlink inside it that leads
+/// to another directory of the workspace: a write through the link is
+/// outside the boundary, so the grant does not allow it (the call asks,
+/// and with nobody to answer it is refused and nothing is written); a
+/// write to a real file inside the boundary runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_symlink_inside_the_boundary_does_not_carry_a_grant_out() {
+    let f = fixture().await;
+    let ws = f.dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("keys")).unwrap();
+    std::os::unix::fs::symlink("../keys", ws.join("out/link")).unwrap();
+    f.store.issue_grant(grant(0, u64::MAX / 2), None).unwrap();
+    f.clock.0.store(10, Ordering::SeqCst);
+
+    let through_link = f.gate.decide(&write("out/link/id_rsa"));
+    assert_eq!(through_link.decision, Verdict::Ask, "{through_link:?}");
+    assert_ne!(through_link.layer, Layer::Grant);
+    let envelope = f.gate.call(write("out/link/id_rsa")).await;
+    assert!(!envelope.is_ok(), "{envelope:?}");
+    assert!(!ws.join("keys/id_rsa").exists());
+
+    let inside = f.gate.call(write("out/report.txt")).await;
+    assert!(inside.is_ok(), "{inside:?}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("out/report.txt")).unwrap(),
+        "x"
+    );
+}
