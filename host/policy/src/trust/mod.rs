@@ -213,13 +213,16 @@ impl TrustConfig {
     /// Learns from `event`. Never raises a level to elevated: that
     /// becomes [`Step::ask`].
     pub fn apply(&self, state: &mut TrustState, event: TrustEvent<'_>, now_ms: u64) -> Step {
+        // Idle time runs until this event, which `record` counts as
+        // activity: strategies judge idleness from the activity before it.
+        let active_before = state.stats.last_active_ms;
         record(state, event, now_ms);
         let before = state.clone();
         let mut step = match self {
             TrustConfig::Disabled => Step::default(),
             TrustConfig::Weighted(w) => strategy::weighted(w, state),
             TrustConfig::PerCategory(p) => strategy::per_category(p, state, event, now_ms),
-            TrustConfig::Milestone(m) => strategy::milestone(m, state, now_ms),
+            TrustConfig::Milestone(m) => strategy::milestone(m, state, now_ms, active_before),
         };
         guard(&before, state, &mut step);
         if let Some(ask) = &step.ask {

@@ -144,12 +144,18 @@ fn milestone_criteria(m: &MilestoneConfig, from: TrustLevel) -> Option<&Criteria
     }
 }
 
-pub(super) fn milestone(m: &MilestoneConfig, state: &mut TrustState, now_ms: u64) -> Step {
+/// `active_before`: the agent's last activity before the event applied.
+pub(super) fn milestone(
+    m: &MilestoneConfig,
+    state: &mut TrustState,
+    now_ms: u64,
+    active_before: u64,
+) -> Step {
     let mut step = Step::default();
     let rv = &m.re_verification;
     let s = state.stats.clone();
     if rv.enabled && state.level > TrustLevel::Sandboxed {
-        let idle_days = now_ms.saturating_sub(s.last_active_ms) / DAY_MS;
+        let idle_days = now_ms.saturating_sub(active_before) / DAY_MS;
         if rv.decay_on_idle_days > 0 && idle_days >= rv.decay_on_idle_days {
             step_down(
                 &mut step,

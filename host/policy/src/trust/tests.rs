@@ -188,6 +188,36 @@ fn milestones_promote_then_decay_when_idle_or_failing() {
     assert_eq!(state.level, TrustLevel::Sandboxed);
 }
 
+/// An agent that comes back after a long idle time is demoted by its
+/// first call's outcome: the idle time counts from its previous activity,
+/// not from the call that ends it (no tick needs to have run meanwhile).
+#[test]
+fn a_call_after_a_long_idle_time_demotes_before_it_counts() {
+    let config = milestone();
+    let mut state = config.initial_state(0);
+    for i in 0..25 {
+        config.apply(&mut state, ok("code-execution"), i);
+        config.apply(
+            &mut state,
+            TrustEvent::Feedback {
+                category: None,
+                score: 0.9,
+            },
+            i,
+        );
+    }
+    config.apply(&mut state, ok("code-execution"), 8 * DAY);
+    assert_eq!(state.level, TrustLevel::Standard);
+    let step = config.apply(&mut state, ok("code-execution"), 40 * DAY);
+    assert_eq!(state.level, TrustLevel::Restricted, "{step:?}");
+    assert!(
+        step.changed
+            .iter()
+            .any(|p| p.reason.contains("idle for 32 days")),
+        "{step:?}"
+    );
+}
+
 #[test]
 fn configurations_that_start_at_elevated_are_refused() {
     let mut config = weighted();
