@@ -53,8 +53,8 @@ impl Backend for Deployer {
         ]
     }
 
-    fn isolated(&self) -> bool {
-        true
+    fn isolation(&self) -> warden_api::Isolation {
+        warden_api::Isolation::Wasm
     }
 
     fn invoke<'a>(&'a self, _call: BackendCall<'a>) -> BoxFuture<'a, Envelope> {
@@ -129,7 +129,7 @@ async fn answered(f: &Fixture, call: &CallRequest, answer: ApprovalAnswer) -> (E
     });
     let hooks = CallHooks {
         approver: Some(person.clone()),
-        events: None,
+        ..CallHooks::default()
     };
     let envelope = f.gate.call_with(call.clone(), hooks).await;
     let person = Arc::try_unwrap(person).ok().unwrap();

@@ -1,16 +1,17 @@
 //! Capability grants through the gate, with an injected clock and real
-//! grants in a real state database: a grant allows a call only inside its
+//! grants in a real state database (the server's store-backed source): a grant allows a call only inside its
 //! window, a revoked grant stops at once, the decision names the grant,
 //! and both decision and outcome land in the verified audit chain.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use warden_api::{CallRequest, FsAccess, ToolHost};
-use warden_gate::{Clock, Gate, GrantSource, PolicyEnv};
+use warden_gate::{Clock, Gate, PolicyEnv};
 use warden_policy::config::PolicyConfig;
-use warden_policy::{Boundary, Capability, CapabilityGrant, GrantSet, Layer, Policy, Verdict};
+use warden_policy::{Boundary, Capability, CapabilityGrant, Layer, Policy, Verdict};
+use warden_server::StoreGrants;
 use warden_store::{Store, host_key};
 
 use crate::common;
@@ -20,16 +21,6 @@ struct ManualClock(AtomicU64);
 impl Clock for ManualClock {
     fn now_ms(&self) -> u64 {
         self.0.load(Ordering::SeqCst)
-    }
-}
-
-/// Reads live grants from the store on every decision.
-struct FromStore(Arc<Store>, Mutex<()>);
-
-impl GrantSource for FromStore {
-    fn current(&self) -> Arc<GrantSet> {
-        let _one_at_a_time = self.1.lock().unwrap();
-        Arc::new(GrantSet::new(self.0.live_grants(0).unwrap()))
     }
 }
 
@@ -61,7 +52,7 @@ async fn fixture() -> Fixture {
         )
         .unwrap()
         .journal(store.clone())
-        .grants(Arc::new(FromStore(store.clone(), Mutex::new(()))))
+        .grants(Arc::new(StoreGrants::new(store.clone(), clock.clone())))
         .clock(clock.clone());
     for a in policy.agents() {
         builder = builder.agent(a.clone());

@@ -18,8 +18,9 @@ struct Case {
     category: Option<String>,
     action: Option<String>,
     side_effect: Option<bool>,
-    #[serde(default = "yes")]
-    isolated: bool,
+    /// Where the tool runs (`host`, `wasm`, `container`); default wasm.
+    #[serde(default = "wasm")]
+    isolation: warden_policy::Isolation,
     specifier: Option<String>,
     resolved_path: Option<String>,
     /// Without `config`: the rules and mode that apply.
@@ -42,8 +43,8 @@ struct Case {
     reason_contains: Option<String>,
 }
 
-fn yes() -> bool {
-    true
+fn wasm() -> warden_policy::Isolation {
+    warden_policy::Isolation::Wasm
 }
 
 #[derive(Debug, Deserialize)]
@@ -122,7 +123,7 @@ fn run(case: &Case) -> Result<(), String> {
             category: &category,
             action_type: &action,
             side_effect,
-            isolated: case.isolated,
+            isolation: case.isolation,
         },
         specifier: case.specifier.as_deref(),
         resolved_path: case.resolved_path.as_deref(),

@@ -9,9 +9,9 @@ use serde_json::json;
 use warden_api::{CallRequest, Grants, ToolHost};
 use warden_gate::{Gate, Registration};
 use warden_policy::{AgentPolicy, Mode, RuleSet};
-use warden_registry::{LoadPolicy, Registry, load_file, signature_path};
+use warden_registry::{AdmissionPolicy, Registry, load_file, signature_path};
 use warden_runtime::{LoadOrigin, Plugin, Runtime, RuntimeConfig};
-use warden_signing::{PluginSignature, SecretKey, TrustRoots};
+use warden_signing::{PluginSignature, SecretKey, Signers};
 
 use crate::common::{self, data, error};
 
@@ -131,8 +131,8 @@ impl Signed {
         self.dir.path().join("hello.wasm")
     }
 
-    fn roots(&self) -> TrustRoots {
-        TrustRoots::new().publisher("acme", self.key.public())
+    fn roots(&self) -> Signers {
+        Signers::new().publisher("acme", self.key.public())
     }
 }
 
@@ -162,7 +162,13 @@ fn manifest_offset(bytes: &[u8]) -> usize {
 }
 
 /// (case, component bytes, signature text if any, policy, expected check).
-type Case<'a> = (&'a str, Vec<u8>, Option<String>, &'a LoadPolicy, &'a str);
+type Case<'a> = (
+    &'a str,
+    Vec<u8>,
+    Option<String>,
+    &'a AdmissionPolicy,
+    &'a str,
+);
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_tamper_matrix_is_refused_before_any_code_runs() {
@@ -170,8 +176,8 @@ async fn the_tamper_matrix_is_refused_before_any_code_runs() {
     let file = signed.file();
     let original = std::fs::read(&file).unwrap();
     let sig_text = std::fs::read_to_string(signature_path(&file)).unwrap();
-    let policy = LoadPolicy {
-        roots: signed.roots(),
+    let policy = AdmissionPolicy {
+        signers: signed.roots(),
         insecure_allow_unsigned: false,
     };
 
@@ -189,16 +195,16 @@ async fn the_tamper_matrix_is_refused_before_any_code_runs() {
     let digest = warden_registry::digest_of(&file, &original).unwrap();
     let wrong_key = PluginSignature::sign(&digest, &stranger).to_text();
     let key_id = signed.key.public().key_id().to_string();
-    let revoked_key = LoadPolicy {
-        roots: signed.roots().revoke_key(&key_id),
+    let revoked_key = AdmissionPolicy {
+        signers: signed.roots().revoke_key(&key_id),
         insecure_allow_unsigned: false,
     };
-    let revoked_digest = LoadPolicy {
-        roots: signed.roots().revoke_digest(&digest),
+    let revoked_digest = AdmissionPolicy {
+        signers: signed.roots().revoke_digest(&digest),
         insecure_allow_unsigned: true,
     };
-    let insecure = LoadPolicy {
-        roots: signed.roots(),
+    let insecure = AdmissionPolicy {
+        signers: signed.roots(),
         insecure_allow_unsigned: true,
     };
     let cases: Vec<Case<'_>> = vec![
@@ -310,8 +316,8 @@ async fn the_registry_installs_lists_refuses_conflicts_and_reloads_from_cache() 
         std::fs::copy(src, &path).unwrap();
         warden_registry::sign_file(&path, &key).unwrap();
     }
-    let policy = LoadPolicy {
-        roots: TrustRoots::new().publisher("acme", key.public()),
+    let policy = AdmissionPolicy {
+        signers: Signers::new().publisher("acme", key.public()),
         insecure_allow_unsigned: false,
     };
     let cache = state.path().join("cache");

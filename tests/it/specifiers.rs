@@ -101,8 +101,8 @@ impl Backend for Shell {
         ]
     }
 
-    fn isolated(&self) -> bool {
-        true
+    fn isolation(&self) -> warden_api::Isolation {
+        warden_api::Isolation::Wasm
     }
 
     fn invoke<'a>(&'a self, call: BackendCall<'a>) -> BoxFuture<'a, Envelope> {

@@ -92,7 +92,7 @@ async fn an_answer_that_cannot_be_recorded_is_not_given() {
         .unwrap();
     assert!(matches!(
         book.answer(&id, ApprovalAnswer::AllowOnce),
-        Err(warden_gate::BookError::NotRecorded { .. })
+        Err(warden_api::AnswerError::NotRecorded { .. })
     ));
 }
 

@@ -105,3 +105,49 @@ pub enum ApprovalChannel {
 pub trait Approver: Send + Sync {
     fn ask(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalAnswer>;
 }
+
+/// Why an answer was not recorded.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum AnswerError {
+    #[error("no approval `{0}` is waiting (it was answered, expired, or never existed)")]
+    NotPending(String),
+    #[error("approval `{id}` belongs to agent `{owner}`, not `{agent}`")]
+    WrongAgent {
+        id: String,
+        owner: String,
+        agent: String,
+    },
+    #[error("approval `{0}` was asked for another call (tool, specifier or arguments differ)")]
+    OtherCall(String),
+    #[error("the answer to approval `{id}` could not be recorded, so it was not given: {source}")]
+    NotRecorded {
+        id: String,
+        #[source]
+        source: crate::JournalError,
+    },
+}
+
+/// Asks that wait for a person without holding the call open (the
+/// approvals book): what the MCP server and the admin API list and
+/// answer. Asking is [`Approver::ask`]: a call not yet answered comes
+/// back [`ApprovalAnswer::Pending`] with its id.
+pub trait Approvals: Approver {
+    /// How long an unanswered ask (and an unused answer) lives.
+    fn expiry(&self) -> std::time::Duration;
+    /// Every waiting ask, oldest first.
+    fn pending(&self) -> Vec<ApprovalRequest>;
+    /// The waiting ask `id`.
+    fn get(&self, id: &str) -> Option<ApprovalRequest>;
+    /// An operator's answer to the waiting ask `id`; the agent's next try
+    /// of the same call receives it.
+    fn answer(&self, id: &str, answer: ApprovalAnswer) -> Result<ApprovalRequest, AnswerError>;
+    /// The answer the person behind the agent's client sent with a retry
+    /// of `asked`: only for the ask `id` of that same agent and call.
+    fn answer_for_call(
+        &self,
+        id: &str,
+        asked: &ApprovalRequest,
+        answer: ApprovalAnswer,
+    ) -> Result<ApprovalRequest, AnswerError>;
+}

@@ -37,6 +37,9 @@ pub struct CallHooks {
     /// Asked instead of the host's approver when the policy asks.
     pub approver: Option<Arc<dyn Approver>>,
     pub events: Option<Arc<dyn CallEvents>>,
+    /// How hard the caller says the call's task is, in 0..=1 (progressive
+    /// trust weighs outcomes by it); `None`: the documented default.
+    pub difficulty: Option<f64>,
 }
 
 impl fmt::Debug for CallHooks {
@@ -44,6 +47,7 @@ impl fmt::Debug for CallHooks {
         f.debug_struct("CallHooks")
             .field("approver", &self.approver.is_some())
             .field("events", &self.events.is_some())
+            .field("difficulty", &self.difficulty)
             .finish()
     }
 }

@@ -63,7 +63,24 @@ pub trait ToolHost: Send + Sync {
         requests: Vec<CallRequest>,
         max_concurrency: Option<usize>,
     ) -> BoxFuture<'_, Vec<Envelope>>;
+
+    /// Whether agents may ask this host for time-boxed capability grants:
+    /// a call of [`REQUEST_CAPABILITY`] through [`ToolHost::call_with`].
+    fn offers_capability_requests(&self) -> bool {
+        false
+    }
+
+    /// A session ended (its client disconnected): whatever the host kept
+    /// for it and for the tasks that ran in it (per-task containers) goes.
+    fn end_session<'a>(&'a self, session: &'a str) -> BoxFuture<'a, ()> {
+        let _ = session;
+        Box::pin(std::future::ready(()))
+    }
 }
+
+/// The name of the host's own tool for asking a time-boxed capability
+/// grant (reference 004, "Dynamic Acquisition"); never a plugin's.
+pub const REQUEST_CAPABILITY: &str = "request_capability";
 
 /// A call as a backend receives it: already looked up, decided and
 /// validated, with the capabilities it was granted.
@@ -104,15 +121,27 @@ pub trait PathGuard: Send + Sync + std::fmt::Debug {
     fn approved(&self) -> bool;
 }
 
+/// Where a backend runs its calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Isolation {
+    /// As a process of the host, with no sandbox around it.
+    Host,
+    /// In a fresh WebAssembly instance.
+    Wasm,
+    /// In a container.
+    Container,
+}
+
 /// Something that runs tools: the wasm runtime, a Docker sandbox, an MCP
 /// bridge.
 pub trait Backend: Send + Sync {
     /// The tools this backend serves.
     fn tools(&self) -> Vec<ToolSpec>;
 
-    /// True when calls run isolated from the host (a wasm instance, a
-    /// container); policies may require it for code execution.
-    fn isolated(&self) -> bool;
+    /// Where calls run; a level's `code-execution` sub-constraint says
+    /// which it accepts for running code.
+    fn isolation(&self) -> Isolation;
 
     /// Runs one call. Never fails: every problem is an error envelope.
     fn invoke<'a>(&'a self, call: BackendCall<'a>) -> BoxFuture<'a, Envelope>;
@@ -126,10 +155,17 @@ pub trait Backend: Send + Sync {
         limits: CallLimits,
     ) -> BoxFuture<'a, Envelope> {
         let _ = limits;
-        Box::pin(std::future::ready(Envelope::error(
+        Box::pin(std::future::ready(Envelope::host(
             crate::ErrorType::UnknownTool,
-            "not_found",
+            crate::HostCode::NotFound,
             format!("`{tool}` has no resource `{id}`"),
         )))
+    }
+
+    /// Task `task` ended: whatever the backend kept for it (a per-task
+    /// container) goes. Default: nothing is kept per task.
+    fn end_task<'a>(&'a self, task: &'a str) -> BoxFuture<'a, ()> {
+        let _ = task;
+        Box::pin(std::future::ready(()))
     }
 }

@@ -9,10 +9,51 @@ use serde::{Deserialize, Serialize};
 use crate::{ApprovalAnswer, ApprovalRequest, Attribution};
 
 /// A write the durable store could not make. The caller must treat the
-/// change as not done (an ask that was not recorded is not pending).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct JournalError(pub String);
+/// change as not done (an ask that was not recorded is not pending). The
+/// store's own error is kept as the source.
+#[derive(Debug, Clone)]
+pub struct JournalError {
+    message: String,
+    source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+impl JournalError {
+    /// What failed, without an underlying error.
+    pub fn new(message: impl Into<String>) -> JournalError {
+        JournalError {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// What failed (`recording an approval`), caused by `source`.
+    pub fn with_source(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> JournalError {
+        JournalError {
+            message: message.into(),
+            source: Some(std::sync::Arc::new(source)),
+        }
+    }
+}
+
+impl std::fmt::Display for JournalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.source {
+            Some(source) => write!(f, "{}: {source}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for JournalError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
 
 /// An approval as the ledger holds it: asked, and maybe answered but not
 /// yet used by the agent's retry.

@@ -12,9 +12,10 @@
 //! a WebAssembly guest.
 
 mod action;
+mod admin;
 mod approval;
 mod category;
-mod desk;
+mod code;
 mod env;
 mod envelope;
 mod error;
@@ -27,20 +28,26 @@ mod limits;
 mod manifest;
 pub mod net;
 mod spec;
+mod trust;
 
 pub use action::{ActionType, BUILTIN_ACTION_TYPES};
+pub use admin::{AdminError, PluginAdmin};
 pub use approval::{
-    Answerer, ApprovalAnswer, ApprovalChannel, ApprovalRequest, Approver, Attribution,
+    AnswerError, Answerer, ApprovalAnswer, ApprovalChannel, ApprovalRequest, Approvals, Approver,
+    Attribution,
 };
 pub use category::Category;
-pub use desk::CapabilityDesk;
+pub use code::{HostCode, UnknownHostCode};
 pub use env::{EnvGrant, Secret, check_env_key};
 pub use envelope::{Envelope, ErrorType};
 pub use error::SpecError;
 pub use grant::{FsAccess, FsGrant, Grants};
 pub use guardrail::{Guardrail, GuardrailError, GuardrailViolation};
 pub use hooks::{CallEvents, CallHooks, LogLevel};
-pub use host::{Backend, BackendCall, BoxFuture, CallContext, CallRequest, PathGuard, ToolHost};
+pub use host::{
+    Backend, BackendCall, BoxFuture, CallContext, CallRequest, Isolation, PathGuard,
+    REQUEST_CAPABILITY, ToolHost,
+};
 pub use journal::{ApprovalLedger, AuditEvent, Journal, JournalError, OpenApproval};
 pub use limits::CallLimits;
 pub use manifest::{
@@ -48,3 +55,4 @@ pub use manifest::{
     WIT_PACKAGE,
 };
 pub use spec::{Example, ToolName, ToolSpec, render_template};
+pub use trust::{TrustAdmin, TrustError};

@@ -1,21 +1,14 @@
 //! `warden`: the command-line interface.
 //!
-//! Owns: argument parsing, wiring the runtime and gate together for a
-//! command, printing results, and exit codes (0 ok, 1 a tool error or
-//! denial, 2 a usage or load error). The only crate that uses `anyhow`.
+//! Owns: argument parsing, output formatting, process setup (logging,
+//! signals, the async runtime), the terminal approver of `warden call`,
+//! and exit codes (0 ok, 1 a tool error or denial, 2 a usage or load
+//! error). Everything a host does is `warden-server`'s; this crate calls
+//! it. The only library user of `anyhow` (with xtask and tests).
 
 mod approver;
 mod commands;
-mod config;
-mod desk;
-mod found_config;
-mod grant_arg;
 mod logging;
-mod progressive;
-mod reload;
-mod state;
-mod state_guard;
-mod trust;
 
 use std::process::ExitCode;
 

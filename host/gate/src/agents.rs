@@ -7,6 +7,8 @@ use std::sync::RwLock;
 
 use warden_policy::{AgentPolicy, Decision, Env, RuleSet};
 
+use crate::GateError;
+
 /// Where agents work, in the namespace their paths use (guest paths).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyEnv {
@@ -51,22 +53,35 @@ impl Agents {
     }
 
     /// Adds an allow rule a person approved with "always allow".
-    pub fn add_allow_rule(&self, agent: &str, rule: &str) -> Result<(), String> {
-        let rules = RuleSet::parse(&[rule.to_owned()], &[], &[]).map_err(|e| e.to_string())?;
+    pub fn add_allow_rule(&self, agent: &str, rule: &str) -> Result<(), GateError> {
+        let rules = RuleSet::parse(&[rule.to_owned()], &[], &[]).map_err(|source| {
+            GateError::InvalidRule {
+                rule: rule.to_owned(),
+                source,
+            }
+        })?;
         self.with_mut(agent, |policy| policy.add_rules(&rules))
+            .ok_or_else(|| GateError::UnknownAgent(agent.to_owned()))
     }
 
-    /// Runs `f` on an agent's policy under the write lock.
-    fn with_mut(&self, agent: &str, f: impl FnOnce(&mut AgentPolicy)) -> Result<(), String> {
+    /// Runs `f` on an agent's policy under the write lock; `None` for an
+    /// unknown agent.
+    fn with_mut<T>(&self, agent: &str, f: impl FnOnce(&mut AgentPolicy) -> T) -> Option<T> {
         let mut map = self
             .policies
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let policy = map
-            .get_mut(agent)
-            .ok_or_else(|| format!("unknown agent `{agent}`"))?;
-        f(policy);
-        Ok(())
+        map.get_mut(agent).map(f)
+    }
+
+    /// The ids of every agent.
+    pub fn ids(&self) -> Vec<String> {
+        self.policies
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .keys()
+            .cloned()
+            .collect()
     }
 }
 
@@ -87,13 +102,10 @@ impl Agents {
         }
     }
 
-    /// Sets the levels progressive trust gives an agent.
-    pub fn set_trust(
-        &self,
-        agent: &str,
-        trust: Option<warden_policy::TrustLevels>,
-    ) -> Result<(), String> {
-        self.with_mut(agent, |policy| policy.set_trust(trust))
+    /// Sets the levels progressive trust gives an agent (an unknown agent
+    /// has none to set).
+    pub fn set_trust(&self, agent: &str, trust: Option<warden_policy::TrustLevels>) {
+        self.with_mut(agent, |policy| policy.set_trust(trust));
     }
 }
 

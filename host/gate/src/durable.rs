@@ -1,18 +1,23 @@
 //! The gate's durable hooks: where decisions, outcomes and added rules are
-//! written (a [`Journal`]), where the grants in force come from, and the
-//! clock grants are judged by. All optional; without them the gate keeps
-//! nothing and consults no grants.
+//! written (a [`Journal`]), where capability grants are kept, and the
+//! clock everything time-boxed is judged by (grants, approvals, trust).
+//! All optional; without them the gate keeps nothing and consults no
+//! grants.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use warden_api::{AuditEvent, CallRequest, Envelope, ErrorType, Journal};
-use warden_policy::{Decision, GrantSet};
+use warden_api::{AuditEvent, CallRequest, Envelope, ErrorType, HostCode, Journal, JournalError};
+use warden_policy::{CapabilityGrant, Decision, GrantSet};
 
-/// The capability grants in force now. Implementations cache and rebuild
-/// the set when grants change; the gate asks on every decision.
-pub trait GrantSource: Send + Sync {
+/// Where capability grants are kept: the set in force now (asked on every
+/// decision; implementations cache it and rebuild it when grants change)
+/// and new grants (from `request_capability`).
+pub trait GrantStore: Send + Sync {
     fn current(&self) -> Arc<GrantSet>;
+    /// Records `grant` (its id is filled in) and audits it; the recorded
+    /// grant is returned. An error means nothing was granted.
+    fn issue(&self, grant: CapabilityGrant) -> Result<CapabilityGrant, JournalError>;
 }
 
 /// Milliseconds since the Unix epoch. Injected so tests can move time.
@@ -94,9 +99,9 @@ pub(crate) fn audit(journal: Option<&Arc<dyn Journal>>, event: &AuditEvent) -> O
         Ok(()) => None,
         Err(e) => {
             tracing::error!(error = %e, "audit append failed");
-            Some(Envelope::error(
+            Some(Envelope::host(
                 ErrorType::HostError,
-                "audit_unavailable",
+                HostCode::AuditUnavailable,
                 format!("the host could not write its audit log ({e}); the call was not run"),
             ))
         }

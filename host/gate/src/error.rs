@@ -1,6 +1,7 @@
 use thiserror::Error;
 
-/// Why tools could not be registered with the gate.
+/// Why the gate refused a change: tools that could not be registered, a
+/// rule that could not be added.
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum GateError {
@@ -11,6 +12,28 @@ pub enum GateError {
         tool: String,
         first: String,
         second: String,
+    },
+    #[error("two plugins are named `{owner}`: {first} and {second}; load one of them")]
+    DuplicateOwner {
+        owner: String,
+        first: String,
+        second: String,
+    },
+    #[error("`{tool}` is the name of the host's own tool; a plugin cannot register it")]
+    ReservedName { tool: String },
+    #[error("agent `{0}` is not configured")]
+    UnknownAgent(String),
+    #[error("the rule `{rule}` is not valid")]
+    InvalidRule {
+        rule: String,
+        #[source]
+        source: warden_policy::PolicyError,
+    },
+    #[error("{what} could not be recorded")]
+    NotRecorded {
+        what: String,
+        #[source]
+        source: warden_api::JournalError,
     },
     #[error("tool `{tool}` has an invalid params schema: {reason}")]
     InvalidSchema { tool: String, reason: String },

@@ -1,185 +1,49 @@
-//! The gate: identity, lookup, decide, ask, validate, dispatch — for
-//! single calls and batches.
+//! The gate: the handle callers hold, its state, and the [`ToolHost`]
+//! face — single calls, batches, resources, sessions — plus trust for
+//! operators ([`TrustAdmin`]).
 
 use std::sync::{Arc, PoisonError, RwLock};
 
 use tokio::sync::Semaphore;
 use tracing::Instrument;
 use warden_api::{
-    Answerer, ApprovalAnswer, ApprovalRequest, Approver, Attribution, AuditEvent, Backend,
-    BackendCall, BoxFuture, CallHooks, CallLimits, CallRequest, Envelope, ErrorType, Grants,
-    Journal, LogLevel, ToolHost, ToolSpec,
+    Approver, Attribution, Backend, BoxFuture, CallHooks, CallLimits, CallRequest, Envelope,
+    ErrorType, HostCode, Journal, ToolHost, ToolSpec, TrustAdmin, TrustError,
 };
-use warden_policy::{AgentPolicy, Call, Decision, Layer, Verdict};
+use warden_policy::{Decision, GrantBounds, Layer};
 
-use crate::agents::{Agents, PolicyEnv, unknown_agent};
-use crate::approval::NoApprover;
-use crate::durable::{self, Clock, GrantSource, SystemClock};
+use crate::agents::Agents;
+use crate::durable::{Clock, GrantStore};
+use crate::sessions::Sessions;
 use crate::table::{Entry, Registration, Table, TableChange};
-use crate::{GateError, resolve};
-
-/// Registers backends and policies, then builds a [`Gate`].
-pub struct GateBuilder {
-    tools: Table,
-    agents: Vec<AgentPolicy>,
-    env: PolicyEnv,
-    approver: Arc<dyn Approver>,
-    limits: CallLimits,
-    durable: Durable,
-}
+use crate::{GateBuilder, GateError, TrustKeeper};
 
 /// The optional durable hooks (see `durable.rs`).
-struct Durable {
-    journal: Option<Arc<dyn Journal>>,
-    grants: Option<Arc<dyn GrantSource>>,
-    clock: Arc<dyn Clock>,
-    fingerprint_key: Option<[u8; 32]>,
-}
-
-impl std::fmt::Debug for GateBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GateBuilder")
-            .field("tools", &self.tools.tools.keys().collect::<Vec<_>>())
-            .finish_non_exhaustive()
-    }
-}
-
-impl GateBuilder {
-    /// Defaults: no tools, no agents (every call is denied until agents are
-    /// added), nobody to approve asks ([`NoApprover`]), workspace
-    /// `/workspace`, and [`CallLimits::DEFAULT`].
-    pub fn new() -> GateBuilder {
-        GateBuilder {
-            tools: Table::default(),
-            agents: Vec::new(),
-            env: PolicyEnv {
-                workspace: "/workspace".into(),
-                project: "/workspace".into(),
-                home: "/home/agent".into(),
-            },
-            approver: Arc::new(NoApprover),
-            limits: CallLimits::DEFAULT,
-            durable: Durable {
-                journal: None,
-                grants: None,
-                clock: Arc::new(SystemClock),
-                fingerprint_key: None,
-            },
-        }
-    }
-
-    /// Where decisions, outcomes and "always allow" rules are written.
-    /// Default: nowhere.
-    pub fn journal(mut self, journal: Arc<dyn Journal>) -> GateBuilder {
-        self.durable.journal = Some(journal);
-        self
-    }
-
-    /// The capability grants decisions consult. Default: none.
-    pub fn grants(mut self, grants: Arc<dyn GrantSource>) -> GateBuilder {
-        self.durable.grants = Some(grants);
-        self
-    }
-
-    /// The clock grants are judged by. Default: the system clock.
-    pub fn clock(mut self, clock: Arc<dyn Clock>) -> GateBuilder {
-        self.durable.clock = clock;
-        self
-    }
-
-    /// A secret that keys argument fingerprints, so they stay the same
-    /// across restarts (durable approvals need that). Default: a random
-    /// key per process.
-    pub fn fingerprint_key(mut self, key: [u8; 32]) -> GateBuilder {
-        self.durable.fingerprint_key = Some(key);
-        self
-    }
-
-    /// Registers every tool of `backend`, whose calls hold `grants`, under
-    /// the owner `source`. Nothing is registered if any tool clashes with
-    /// one already present or has an unusable schema.
-    pub fn backend(
-        self,
-        source: &str,
-        backend: Arc<dyn Backend>,
-        grants: Grants,
-    ) -> Result<GateBuilder, GateError> {
-        self.register(Registration {
-            owner: source.to_owned(),
-            source: source.to_owned(),
-            backend,
-            grants,
-        })
-    }
-
-    /// Registers a backend under its owner key (a plugin's name), which a
-    /// later [`Gate::replace`] names. A second registration of the same
-    /// owner replaces the first.
-    pub fn register(mut self, registration: Registration) -> Result<GateBuilder, GateError> {
-        let owner = registration.owner.clone();
-        self.tools = self.tools.replace(&owner, Some(registration))?.0;
-        Ok(self)
-    }
-
-    /// Adds an agent's policy (replacing one with the same id).
-    pub fn agent(mut self, policy: AgentPolicy) -> GateBuilder {
-        self.agents.retain(|a| a.id != policy.id);
-        self.agents.push(policy);
-        self
-    }
-
-    /// Where agents' paths resolve.
-    pub fn env(mut self, env: PolicyEnv) -> GateBuilder {
-        self.env = env;
-        self
-    }
-
-    pub fn approver(mut self, approver: Arc<dyn Approver>) -> GateBuilder {
-        self.approver = approver;
-        self
-    }
-
-    pub fn limits(mut self, limits: CallLimits) -> GateBuilder {
-        self.limits = limits;
-        self
-    }
-
-    pub fn build(self) -> Gate {
-        let agents = Agents::new(self.agents, self.env);
-        agents.deny_file_paths(&file_tools(&self.tools));
-        Gate {
-            inner: Arc::new(Inner {
-                tools: RwLock::new(Arc::new(self.tools)),
-                agents,
-                approver: self.approver,
-                limits: self.limits,
-                fingerprint_key: std::collections::hash_map::RandomState::new(),
-                durable: self.durable,
-            }),
-        }
-    }
-}
-
-impl Default for GateBuilder {
-    fn default() -> Self {
-        GateBuilder::new()
-    }
+pub(crate) struct Durable {
+    pub journal: Option<Arc<dyn Journal>>,
+    pub grants: Option<Arc<dyn GrantStore>>,
+    pub clock: Arc<dyn Clock>,
+    pub fingerprint_key: Option<[u8; 32]>,
 }
 
 /// The one call path. Implements [`ToolHost`]; cheap to clone.
 #[derive(Clone)]
 pub struct Gate {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
-struct Inner {
+pub(crate) struct Inner {
     /// Swapped whole on every change; calls hold the one they started with.
-    tools: RwLock<Arc<Table>>,
-    agents: Agents,
-    approver: Arc<dyn Approver>,
-    limits: CallLimits,
-    fingerprint_key: std::collections::hash_map::RandomState,
-    durable: Durable,
+    pub tools: RwLock<Arc<Table>>,
+    pub agents: Agents,
+    pub approver: Arc<dyn Approver>,
+    pub limits: CallLimits,
+    pub fingerprint_key: std::collections::hash_map::RandomState,
+    pub durable: Durable,
+    /// The bounds of `request_capability`, when offered.
+    pub capability: Option<GrantBounds>,
+    pub trust: Option<Arc<TrustKeeper>>,
+    pub sessions: Sessions,
 }
 
 impl std::fmt::Debug for Gate {
@@ -262,48 +126,57 @@ impl Gate {
         owners
     }
 
-    /// Adds an allow rule to an agent's policy (an "always allow" answer).
-    /// Fails, changing nothing, on an unknown agent or a malformed rule.
-    pub fn add_allow_rule(&self, agent: &str, rule: &str) -> Result<(), String> {
+    /// Adds an allow rule to an agent's policy (an "always allow" answer,
+    /// or one stored earlier). Fails, changing nothing, on an unknown
+    /// agent or a malformed rule.
+    pub fn add_allow_rule(&self, agent: &str, rule: &str) -> Result<(), GateError> {
         self.inner.agents.add_allow_rule(agent, rule)
-    }
-
-    /// Sets the levels progressive trust gives an agent (`None`: its
-    /// configured level applies).
-    pub fn set_trust(
-        &self,
-        agent: &str,
-        trust: Option<warden_policy::TrustLevels>,
-    ) -> Result<(), String> {
-        self.inner.agents.set_trust(agent, trust)
     }
 
     /// The entry of `agent`'s denied list naming tool `name`, if any (no
     /// grant or approval can allow such a call).
     pub fn denied_entry(&self, agent: &str, name: &str) -> Option<String> {
-        let table = self.inner.table();
-        let entry = table.get(name)?;
-        self.inner
-            .agents
-            .with(agent, |p| p.denied_entry(&facts(entry)).map(str::to_owned))
-            .flatten()
+        self.inner.denied_entry(agent, name)
     }
 
     /// What the policy decides for a call, without running it.
     pub fn decide(&self, request: &CallRequest) -> Decision {
         match self.inner.table().get(&request.tool) {
-            Some(entry) => self.inner.decide(entry, request).0,
+            Some(entry) => {
+                let prepared = self.inner.prepare(entry, request);
+                self.inner.decide(entry, request, &prepared)
+            }
             None => Decision::deny(
                 Layer::Category,
                 format!("no tool named `{}` is available", request.tool),
             ),
         }
     }
+
+    /// Time passed for progressive trust: re-verification and decay, and
+    /// counters written to the store. A server calls this periodically.
+    pub fn trust_tick(&self) {
+        if let Some(trust) = &self.inner.trust {
+            for (agent, levels) in trust.tick() {
+                self.inner.agents.set_trust(&agent, levels);
+            }
+        }
+    }
+
+    /// Writes trust counters that moved since their last save (at
+    /// shutdown).
+    pub fn flush_trust(&self) {
+        if let Some(trust) = &self.inner.trust
+            && let Err(e) = trust.flush()
+        {
+            tracing::error!(error = %e, "trust counters were not written");
+        }
+    }
 }
 
 /// The names of the file-system tools of `table`: deny rules on them deny
 /// their paths to every tool.
-fn file_tools(table: &Table) -> Vec<String> {
+pub(crate) fn file_tools(table: &Table) -> Vec<String> {
     table
         .tools
         .values()
@@ -312,42 +185,32 @@ fn file_tools(table: &Table) -> Vec<String> {
         .collect()
 }
 
-fn facts(entry: &Entry) -> warden_policy::ToolFacts<'_> {
+pub(crate) fn facts(entry: &Entry) -> warden_policy::ToolFacts<'_> {
     warden_policy::ToolFacts {
         name: entry.spec.name.as_str(),
         category: entry.spec.category.as_str(),
         action_type: entry.spec.action_type.as_str(),
         side_effect: entry.spec.side_effect,
-        isolated: entry.backend.isolated(),
+        isolation: match entry.backend.isolation() {
+            warden_api::Isolation::Host => warden_policy::Isolation::Host,
+            warden_api::Isolation::Wasm => warden_policy::Isolation::Wasm,
+            warden_api::Isolation::Container => warden_policy::Isolation::Container,
+        },
     }
-}
-
-/// The envelope an agent sees for a denial: what was denied, by which
-/// layer and rule, and what would allow it (the reason says).
-fn denied(decision: &Decision) -> Envelope {
-    let code = match decision.layer {
-        Layer::Input => "invalid_path",
-        Layer::Category => "denied_by_category",
-        Layer::Constraint => "denied_by_constraint",
-        Layer::Rule => "denied_by_rule",
-        Layer::CircuitBreaker => "circuit_breaker",
-        Layer::ReadOnly | Layer::Mode => "denied_by_mode",
-        Layer::Grant => "denied_by_grant",
-    };
-    Envelope::error(ErrorType::PermissionDenied, code, decision.reason.clone())
 }
 
 impl Inner {
     /// The table current now.
-    fn table(&self) -> Arc<Table> {
+    pub fn table(&self) -> Arc<Table> {
         self.tools
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
 
-    /// A keyed hash of arguments: SipHash with this gate's random key.
-    fn fingerprint(&self, args: &serde_json::Value) -> String {
+    /// A keyed hash of arguments: sha256 under the configured key (stable
+    /// across restarts), else SipHash with this gate's random key.
+    pub fn fingerprint(&self, args: &serde_json::Value) -> String {
         use std::hash::{BuildHasher, Hasher};
         if let Some(key) = &self.durable.fingerprint_key {
             let mut keyed = key.to_vec();
@@ -359,6 +222,14 @@ impl Inner {
         format!("{:016x}", h.finish())
     }
 
+    pub fn denied_entry(&self, agent: &str, name: &str) -> Option<String> {
+        let table = self.table();
+        let entry = table.get(name)?;
+        self.agents
+            .with(agent, |p| p.denied_entry(&facts(entry)).map(str::to_owned))
+            .flatten()
+    }
+
     fn span(request: &CallRequest) -> tracing::Span {
         let c = &request.context;
         tracing::info_span!(
@@ -367,336 +238,16 @@ impl Inner {
         )
     }
 
-    /// A shell-command tool's `cwd` argument, normalised against the
-    /// workspace; shown in the question a person sees.
-    fn call_cwd(&self, entry: &Entry, request: &CallRequest) -> Option<String> {
-        if facts(entry).specifier_kind() != warden_policy::SpecifierKind::Shell {
-            return None;
-        }
-        let cwd = request.args.get("cwd")?.as_str()?;
-        let env = self.agents.env.env();
-        // An unreadable cwd leaves the workspace, which the tool refuses.
-        warden_policy::path::normalize(cwd, env.workspace).ok()
-    }
-
-    /// The one directory a call's relative paths resolve against, for the
-    /// decision and the tool alike: a shell tool's `cwd` argument; else the
-    /// workspace when one of the tool's directory grants covers it; else
-    /// the tool's first granted directory (the only place its relative
-    /// paths can land); else the workspace.
-    fn base_dir(&self, entry: &Entry, request: &CallRequest) -> String {
-        if let Some(cwd) = self.call_cwd(entry, request) {
-            return cwd;
-        }
-        let workspace = &self.agents.env.workspace;
-        let fs = &entry.grants.fs;
-        if fs.is_empty()
-            || fs
-                .iter()
-                .any(|g| warden_policy::path::is_within(workspace, &g.guest_path))
-        {
-            return workspace.clone();
-        }
-        fs.first()
-            .map_or_else(|| workspace.clone(), |g| g.guest_path.clone())
-    }
-
-    /// The decision and the `tool(specifier)` the policy saw.
-    fn decide(&self, entry: &Entry, request: &CallRequest) -> (Decision, String) {
-        let specifier = entry.spec.render_specifier(&request.args);
-        let cwd = self.call_cwd(entry, request);
-        let base = self.base_dir(entry, request);
-        let mut env = self.agents.env.env();
-        env.cwd = &base;
-        let resolved = match (&specifier, facts(entry).specifier_kind()) {
-            (Some(s), warden_policy::SpecifierKind::Path) => {
-                warden_policy::path::normalize(s, env.cwd)
-                    .ok()
-                    .and_then(|p| resolve::resolve(&p, &entry.grants))
-            }
-            _ => None,
-        };
-        let call = Call {
-            tool: facts(entry),
-            specifier: specifier.as_deref(),
-            resolved_path: resolved.as_deref(),
-        };
-        let shown = match (&specifier, &cwd) {
-            (Some(s), Some(cwd)) => format!("{}({s}) in {cwd}", entry.spec.name),
-            (Some(s), None) => format!("{}({s})", entry.spec.name),
-            (None, _) => entry.spec.name.to_string(),
-        };
-        let grants = self.durable.grants.as_ref().map(|g| g.current());
-        let decision = self
-            .agents
-            .with(&request.context.agent, |p| match &grants {
-                Some(set) => warden_policy::decide_with_grants(
-                    p,
-                    &call,
-                    &env,
-                    set,
-                    &request.context.session,
-                    self.durable.clock.now_ms(),
-                ),
-                None => p.decide(&call, &env),
-            })
-            .unwrap_or_else(|| unknown_agent(&request.context.agent));
-        if decision.decision != Verdict::Deny
-            && let Some(refused) = crate::target::non_public(
-                entry.spec.category.as_str(),
-                specifier.as_deref(),
-                &entry.grants,
-            )
-        {
-            return (refused, shown);
-        }
-        (decision, shown)
-    }
-
-    async fn run(&self, request: CallRequest, hooks: CallHooks) -> Envelope {
-        // The entry (and its backend) is held to the end of the call, even
-        // if the tool is replaced meanwhile.
-        let Some(entry) = self.table().get(&request.tool).cloned() else {
-            return Envelope::error(
-                ErrorType::UnknownTool,
-                "not_found",
-                format!(
-                    "no tool named `{}` is available; list the tools to see what is",
-                    request.tool
-                ),
-            );
-        };
-        let (decision, shown) = self.decide(&entry, &request);
-        tracing::info!(
-            decision = ?decision.decision, layer = ?decision.layer, rule = decision.rule.as_deref(),
-            reason = %decision.reason, "decided"
-        );
-        hooks.log(
-            LogLevel::Info,
-            "warden",
-            format_args!(
-                "{shown}: {:?} by {:?} — {}",
-                decision.decision, decision.layer, decision.reason
-            ),
-        );
-        let journal = self.durable.journal.as_ref();
-        let with_args = journal.is_some_and(|j| j.audit_args());
-        let event = durable::decision_event(&request, &shown, &decision, with_args);
-        if let Some(refusal) = durable::audit(journal, &event) {
-            return refusal;
-        }
-        let approved = decision.decision == Verdict::Ask;
-        match decision.decision {
-            Verdict::Deny => return denied(&decision),
-            Verdict::Ask => {
-                let approver = hooks.approver.as_deref().unwrap_or(&*self.approver);
-                if let Some(refusal) = self
-                    .ask(approver, &entry, &request, &decision, &shown)
-                    .await
-                {
-                    return refusal;
-                }
-            }
-            Verdict::Allow => {}
-        }
-        if let Err(problems) = entry.validator.check(&request.args) {
-            tracing::info!(%problems, "arguments rejected");
-            return Envelope::error(
-                ErrorType::ArgumentValidationError,
-                "invalid_argument",
-                format!(
-                    "arguments of `{}` do not match its schema: {problems}",
-                    entry.spec.name
-                ),
-            );
-        }
-        let base = self.base_dir(&entry, &request);
-        let paths: Option<Arc<dyn warden_api::PathGuard>> =
-            self.agents.with(&request.context.agent, |p| {
-                let mut env = self.agents.env.env();
-                env.cwd = &base;
-                Arc::new(crate::paths::CallPaths::new(
-                    p.protection().clone(),
-                    &env,
-                    approved,
-                )) as Arc<dyn warden_api::PathGuard>
-            });
-        let call = BackendCall {
-            tool: &entry.spec,
-            args: &request.args,
-            context: &request.context,
-            grants: &entry.grants,
-            limits: self.limits,
-            events: hooks.events.as_ref(),
-            paths: paths.as_ref(),
-            cwd: Some(&base),
-        };
-        let started = std::time::Instant::now();
-        let envelope = entry.backend.invoke(call).await;
-        tracing::info!(ok = envelope.is_ok(), "call done");
-        let event = durable::outcome_event(
-            &request,
-            entry.spec.name.as_str(),
-            &envelope,
-            started.elapsed(),
-        );
-        if let Some(journal) = journal
-            && let Err(e) = journal.audit(&event)
-        {
-            // The call ran; its result stands, but the operator must know
-            // the trail has a gap.
-            tracing::error!(error = %e, "audit append of a call outcome failed");
-        }
-        envelope
-    }
-
-    /// Checks and writes down an "always allow" rule before it applies.
-    fn persist_rule(
-        &self,
-        agent: &str,
-        rule: &str,
-        by: Option<&Attribution>,
-    ) -> Result<(), String> {
-        warden_policy::RuleSet::parse(&[rule.to_owned()], &[], &[]).map_err(|e| e.to_string())?;
-        match &self.durable.journal {
-            Some(journal) => journal
-                .rule_added(agent, rule, None, by)
-                .map_err(|e| format!("it could not be recorded: {e}")),
-            None => Ok(()),
-        }
-    }
-
-    /// Asks a person; `None` when they allowed the call.
-    async fn ask(
-        &self,
-        approver: &dyn Approver,
-        entry: &Entry,
-        request: &CallRequest,
-        decision: &Decision,
-        shown: &str,
-    ) -> Option<Envelope> {
-        let specifier = entry.spec.render_specifier(&request.args);
-        let call = Call {
-            tool: facts(entry),
-            specifier: specifier.as_deref(),
-            resolved_path: None,
-        };
-        let base = self.base_dir(entry, request);
-        let mut env = self.agents.env.env();
-        env.cwd = &base;
-        let agent = &request.context.agent;
-        let suggested_rule = self
-            .agents
-            .with(agent, |p| p.exact_rule(&call, &env))
-            .unwrap_or_else(|| entry.spec.name.to_string());
-        let never_always = warden_policy::never_always(&call.tool, decision);
-        let question = ApprovalRequest {
-            id: String::new(),
-            agent: agent.clone(),
-            request_id: request.context.request_id.clone(),
-            tool: entry.spec.name.to_string(),
-            call: shown.to_owned(),
-            reason: decision.reason.clone(),
-            suggested_rule,
-            args_fingerprint: self.fingerprint(&request.args),
-            arguments: crate::shown_arguments(&request.args),
-            always_offered: never_always.is_none(),
-        };
-        match approver.ask(question).await {
-            ApprovalAnswer::AllowOnce => {
-                tracing::info!("approved once");
-                None
-            }
-            ApprovalAnswer::AlwaysAllow { rule, by } => {
-                let operator = match by {
-                    Answerer::Operator(who) => Some(who),
-                    Answerer::Client => {
-                        let refusal = never_always.or_else(|| {
-                            self.agents
-                                .with(agent, |p| p.client_rule_refusal(&call, &env, &rule))
-                                .flatten()
-                        });
-                        if let Some(why) = refusal {
-                            tracing::warn!(%rule, %why, "a client's always-allow rule was refused");
-                            return Some(self.refused_response(request, shown, None, &why));
-                        }
-                        None
-                    }
-                };
-                let added = self
-                    .persist_rule(agent, &rule, operator.as_ref())
-                    .and_then(|()| self.agents.add_allow_rule(agent, &rule));
-                match added {
-                    Ok(()) => {
-                        tracing::info!(%rule, by = ?operator.as_ref().map(|o| &o.actor), "approved; rule added");
-                        None
-                    }
-                    Err(e) => Some(Envelope::error(
-                        ErrorType::PermissionDenied,
-                        "approval_invalid_rule",
-                        format!(
-                            "the approval's rule `{rule}` is not valid ({e}); the call was not run"
-                        ),
-                    )),
-                }
-            }
-            ApprovalAnswer::Deny { reason } => Some(Envelope::error(
-                ErrorType::PermissionDenied,
-                "approval_denied",
-                format!("{} — {reason}", decision.reason),
-            )),
-            ApprovalAnswer::Pending { id } => Some(pending_envelope(&decision.reason, &id)),
-            ApprovalAnswer::Refused { id, reason } => {
-                Some(self.refused_response(request, shown, id.as_deref(), &reason))
+    /// Every distinct backend of the current table.
+    fn backends(&self) -> Vec<Arc<dyn Backend>> {
+        let mut out: Vec<Arc<dyn Backend>> = Vec::new();
+        for entry in self.table().tools.values() {
+            if !out.iter().any(|b| Arc::ptr_eq(b, &entry.backend)) {
+                out.push(entry.backend.clone());
             }
         }
+        out
     }
-
-    /// An answer that came with the call and was not accepted: audited,
-    /// and reported to the agent; the ask (if any) keeps waiting.
-    fn refused_response(
-        &self,
-        request: &CallRequest,
-        shown: &str,
-        id: Option<&str>,
-        reason: &str,
-    ) -> Envelope {
-        let c = &request.context;
-        let event = AuditEvent::ResponseRefused {
-            agent: c.agent.clone(),
-            session: c.session.clone(),
-            request_id: c.request_id.clone(),
-            call: shown.to_owned(),
-            approval: id.map(str::to_owned),
-            reason: reason.to_owned(),
-        };
-        if let Some(refusal) = durable::audit(self.durable.journal.as_ref(), &event) {
-            return refusal;
-        }
-        let waiting = match id {
-            Some(id) => format!("; approval {id} still waits for a person"),
-            None => String::new(),
-        };
-        Envelope::error(
-            ErrorType::PermissionDenied,
-            "approval_response_refused",
-            format!(
-                "the answer sent with this call was refused: {reason}; the call was not run{waiting}"
-            ),
-        )
-    }
-}
-
-/// The envelope of a call that waits for a person's approval `id`.
-pub fn pending_envelope(reason: &str, id: &str) -> Envelope {
-    Envelope::error(
-        ErrorType::PermissionDenied,
-        "approval_pending",
-        format!(
-            "{reason} — waiting for a person's approval {id}: ask them to answer it \
-             (`warden approvals approve {id}`, or `warden approvals deny {id}`), then retry the same call"
-        ),
-    )
 }
 
 impl ToolHost for Gate {
@@ -729,16 +280,16 @@ impl ToolHost for Gate {
                 .unwrap_or(false)
         });
         let Some(entry) = entry else {
-            return Box::pin(std::future::ready(Envelope::error(
+            return Box::pin(std::future::ready(Envelope::host(
                 ErrorType::UnknownTool,
-                "not_found",
+                HostCode::NotFound,
                 format!("no tool named `{tool}` is available to agent `{agent}`"),
             )));
         };
         if !entry.spec.resources.iter().any(|r| r == id) {
-            return Box::pin(std::future::ready(Envelope::error(
+            return Box::pin(std::future::ready(Envelope::host(
                 ErrorType::ArgumentValidationError,
-                "not_found",
+                HostCode::NotFound,
                 format!(
                     "`{tool}` has no resource `{id}`; it has: {}",
                     entry.spec.resources.join(", ")
@@ -779,9 +330,9 @@ impl ToolHost for Gate {
                     tokio::spawn(
                         async move {
                             let Ok(_permit) = limit.acquire().await else {
-                                return Envelope::error(
+                                return Envelope::host(
                                     ErrorType::HostError,
-                                    "batch_closed",
+                                    HostCode::BatchClosed,
                                     "the batch was cancelled",
                                 );
                             };
@@ -795,14 +346,78 @@ impl ToolHost for Gate {
             for handle in handles {
                 results.push(handle.await.unwrap_or_else(|e| {
                     tracing::error!(error = %e, "a call in a batch panicked");
-                    Envelope::error(
+                    Envelope::host(
                         ErrorType::HostError,
-                        "host_panic",
+                        HostCode::HostPanic,
                         format!("the host failed while running this call: {e}"),
                     )
                 }));
             }
             results
+        })
+    }
+
+    fn offers_capability_requests(&self) -> bool {
+        self.inner.capability.is_some() && self.inner.durable.grants.is_some()
+    }
+
+    /// Ends the tasks that ran in `session` on every backend (per-task
+    /// containers go).
+    fn end_session<'a>(&'a self, session: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let tasks = self.inner.sessions.end(session);
+            if tasks.is_empty() {
+                return;
+            }
+            let backends = self.inner.backends();
+            for task in &tasks {
+                for backend in &backends {
+                    backend.end_task(task).await;
+                }
+            }
+            tracing::debug!(session, tasks = tasks.len(), "session ended");
+        })
+    }
+}
+
+impl Gate {
+    fn keeper(&self, agent: &str) -> Result<&TrustKeeper, TrustError> {
+        if self.inner.agents.with(agent, |_| ()).is_none() {
+            return Err(TrustError::UnknownAgent(agent.to_owned()));
+        }
+        self.inner.trust.as_deref().ok_or(TrustError::Disabled)
+    }
+}
+
+/// Trust as operators see it in a running host: changes apply to the
+/// agent's policy at once.
+impl TrustAdmin for Gate {
+    fn show(&self, agent: &str) -> Result<serde_json::Value, TrustError> {
+        self.keeper(agent)?.show(agent)
+    }
+
+    fn feedback(
+        &self,
+        agent: &str,
+        category: Option<&str>,
+        score: f64,
+    ) -> Result<serde_json::Value, TrustError> {
+        let (state, levels) = self.keeper(agent)?.rate(agent, category, score)?;
+        if let Some(levels) = levels {
+            self.inner.agents.set_trust(agent, levels);
+        }
+        serde_json::to_value(state).map_err(|e| {
+            TrustError::NotRecorded(warden_api::JournalError::with_source("encoding trust", e))
+        })
+    }
+
+    fn approve(&self, agent: &str, by: Attribution) -> Result<serde_json::Value, TrustError> {
+        let (state, levels) = self.keeper(agent)?.promote(agent, by)?;
+        if let Some(levels) = levels {
+            self.inner.agents.set_trust(agent, levels);
+        }
+        serde_json::to_value(state).map_err(|e| {
+            TrustError::NotRecorded(warden_api::JournalError::with_source("encoding trust", e))
         })
     }
 }

@@ -1,16 +1,17 @@
 //! The admin API: list pending approvals, answer one; list, install and
-//! remove plugins (routes in `plugins.rs`). Served on a Unix
-//! socket in the state directory (mode 0600: the file permission is the
-//! authentication, so `warden approvals` on the same machine needs no
+//! remove plugins (routes in `plugins.rs`); show an agent's progressive
+//! trust, rate its work, approve its promotion (`trust.rs`). Served on a
+//! Unix socket in the state directory (mode 0600: the file permission is
+//! the authentication, so `warden approvals` on the same machine needs no
 //! token) and, for holders of an admin token, under `/admin` on the HTTP
-//! listener. [`AdminClient`] is the CLI's side.
+//! listener. [`AdminClient`](crate::AdminClient) is the CLI's side.
 //!
 //! Attack it stops: other local users answering approvals (the socket is
 //! owner-only), and a stale socket from a killed server blocking a new
 //! one or a running server being hijacked (a socket that still answers is
 //! never replaced).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use axum::extract::{Path as UrlPath, State};
 use axum::routing::{delete, get, post};
@@ -18,13 +19,12 @@ use axum::{Json, Router};
 use http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 use warden_api::{
-    Answerer, ApprovalAnswer, ApprovalRequest, Attribution, Guardrail, GuardrailError,
+    AnswerError, Answerer, ApprovalAnswer, ApprovalRequest, Attribution, Guardrail, GuardrailError,
 };
 
-use crate::{McpError, Server, plugins};
+use crate::{McpError, Server, plugins, trust};
 
 /// A person's answer, as the admin API takes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -142,7 +142,7 @@ async fn answer(
 ) -> Reply {
     let not_pending = |e: String| (StatusCode::NOT_FOUND, Json(json!({ "error": e })));
     let Some(asked) = server.book().get(&id) else {
-        return not_pending(warden_gate::BookError::NotPending(id).to_string());
+        return not_pending(AnswerError::NotPending(id).to_string());
     };
     let answer = match body.answer(&asked) {
         Ok(a) => a,
@@ -154,13 +154,17 @@ async fn answer(
     }
 }
 
-/// The admin routes of a server: its approvals book and its plugins.
+/// The admin routes of a server: its approvals book, its plugins and
+/// progressive trust.
 pub fn admin_router(server: Server) -> Router {
     Router::new()
         .route("/approvals", get(list))
         .route("/approvals/{id}", post(answer))
         .route("/plugins", get(plugins::list).post(plugins::install))
         .route("/plugins/{name}", delete(plugins::remove))
+        .route("/trust/{agent}", get(trust::show))
+        .route("/trust/{agent}/feedback", post(trust::feedback))
+        .route("/trust/{agent}/approve", post(trust::approve))
         .with_state(server)
 }
 
@@ -232,133 +236,6 @@ pub async fn serve_admin_socket(
 fn set_owner_only(path: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-}
-
-/// Where the admin API is.
-#[derive(Debug, Clone)]
-pub enum AdminClient {
-    Socket(PathBuf),
-    /// `http://host:port` and an admin token.
-    Http {
-        base: String,
-        token: String,
-    },
-}
-
-impl AdminClient {
-    fn at(&self) -> String {
-        match self {
-            AdminClient::Socket(p) => p.display().to_string(),
-            AdminClient::Http { base, .. } => format!("{base}/admin"),
-        }
-    }
-
-    fn error(&self, message: impl Into<String>) -> McpError {
-        McpError::Admin {
-            at: self.at(),
-            message: message.into(),
-        }
-    }
-
-    /// Pending approvals, oldest first.
-    pub async fn pending(&self) -> Result<Value, McpError> {
-        self.request("GET", "/approvals", None).await
-    }
-
-    /// The server's plugins.
-    pub async fn plugins(&self) -> Result<Value, McpError> {
-        self.request("GET", "/plugins", None).await
-    }
-
-    /// Installs a component file or directory (a path on the server's
-    /// machine) into the running server.
-    pub async fn install(&self, path: &Path) -> Result<Value, McpError> {
-        let body = serde_json::to_vec(&plugins::InstallBody {
-            path: path.to_path_buf(),
-        })
-        .map_err(|e| self.error(e.to_string()))?;
-        self.request("POST", "/plugins", Some(body)).await
-    }
-
-    /// Removes plugin `name` from the running server, on the word of
-    /// `guardrail` (actor, confirmation, reason).
-    pub async fn remove(&self, name: &str, guardrail: &Guardrail) -> Result<Value, McpError> {
-        let body = serde_json::to_vec(guardrail).map_err(|e| self.error(e.to_string()))?;
-        self.request("DELETE", &format!("/plugins/{name}"), Some(body))
-            .await
-    }
-
-    /// Answers approval `id`.
-    pub async fn answer(&self, id: &str, body: &AnswerBody) -> Result<Value, McpError> {
-        let body = serde_json::to_vec(body).map_err(|e| self.error(e.to_string()))?;
-        self.request("POST", &format!("/approvals/{id}"), Some(body))
-            .await
-    }
-
-    async fn request(
-        &self,
-        method: &str,
-        path: &str,
-        body: Option<Vec<u8>>,
-    ) -> Result<Value, McpError> {
-        let body = body.unwrap_or_default();
-        let (host, path, auth) = match self {
-            AdminClient::Socket(_) => ("warden".to_owned(), path.to_owned(), String::new()),
-            AdminClient::Http { base, token } => {
-                let authority = base
-                    .strip_prefix("http://")
-                    .ok_or_else(|| self.error("only http:// URLs are supported"))?
-                    .trim_end_matches('/');
-                (
-                    authority.to_owned(),
-                    format!("/admin{path}"),
-                    format!("Authorization: Bearer {token}\r\n"),
-                )
-            }
-        };
-        let head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {host}\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-            body.len()
-        );
-        let raw = match self {
-            AdminClient::Socket(p) => {
-                let stream = tokio::net::UnixStream::connect(p).await.map_err(|e| {
-                    self.error(format!(
-                        "cannot connect ({e}); is `warden serve` running with this state directory?"
-                    ))
-                })?;
-                exchange(stream, head.as_bytes(), &body).await
-            }
-            AdminClient::Http { .. } => {
-                let stream = tokio::net::TcpStream::connect(&host)
-                    .await
-                    .map_err(|e| self.error(format!("cannot connect: {e}")))?;
-                exchange(stream, head.as_bytes(), &body).await
-            }
-        }
-        .map_err(|e| self.error(format!("the exchange failed: {e}")))?;
-        let (status, body) = (raw.status, raw.body);
-        let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        if status == 200 {
-            Ok(value)
-        } else if let Some(e) = value.get("error").and_then(Value::as_str) {
-            Err(self.error(e.to_owned()))
-        } else {
-            Err(self.error(format!("HTTP status {status}")))
-        }
-    }
-}
-
-/// Sends one request and reads its response.
-async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
-    mut stream: S,
-    head: &[u8],
-    body: &[u8],
-) -> std::io::Result<crate::http1::Response> {
-    stream.write_all(head).await?;
-    stream.write_all(body).await?;
-    stream.flush().await?;
-    crate::http1::read_response(&mut tokio::io::BufReader::new(stream)).await
 }
 
 #[cfg(test)]

@@ -28,7 +28,6 @@ use rmcp::model::{
 use rmcp::service::Peer;
 use serde_json::{Value, json};
 use warden_api::{Answerer, ApprovalAnswer, ApprovalRequest, Approver, BoxFuture};
-use warden_gate::ApprovalBook;
 
 use crate::seal::Sealer;
 
@@ -172,7 +171,7 @@ pub(crate) struct Offered {
 /// the call up; remembers an ask it left pending, so the handler can turn
 /// it into an input-required result.
 pub(crate) struct ClientAsk {
-    pub book: Arc<ApprovalBook>,
+    pub book: Arc<dyn warden_api::Approvals>,
     pub sealer: Sealer,
     /// The agent's asks are the client's to answer, and this client
     /// declared elicitation.

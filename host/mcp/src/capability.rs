@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rmcp::model::Tool;
 use serde_json::json;
 
-pub(crate) const NAME: &str = "request_capability";
+pub(crate) const NAME: &str = warden_api::REQUEST_CAPABILITY;
 
 pub(crate) fn tool() -> Tool {
     let schema = json!({

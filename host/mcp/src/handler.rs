@@ -20,10 +20,9 @@ use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use warden_api::{
-    ApprovalChannel, Approver, CallContext, CallHooks, CallRequest, Envelope, ErrorType, ToolHost,
-    ToolSpec,
+    ApprovalChannel, Approvals, Approver, CallContext, CallHooks, CallRequest, Envelope, ErrorType,
+    HostCode, ToolHost, ToolSpec, TrustAdmin,
 };
-use warden_gate::ApprovalBook;
 
 use crate::approve::{self, ClientAsk, ElicitingApprover, Offered};
 use crate::convert;
@@ -89,7 +88,7 @@ impl ServerOptions {
 
 struct Shared {
     host: Arc<dyn ToolHost>,
-    book: Arc<ApprovalBook>,
+    book: Arc<dyn Approvals>,
     sealer: Sealer,
     /// Makes session ids unique across restarts (grants can be bound to a
     /// session).
@@ -98,8 +97,8 @@ struct Shared {
     notifier: Notifier,
     options: ServerOptions,
     sessions: AtomicU64,
-    desk: std::sync::OnceLock<Arc<dyn warden_api::CapabilityDesk>>,
-    plugins: std::sync::OnceLock<Arc<dyn crate::PluginAdmin>>,
+    plugins: std::sync::OnceLock<Arc<dyn warden_api::PluginAdmin>>,
+    trust: std::sync::OnceLock<Arc<dyn TrustAdmin>>,
 }
 
 /// The MCP face of a host. Cheap to clone.
@@ -121,7 +120,7 @@ impl Server {
     /// request-state key shorter than 32 bytes.
     pub fn new(
         host: Arc<dyn ToolHost>,
-        book: Arc<ApprovalBook>,
+        book: Arc<dyn Approvals>,
         options: ServerOptions,
     ) -> Result<Server, crate::McpError> {
         use std::hash::{BuildHasher, Hasher};
@@ -139,30 +138,34 @@ impl Server {
                 notifier: Notifier::default(),
                 options,
                 sessions: AtomicU64::new(1),
-                desk: std::sync::OnceLock::new(),
                 plugins: std::sync::OnceLock::new(),
+                trust: std::sync::OnceLock::new(),
             }),
         })
     }
 
-    /// Offers `request_capability` to every agent, answered by `desk`.
-    /// Set once; later calls change nothing and return false.
-    pub fn set_capability_desk(&self, desk: Arc<dyn warden_api::CapabilityDesk>) -> bool {
-        self.shared.desk.set(desk).is_ok()
-    }
-
-    pub fn book(&self) -> &Arc<ApprovalBook> {
+    pub fn book(&self) -> &Arc<dyn Approvals> {
         &self.shared.book
     }
 
     /// Lets the admin API manage plugins through `admin` (set once; a
     /// second call is ignored and returns false).
-    pub fn set_plugin_admin(&self, admin: Arc<dyn crate::PluginAdmin>) -> bool {
+    pub fn set_plugin_admin(&self, admin: Arc<dyn warden_api::PluginAdmin>) -> bool {
         self.shared.plugins.set(admin).is_ok()
     }
 
-    pub(crate) fn plugin_admin(&self) -> Option<Arc<dyn crate::PluginAdmin>> {
+    pub(crate) fn plugin_admin(&self) -> Option<Arc<dyn warden_api::PluginAdmin>> {
         self.shared.plugins.get().cloned()
+    }
+
+    /// Lets the admin API show and change progressive trust through
+    /// `admin` (set once; a second call is ignored and returns false).
+    pub fn set_trust_admin(&self, admin: Arc<dyn TrustAdmin>) -> bool {
+        self.shared.trust.set(admin).is_ok()
+    }
+
+    pub(crate) fn trust_admin(&self) -> Option<Arc<dyn TrustAdmin>> {
+        self.shared.trust.get().cloned()
     }
 
     /// Tells every connected client that its tool list may have changed
@@ -180,6 +183,8 @@ impl Server {
 
     /// A handler for one MCP session. `agent` fixes the agent (stdio);
     /// without it, each request names its agent through its bearer token.
+    /// When the handler is dropped (the session ended), the host ends the
+    /// tasks that ran in it.
     pub fn session(&self, agent: Option<String>) -> Session {
         let n = self.shared.sessions.fetch_add(1, Ordering::Relaxed);
         Session {
@@ -188,6 +193,7 @@ impl Server {
             id: format!("s-{:08x}-{n}", self.shared.instance & 0xffff_ffff),
             threshold: LogThreshold::off(),
             registered: AtomicBool::new(false),
+            tasked: AtomicBool::new(false),
             listen_from: AtomicU64::new(0),
         }
     }
@@ -200,6 +206,8 @@ pub struct Session {
     id: String,
     threshold: LogThreshold,
     registered: AtomicBool,
+    /// A call of this session ran under a task: its end ends tasks.
+    tasked: AtomicBool,
     /// The change count when a subscriptions/listen was accepted (before
     /// rmcp acknowledges it and before its stream is registered).
     listen_from: AtomicU64,
@@ -372,7 +380,50 @@ fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
 }
 
 fn is_pending(envelope: &Envelope) -> bool {
-    matches!(envelope, Envelope::Error { domain_code, .. } if domain_code == "approval_pending")
+    envelope.host_code() == Some(HostCode::ApprovalPending)
+}
+
+/// The `_meta` key naming the task a request belongs to, as MCP's tasks
+/// utility relates messages to a task (`{"taskId": ...}`).
+const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+/// Warden's own `_meta` keys: a task id (a string), and the task's
+/// difficulty in 0..=1 for progressive trust.
+const TASK: &str = "dev.warden/task";
+const DIFFICULTY: &str = "dev.warden/difficulty";
+
+/// The task a request names in its `_meta`, if any (at most 128 printable
+/// characters: it becomes a container label).
+fn meta_task(meta: &rmcp::model::RequestMetaObject) -> Option<String> {
+    let task = meta
+        .get(TASK)
+        .and_then(Value::as_str)
+        .or_else(|| meta.get(RELATED_TASK)?.get("taskId")?.as_str())?;
+    let task = task.trim();
+    let ok = !task.is_empty() && task.len() <= 128 && task.bytes().all(|b| b.is_ascii_graphic());
+    ok.then(|| task.to_owned())
+}
+
+/// The difficulty a request gives in its `_meta`, if a number in 0..=1.
+fn meta_difficulty(meta: &rmcp::model::RequestMetaObject) -> Option<f64> {
+    meta.get(DIFFICULTY)
+        .and_then(Value::as_f64)
+        .filter(|d| (0.0..=1.0).contains(d))
+}
+
+impl Drop for Session {
+    /// The session ended: the host ends the tasks that ran in it (per-task
+    /// containers go now, not after their idle grace period).
+    fn drop(&mut self) {
+        if !self.tasked.load(Ordering::Relaxed) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let host = self.shared.host.clone();
+        let id = std::mem::take(&mut self.id);
+        runtime.spawn(async move { host.end_session(&id).await });
+    }
 }
 
 impl ServerHandler for Session {
@@ -412,7 +463,7 @@ impl ServerHandler for Session {
             permitted.iter().map(convert::tool).collect()
         };
         let mut tools = tools;
-        if self.shared.desk.get().is_some() {
+        if self.shared.host.offers_capability_requests() {
             tools.push(crate::capability::tool());
         }
         Ok(ListToolsResult::with_all_items(tools))
@@ -443,20 +494,19 @@ impl ServerHandler for Session {
             Ok(other) => other.to_string(),
             Err(_) => String::new(),
         };
+        let session = self.call_session(&ctx);
+        // A call's task: the one its `_meta` names, else its session's (a
+        // client that names no tasks works as one task per session).
+        let task = meta_task(&ctx.meta).or_else(|| (!session.is_empty()).then(|| session.clone()));
+        if task.is_some() && !session.is_empty() {
+            self.tasked.store(true, Ordering::Relaxed);
+        }
         let context = CallContext {
             agent,
-            session: self.call_session(&ctx),
-            task: None,
+            session,
+            task,
             request_id,
         };
-        if name == crate::capability::NAME
-            && let Some(desk) = self.shared.desk.get()
-        {
-            // Capability requests are answered by operators only: they are
-            // never sent to the client, so no input response can answer one.
-            let envelope = desk.request(&context, &args).await;
-            return Ok(convert::result(&envelope).into());
-        }
         let book = &self.shared.book;
         let declared = ctx
             .client_capabilities()
@@ -505,9 +555,12 @@ impl ServerHandler for Session {
             args,
             context,
         };
+        // A `request_capability` call takes this path too: the gate asks
+        // an operator for it whatever approver is attached here.
         let hooks = CallHooks {
             approver: Some(approver),
             events,
+            difficulty: meta_difficulty(&ctx.meta),
         };
         let envelope = tokio::select! {
             envelope = self.shared.host.call_with(request, hooks) => envelope,

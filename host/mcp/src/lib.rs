@@ -10,9 +10,13 @@
 //! in the state directory and on the HTTP listener, and its client.
 //!
 //! Does not own: deciding or running calls (the gate behind
-//! [`warden_api::ToolHost`]), configuration files (the CLI).
+//! [`warden_api::ToolHost`]), approvals (behind [`warden_api::Approvals`]),
+//! plugins and trust (behind the admin traits of `warden-api`),
+//! configuration files (the server crate). Depends on no Warden crate but
+//! `warden-api`.
 
 mod admin;
+mod admin_client;
 mod approve;
 mod auth;
 mod capability;
@@ -22,17 +26,18 @@ mod error;
 mod events;
 mod handler;
 mod http;
-pub mod http1;
 mod notify;
 mod plugins;
 mod seal;
 mod stdio;
+mod trust;
 
-pub use admin::{AdminClient, AnswerBody, admin_router, serve_admin_socket};
+pub use admin::{AnswerBody, admin_router, serve_admin_socket};
+pub use admin_client::AdminClient;
 pub use disclosure::{Disclosure, DisclosureConfig, DisclosureMode};
 pub use error::McpError;
 pub use handler::{Server, ServerOptions};
 pub use http::{HttpOptions, TokenAgent, serve_http};
-pub use plugins::{InstallBody, PluginAdmin};
+pub use plugins::InstallBody;
 pub use seal::{SealError, Sealer};
 pub use stdio::{serve_stdio, serve_stream};

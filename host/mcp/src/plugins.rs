@@ -1,7 +1,7 @@
 //! The plugin half of the admin API: list, install, remove plugins in a
 //! running server. The server only routes; what installing means
-//! (verification, the registry, swapping tools in) is the embedder's, behind
-//! [`PluginAdmin`].
+//! (verification, the registry, swapping tools in) is the host's, behind
+//! [`warden_api::PluginAdmin`].
 
 use std::path::PathBuf;
 
@@ -10,21 +10,9 @@ use axum::extract::{Path as UrlPath, State};
 use http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use warden_api::{Attribution, BoxFuture, Guardrail};
+use warden_api::{AdminError, Guardrail};
 
 use crate::Server;
-
-/// What the admin API does with plugins. Results and errors are shown to
-/// the operator as they are.
-pub trait PluginAdmin: Send + Sync {
-    /// The installed and loaded plugins.
-    fn list(&self) -> BoxFuture<'_, Result<Value, String>>;
-    /// Installs a component file or a directory of them (paths on the
-    /// server's machine), replacing plugins of the same names.
-    fn install(&self, path: PathBuf) -> BoxFuture<'_, Result<Value, String>>;
-    /// Removes the plugin called `name`, on `by`'s word (audited).
-    fn remove(&self, name: String, by: Attribution) -> BoxFuture<'_, Result<Value, String>>;
-}
 
 /// `POST /plugins`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,18 +25,33 @@ pub struct InstallBody {
 
 use crate::admin::Reply;
 
-fn reply(result: Option<Result<Value, String>>) -> Reply {
+fn reply(result: Option<Result<Value, AdminError>>) -> Reply {
     match result {
         Some(Ok(v)) => (StatusCode::OK, Json(v)),
         Some(Err(e)) => (
             StatusCode::UNPROCESSABLE_ENTITY,
-            Json(json!({ "error": e })),
+            Json(json!({ "error": error_text(&e) })),
         ),
         None => (
             StatusCode::NOT_FOUND,
             Json(json!({ "error": "this server does not manage plugins" })),
         ),
     }
+}
+
+/// The error and its causes, each said once.
+fn error_text(e: &AdminError) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        let shown = cause.to_string();
+        if !text.contains(&shown) {
+            text.push_str(": ");
+            text.push_str(&shown);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 pub(crate) async fn list(State(server): State<Server>) -> Reply {

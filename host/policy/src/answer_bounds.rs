@@ -56,15 +56,18 @@ impl AgentPolicy {
     /// "always allow" answer to `call`, may not be added; `None` when it
     /// may. It must name the asked tool (no glob, no bare `*`), carry a
     /// specifier when the call has one, have no wildcard unless it is the
-    /// prefilled exact rule, and cover the call.
+    /// prefilled exact rule (`exact`, the ask's [`Decision::suggested_rule`]),
+    /// and cover the call.
+    ///
+    /// [`Decision::suggested_rule`]: crate::Decision::suggested_rule
     pub fn client_rule_refusal(
         &self,
         call: &Call<'_>,
         env: &Env<'_>,
+        exact: &str,
         rule: &str,
     ) -> Option<String> {
         let rule = rule.trim();
-        let exact = self.exact_rule(call, env);
         if rule == exact {
             return None;
         }

@@ -47,12 +47,18 @@ pub enum GitAccess {
     Full,
 }
 
-/// How code-execution tools must run.
+/// Where code-execution tools may run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CodeExecution {
-    /// Only in an isolated backend (a wasm instance or a container).
-    Containerized,
+    /// In a sandbox: a WebAssembly instance or a container, never as a
+    /// process of the host. The default of every built-in level
+    /// (`containerized` is its older spelling).
+    #[serde(alias = "containerized")]
+    Sandboxed,
+    /// Only in a container (the Docker sandbox), not in a WebAssembly
+    /// instance either.
+    Container,
 }
 
 /// The constraints applied to every call of an agent.

@@ -2,6 +2,7 @@
 //! git and code execution. Each returns a decision only when it stops or
 //! escalates the call.
 
+use crate::Isolation;
 use crate::constraints::{CodeExecution, FileScope, GitAccess, NetworkMode, TerminalAccess};
 use crate::decision::{Decision, Layer};
 use crate::engine::AgentPolicy;
@@ -66,14 +67,24 @@ pub(crate) fn check(
             )),
             GitAccess::Full => None,
         },
-        "code-execution" => match c.code_execution {
-            CodeExecution::Containerized if !call.tool.isolated => Some(Decision::deny(
+        "code-execution" => match (c.code_execution, call.tool.isolation) {
+            (_, Isolation::Host) => Some(Decision::deny(
                 Layer::Constraint,
                 format!(
-                    "agent `{id}` may run code only in an isolated backend and `{name}` is not isolated"
+                    "agent `{id}` may run code only in a sandbox (`code-execution`) and `{name}` \
+                     runs as a process of the host"
                 ),
             )),
-            CodeExecution::Containerized => None,
+            (CodeExecution::Container, Isolation::Wasm) => Some(Decision::deny(
+                Layer::Constraint,
+                format!(
+                    "agent `{id}` may run code only in a container (`code-execution = \"container\"`) \
+                     and `{name}` runs in a WebAssembly instance"
+                ),
+            )),
+            (CodeExecution::Sandboxed, _) | (CodeExecution::Container, Isolation::Container) => {
+                None
+            }
         },
         _ => None,
     }

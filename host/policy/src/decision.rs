@@ -43,6 +43,11 @@ pub struct Decision {
     /// The capability grant that allowed the call, if one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grant: Option<String>,
+    /// For an ask: the allow rule that would allow exactly this call (for a
+    /// compound command line, the whole line, which a person should narrow),
+    /// made from the same prepared call the decision read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggested_rule: Option<String>,
 }
 
 impl Decision {
@@ -53,6 +58,7 @@ impl Decision {
             rule: None,
             layer,
             grant: None,
+            suggested_rule: None,
         }
     }
 

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use crate::Verdict;
 use crate::action::{ActionSelector, ActionTypes};
 use crate::config::{AgentConfig, PolicyConfig};
 use crate::constraints::SubConstraints;
@@ -336,23 +337,39 @@ impl AgentPolicy {
             Ok(p) => p,
             Err(reason) => return Decision::deny(Layer::Input, reason),
         };
-        if let Some(d) = constraints_check::check(self, call, &prepared, env) {
+        let mut decision = self.decide_prepared(call, env, &prepared, &name);
+        if decision.decision == Verdict::Ask {
+            decision.suggested_rule = Some(
+                prepared
+                    .exact_rule(&name)
+                    .unwrap_or_else(|| prepared.display(&name)),
+            );
+        }
+        decision
+    }
+
+    /// [`AgentPolicy::decide`] after the category gate, on the prepared call.
+    fn decide_prepared(
+        &self,
+        call: &Call<'_>,
+        env: &Env<'_>,
+        prepared: &Prepared<'_>,
+        name: &str,
+    ) -> Decision {
+        if let Some(d) = constraints_check::check(self, call, prepared, env) {
             return d;
         }
-        let deny = self
-            .rules
-            .deny
-            .candidates(&name, &prepared.probe(true, env));
+        let deny = self.rules.deny.candidates(name, &prepared.probe(true, env));
         for rule in deny.iter() {
             if prepared.fires(rule, env) {
                 return Decision::deny(
                     Layer::Rule,
-                    prepared.describe(&name, "`", &["` is denied by rule `", rule.text(), "`"]),
+                    prepared.describe(name, "`", &["` is denied by rule `", rule.text(), "`"]),
                 )
                 .with_rule(rule.text());
             }
         }
-        let protected = match self.protection.check(call, &prepared, env) {
+        let protected = match self.protection.check(call, prepared, env) {
             Some(Hit::Denied(path, pattern)) => {
                 return Decision::deny(
                     Layer::Rule,
@@ -393,16 +410,12 @@ impl AgentPolicy {
                 ),
             );
         }
-        let ask = self.rules.ask.candidates(&name, &prepared.probe(true, env));
+        let ask = self.rules.ask.candidates(name, &prepared.probe(true, env));
         for rule in ask.iter() {
             if prepared.fires(rule, env) {
                 return Decision::ask(
                     Layer::Rule,
-                    prepared.describe(
-                        &name,
-                        "`",
-                        &["` needs approval by rule `", rule.text(), "`"],
-                    ),
+                    prepared.describe(name, "`", &["` needs approval by rule `", rule.text(), "`"]),
                 )
                 .with_rule(rule.text());
             }
@@ -423,17 +436,17 @@ impl AgentPolicy {
                 ),
             );
         }
-        if let Some(rule) = prepared.covered_by(&self.rules.allow, &name, env) {
+        if let Some(rule) = prepared.covered_by(&self.rules.allow, name, env) {
             return Decision::allow(
                 Layer::Rule,
-                prepared.describe(&name, "`", &["` is allowed by rule `", &rule, "`"]),
+                prepared.describe(name, "`", &["` is allowed by rule `", &rule, "`"]),
             )
             .with_rule(&rule);
         }
         if !call.tool.side_effect {
             return Decision::allow(
                 Layer::ReadOnly,
-                concat(&["`", &name, "` has no side effects"]),
+                concat(&["`", name, "` has no side effects"]),
             );
         }
         if prepared.is_read_only_command() {
@@ -441,22 +454,11 @@ impl AgentPolicy {
                 Layer::ReadOnly,
                 format!(
                     "`{}` is a read-only command inside the workspace",
-                    prepared.display(&name)
+                    prepared.display(name)
                 ),
             );
         }
-        self.mode_default(call, &prepared, &name, env)
-    }
-
-    /// The allow rule a person would be offered for "always allow": exactly
-    /// this call (for a compound command line, the whole line, which the
-    /// person should narrow or split).
-    pub fn exact_rule(&self, call: &Call<'_>, env: &Env<'_>) -> String {
-        let name = call.tool.normalized_name();
-        match Prepared::new(call, env) {
-            Ok(p) => p.exact_rule(&name).unwrap_or_else(|| p.display(&name)),
-            Err(_) => name.into_owned(),
-        }
+        self.mode_default(call, prepared, name, env)
     }
 
     fn mode_default(

@@ -16,8 +16,21 @@ pub struct ToolFacts<'a> {
     /// Its action type, e.g. `code:write`.
     pub action_type: &'a str,
     pub side_effect: bool,
-    /// True when the backend runs it isolated (a wasm instance, a container).
-    pub isolated: bool,
+    /// Where the backend runs its calls.
+    pub isolation: Isolation,
+}
+
+/// Where a tool's calls run: the `code-execution` sub-constraint says
+/// which of these a level accepts for running code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Isolation {
+    /// As a process of the host, with no sandbox around it.
+    Host,
+    /// In a fresh WebAssembly instance.
+    Wasm,
+    /// In a container.
+    Container,
 }
 
 impl<'a> ToolFacts<'a> {

@@ -48,7 +48,7 @@ pub use constraints::{
 pub use decision::{Decision, Layer, Verdict};
 pub use engine::{AgentPolicy, Policy, TrustLevels};
 pub use error::PolicyError;
-pub use facts::{Call, Env, ToolFacts};
+pub use facts::{Call, Env, Isolation, ToolFacts};
 pub use grant_request::{DEFAULT_MAX_TTL_MS, GrantBounds, Reach, RequestVerdict, judge_request};
 pub use grants::{GrantSet, decide_with_grants};
 pub use level::{LEVEL_CATEGORIES, Level, known_categories};

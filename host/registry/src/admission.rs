@@ -1,5 +1,5 @@
 //! Whether a component may load: its detached signature checked against
-//! the operator's trust roots, on the bytes alone, before any of its code
+//! the operator's signers (publisher keys), on the bytes alone, before any of its code
 //! runs (compiling runs none; `tools()` runs after this).
 //!
 //! Attack stopped: loading a component nobody the operator trusts signed —
@@ -10,14 +10,15 @@
 
 use std::path::{Path, PathBuf};
 
-use warden_signing::{PluginSignature, TrustRoots, Verified, VerifyError, plugin_digest};
+use warden_signing::{PluginSignature, Signers, Verified, VerifyError, plugin_digest};
 
 use crate::RegistryError;
 
-/// The operator's loading policy.
+/// Which signatures admit a component: the operator's signers (publisher
+/// keys and revocations) and the insecure flag.
 #[derive(Debug, Clone, Default)]
-pub struct LoadPolicy {
-    pub roots: TrustRoots,
+pub struct AdmissionPolicy {
+    pub signers: Signers,
     /// Admit unsigned components (development only; warned about at every
     /// start and in `warden plugin list`).
     pub insecure_allow_unsigned: bool,
@@ -72,7 +73,7 @@ pub fn read_signature(path: &Path) -> Result<Option<PluginSignature>, RegistryEr
         })
 }
 
-impl LoadPolicy {
+impl AdmissionPolicy {
     /// Checks component `bytes` (read from `path`) and its signature.
     pub fn admit(
         &self,
@@ -88,7 +89,7 @@ impl LoadPolicy {
                 .unwrap_or_else(|_| "?".into()),
             source,
         };
-        match self.roots.verify(&digest, signature) {
+        match self.signers.verify(&digest, signature) {
             Ok(signer) => Ok(Admission {
                 digest,
                 signer: Some(signer),

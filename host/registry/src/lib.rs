@@ -19,7 +19,7 @@ mod sign;
 mod store;
 mod watch;
 
-pub use admission::{Admission, LoadPolicy, digest_of, read_signature, signature_path};
+pub use admission::{Admission, AdmissionPolicy, digest_of, read_signature, signature_path};
 pub use error::RegistryError;
 pub use registry::{Candidate, Registry, component_files, load_file};
 pub use sign::sign_file;

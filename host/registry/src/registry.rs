@@ -6,14 +6,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use warden_runtime::{Plugin, Runtime};
 
 use crate::store::{Installed, Store};
-use crate::{Admission, LoadPolicy, RegistryError, read_signature};
+use crate::{Admission, AdmissionPolicy, RegistryError, read_signature};
 
 /// Installed plugins under a state directory, loaded through one runtime
 /// and admitted by one policy.
 #[derive(Debug, Clone)]
 pub struct Registry {
     store: Store,
-    policy: LoadPolicy,
+    policy: AdmissionPolicy,
     runtime: Runtime,
 }
 
@@ -46,7 +46,7 @@ impl Registry {
     /// Opens (creating) `STATE/plugins`.
     pub fn open(
         state_dir: &Path,
-        policy: LoadPolicy,
+        policy: AdmissionPolicy,
         runtime: Runtime,
     ) -> Result<Registry, RegistryError> {
         Ok(Registry {
@@ -56,7 +56,7 @@ impl Registry {
         })
     }
 
-    pub fn policy(&self) -> &LoadPolicy {
+    pub fn policy(&self) -> &AdmissionPolicy {
         &self.policy
     }
 
@@ -169,7 +169,7 @@ impl Registry {
 /// checked, and nothing of it runs before the check passes.
 pub async fn load_file(
     runtime: &Runtime,
-    policy: &LoadPolicy,
+    policy: &AdmissionPolicy,
     path: &Path,
 ) -> Result<Candidate, RegistryError> {
     let (bytes, admission) = policy.admit_file(path)?;

@@ -193,8 +193,8 @@ impl Backend for Plugin {
         self.inner.manifest.tools.clone()
     }
 
-    fn isolated(&self) -> bool {
-        true
+    fn isolation(&self) -> warden_api::Isolation {
+        warden_api::Isolation::Wasm
     }
 
     fn invoke<'a>(&'a self, call: BackendCall<'a>) -> BoxFuture<'a, Envelope> {

@@ -1,10 +1,10 @@
-//! Digests, keys, signatures and trust roots.
+//! Digests, keys, signatures and signers (the publisher keys that admit plugins).
 //!
 //! Owns: every cryptographic primitive Warden uses, so that one crate is
 //! reviewed for crypto and the rest only call it — the sha256 digests that
 //! name components, ed25519 keys in a small text format, detached plugin
 //! signatures, HMAC-SHA256 tags and per-purpose keys derived from the
-//! host key, and the trust roots (publisher keys, revoked keys and
+//! host key, and the signers (publisher keys, revoked keys and
 //! digests) that decide whether a component may load. The audit chain
 //! signs its records with the same [`SecretKey`].
 //!
@@ -15,14 +15,14 @@ mod error;
 mod key;
 mod mac;
 mod plugin;
+mod signers;
 mod text;
-mod trust;
 
 pub use error::{FormatError, VerifyError};
 pub use key::{KeyId, PublicKey, RandomnessError, SecretKey};
 pub use mac::{hmac_sha256, verify_hmac_sha256};
 pub use plugin::{PluginSignature, plugin_digest};
-pub use trust::{Publisher, TrustRoots, Verified};
+pub use signers::{Publisher, Signers, Verified};
 
 use sha2::{Digest as _, Sha256};
 

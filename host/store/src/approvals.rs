@@ -9,7 +9,7 @@ use warden_api::{
 use crate::{Store, StoreError};
 
 fn journal(e: StoreError) -> JournalError {
-    JournalError(e.to_string())
+    JournalError::with_source("the approvals ledger", e)
 }
 
 impl Store {
@@ -70,8 +70,8 @@ impl Store {
 
 impl ApprovalLedger for Store {
     fn asked(&self, approval: &OpenApproval) -> Result<(), JournalError> {
-        let request =
-            serde_json::to_string(&approval.request).map_err(|e| JournalError(e.to_string()))?;
+        let request = serde_json::to_string(&approval.request)
+            .map_err(|e| JournalError::with_source("encoding an approval", e))?;
         self.conn()
             .execute(
                 "INSERT INTO approvals (id, agent, request, call_key, asked_ms, state) \
@@ -84,7 +84,7 @@ impl ApprovalLedger for Store {
                     approval.asked_ms as i64
                 ],
             )
-            .map_err(|e| JournalError(format!("recording an approval: {e}")))?;
+            .map_err(|e| JournalError::with_source("recording an approval", e))?;
         Ok(())
     }
 
@@ -95,7 +95,8 @@ impl ApprovalLedger for Store {
         by: &str,
         at_ms: u64,
     ) -> Result<(), JournalError> {
-        let text = serde_json::to_string(answer).map_err(|e| JournalError(e.to_string()))?;
+        let text = serde_json::to_string(answer)
+            .map_err(|e| JournalError::with_source("encoding an answer", e))?;
         let mut conn = self.conn();
         let run = |conn: &mut rusqlite::Connection| -> Result<(), StoreError> {
             let tx = conn
@@ -148,7 +149,7 @@ impl ApprovalLedger for Store {
                 [],
                 |r| r.get(0),
             )
-            .map_err(|e| JournalError(format!("reading approval ids: {e}")))?;
+            .map_err(|e| JournalError::with_source("reading approval ids", e))?;
         Ok(n.max(0) as u64)
     }
 }

@@ -332,13 +332,13 @@ impl warden_api::Journal for Store {
         by: Option<&warden_api::Attribution>,
     ) -> Result<(), JournalError> {
         self.add_rule(agent, rule, approval, by)
-            .map_err(|e| JournalError(e.to_string()))
+            .map_err(|e| JournalError::with_source("recording a rule", e))
     }
 
     fn audit(&self, event: &AuditEvent) -> Result<(), JournalError> {
         self.append(event)
             .map(|_| ())
-            .map_err(|e| JournalError(e.to_string()))
+            .map_err(|e| JournalError::with_source("appending to the audit log", e))
     }
 
     fn audit_args(&self) -> bool {

@@ -136,7 +136,7 @@ impl Rig {
         }
         let hooks = warden_api::CallHooks {
             approver: Some(Arc::new(AllowOnce)),
-            events: None,
+            ..warden_api::CallHooks::default()
         };
         self.gate.call_with(self.request(tool, args), hooks).await
     }

@@ -56,7 +56,7 @@ pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
             follow,
             state,
         } => {
-            let store = crate::state::open(&state.state_dir, false)?;
+            let store = warden_server::state::open(&state.state_dir, false)?;
             let mut last = 0;
             for record in store.tail(lines)? {
                 last = record.seq;
@@ -74,8 +74,8 @@ pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
             }
         }
         AuditCommand::Verify { state } => {
-            let store = crate::state::open(&state.state_dir, false)?;
-            let key = crate::state::key(&state.state_dir)?.public();
+            let store = warden_server::state::open(&state.state_dir, false)?;
+            let key = warden_server::state::key(&state.state_dir)?.public();
             match store.verify(&key)? {
                 Ok(verified) => {
                     println!(
@@ -103,7 +103,7 @@ pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
             }
         }
         AuditCommand::Export { json: _, state } => {
-            let store = crate::state::open(&state.state_dir, false)?;
+            let store = warden_server::state::open(&state.state_dir, false)?;
             let records = store.records_after(0, u64::MAX)?;
             println!("{}", serde_json::to_string_pretty(&records)?);
             Ok(Outcome::Ok)

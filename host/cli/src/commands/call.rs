@@ -10,9 +10,10 @@ use clap::Args;
 use serde_json::Value;
 use warden_api::{CallContext, CallRequest, ToolHost};
 
+use warden_gate::{SystemClock, TrustKeeper};
+use warden_server::{StoreGrants, StoreTrust};
+
 use super::setup::{self, AgentArgs, HostArgs};
-use crate::progressive::TrustingJournal;
-use crate::state::StoreGrants;
 use crate::{Outcome, approver};
 
 #[derive(Debug, Args)]
@@ -36,28 +37,28 @@ pub fn run(mut args: CallArgs) -> anyhow::Result<Outcome> {
     let envelope = rt.block_on(async {
         let host = args.host.load().await?;
         // Audited like a served call: decisions and outcomes go to the
-        // signed chain in the state directory, through the same journal.
-        let state = args.host.state_dir(&host.config);
-        let store = crate::state::open_with(
-            &state,
-            host.config.state.audit_args,
-            host.config.state.durability,
+        // signed chain in the state directory, and trust learns from it.
+        let config = &host.config;
+        let store = warden_server::state::open_with(
+            &host.state_dir,
+            config.state.audit_args,
+            config.state.durability,
         )?;
-        let journal = Arc::new(TrustingJournal::new(
-            store.clone(),
-            host.config.progressive_trust.clone(),
-        ));
-        let agents = setup::agents(&host.config, &args.agent)?;
-        let gate = host.gate_extended(
-            agents,
-            Arc::new(approver::Terminal::for_stdin()),
-            |builder| {
-                builder
-                    .journal(journal.clone())
-                    .grants(Arc::new(StoreGrants::new(store.clone())))
-            },
+        let clock = Arc::new(SystemClock);
+        let trust = TrustKeeper::load(
+            config.progressive_trust.clone(),
+            Arc::new(StoreTrust(store.clone())),
+            clock.clone(),
+            std::slice::from_ref(&args.agent.agent),
         )?;
-        journal.attach(gate.clone(), std::slice::from_ref(&args.agent.agent))?;
+        let agents = warden_server::agents(config, &args.agent.overrides(), setup::DEFAULT_AGENT)?;
+        let gate = host
+            .gate_builder(agents)?
+            .approver(Arc::new(approver::Terminal::for_stdin()))
+            .journal(store.clone())
+            .grants(Arc::new(StoreGrants::new(store.clone(), clock)))
+            .trust(Arc::new(trust))
+            .build();
         let request = CallRequest {
             tool: args.tool.clone(),
             args: call_args,
@@ -69,6 +70,7 @@ pub fn run(mut args: CallArgs) -> anyhow::Result<Outcome> {
             },
         };
         let envelope = gate.call(request).await;
+        gate.flush_trust();
         host.stop_sandbox().await;
         anyhow::Ok(envelope)
     })?;

@@ -2,20 +2,29 @@
 
 use std::path::Path;
 
+use warden_server::{AgentOverrides, Config};
+
 use crate::Outcome;
-use crate::config::{Config, schema as config_schema};
 
 pub fn schema() -> anyhow::Result<Outcome> {
     #[expect(clippy::print_stdout, reason = "the schema is this command's output")]
     {
-        println!("{}", serde_json::to_string_pretty(&config_schema())?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&warden_server::config::schema())?
+        );
     }
     Ok(Outcome::Ok)
 }
 
+/// Parses and compiles a configuration; says what it spells the old way.
 pub fn check(file: &Path) -> anyhow::Result<Outcome> {
     let config = Config::load(file)?;
-    let agents = super::setup::agents(&config, &default_agent())?;
+    let agents = warden_server::agents(
+        &config,
+        &AgentOverrides::acting(super::setup::DEFAULT_AGENT),
+        super::setup::DEFAULT_AGENT,
+    )?;
     config.capability_grants.bounds()?;
     config
         .progressive_trust
@@ -23,6 +32,9 @@ pub fn check(file: &Path) -> anyhow::Result<Outcome> {
         .map_err(anyhow::Error::msg)?;
     #[expect(clippy::print_stdout, reason = "the summary is this command's output")]
     {
+        for deprecation in config.deprecations() {
+            println!("warning: {deprecation}");
+        }
         println!(
             "{}: ok ({} plugins, {} agents: {})",
             file.display(),
@@ -36,14 +48,4 @@ pub fn check(file: &Path) -> anyhow::Result<Outcome> {
         );
     }
     Ok(Outcome::Ok)
-}
-
-fn default_agent() -> super::setup::AgentArgs {
-    super::setup::AgentArgs {
-        agent: super::setup::DEFAULT_AGENT.into(),
-        mode: None,
-        allow: Vec::new(),
-        ask: Vec::new(),
-        deny: Vec::new(),
-    }
 }

@@ -9,9 +9,8 @@ use serde_json::json;
 
 use warden_api::{CapabilityGap, Grants};
 
-use super::setup;
 use crate::Outcome;
-use crate::config::Config;
+use warden_server::Config;
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
@@ -35,15 +34,15 @@ pub struct InspectArgs {
 /// The grants to compare with: the config entry for this file plus the
 /// command line's, or `None` when nothing was given.
 fn grants(args: &InspectArgs) -> anyhow::Result<Option<Grants>> {
-    let mut grants = setup::grants(&[], &args.grant_net, &args.grant_env)?;
+    let mut grants = warden_server::grants("", &[], &args.grant_net, &args.grant_env)?;
     let mut given = !args.grant_net.is_empty() || !args.grant_env.is_empty();
     if let Some(path) = &args.config {
         let config = Config::load(path)?;
         let file = args.file.canonicalize().ok();
         for (i, p) in config.plugins.iter().enumerate() {
             if p.path.canonicalize().ok() == file {
-                let g = setup::grants(&[], &p.grant_net, &p.grant_env)
-                    .with_context(|| format!("{}: at `plugins[{i}]`", path.display()))?;
+                let at = format!("{}: at `plugins[{i}]`", path.display());
+                let g = warden_server::grants(&at, &[], &p.grant_net, &p.grant_env)?;
                 grants.net.extend(g.net);
                 grants.env.extend(g.env);
                 given = true;

@@ -6,11 +6,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
-use warden_registry::{LoadPolicy, RegistryError, read_signature, signature_path};
+use warden_registry::{AdmissionPolicy, RegistryError, read_signature, signature_path};
 use warden_signing::SecretKey;
 
+use warden_server::{Config, SignersConfig};
+
+use super::setup::SignersArg;
 use crate::Outcome;
-use crate::config::{Config, TrustConfig};
 
 #[derive(Debug, Args)]
 pub struct KeygenArgs {
@@ -33,10 +35,9 @@ pub struct SignArgs {
 pub struct VerifyArgs {
     /// The component; its signature is read from COMPONENT.sig.
     pub component: PathBuf,
-    /// A trust file (the keys of `[trust]`). Without it, the `[trust]` of
-    /// --config (or ./warden.toml) is used.
-    #[arg(long, value_name = "FILE")]
-    pub trust: Option<PathBuf>,
+    /// Without --signers: the `[signers]` of --config (or ./warden.toml).
+    #[command(flatten)]
+    pub signers: SignersArg,
     #[arg(long, value_name = "FILE", env = "WARDEN_CONFIG")]
     pub config: Option<PathBuf>,
 }
@@ -123,21 +124,22 @@ pub fn sign(args: SignArgs) -> anyhow::Result<Outcome> {
 }
 
 pub fn verify(args: VerifyArgs) -> anyhow::Result<Outcome> {
-    let trust = match (&args.trust, &args.config) {
-        (Some(file), _) => TrustConfig::load(file)?,
-        (None, Some(config)) => Config::load(config)?.trust,
+    let signers = match (args.signers.file()?, &args.config) {
+        (Some(file), _) => SignersConfig::load(&file)?,
+        (None, Some(config)) => Config::load(config)?.signers,
         (None, None) if Path::new("warden.toml").is_file() => {
-            Config::load(Path::new("warden.toml"))?.trust
+            Config::load(Path::new("warden.toml"))?.signers
         }
         (None, None) => anyhow::bail!(
-            "no trust roots: pass --trust FILE or --config FILE (or run where warden.toml is)"
+            "no signers: pass --signers FILE (a signers file or a publisher's .pub key) or \
+             --config FILE (or run where warden.toml is)"
         ),
     };
-    let policy = LoadPolicy {
+    let policy = AdmissionPolicy {
         // `verify` reports whether the component is signed, so the
         // insecure flag never turns "unsigned" into success here.
         insecure_allow_unsigned: false,
-        ..crate::trust::policy(&trust)?
+        ..signers.admission()?
     };
     let checked = std::fs::read(&args.component)
         .map_err(|source| RegistryError::Read {

@@ -3,7 +3,6 @@
 pub mod approvals;
 pub mod audit;
 pub mod bench;
-pub mod bench_mcp;
 pub mod call;
 pub mod config;
 pub mod grants;

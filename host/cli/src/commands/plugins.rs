@@ -70,12 +70,11 @@ async fn server(target: &Target) -> anyhow::Result<Option<AdminClient>> {
 }
 
 fn registry(target: &Target) -> anyhow::Result<Registry> {
-    let config = target.host.config()?;
-    let state = target.host.state_dir(&config);
+    let options = target.host.options(target.host.config()?)?;
     Ok(Registry::open(
-        &state,
-        target.host.policy(&config)?,
-        target.host.runtime(&config)?,
+        &options.state_dir,
+        options.admission()?,
+        options.runtime()?,
     )?)
 }
 
@@ -123,7 +122,7 @@ pub fn remove(args: RemoveArgs) -> anyhow::Result<Outcome> {
         }
         let gone = registry(&args.target)?.remove(&args.name)?;
         let config = args.target.host.config()?;
-        let store = crate::state::open(&args.target.host.state_dir(&config), false)?;
+        let store = warden_server::state::open(&args.target.host.state_dir(&config), false)?;
         warden_api::Journal::audit(
             &*store,
             &warden_api::AuditEvent::PluginRemoved {
@@ -138,13 +137,10 @@ pub fn remove(args: RemoveArgs) -> anyhow::Result<Outcome> {
 
 pub fn list(args: ListArgs) -> anyhow::Result<Outcome> {
     setup::tokio()?.block_on(async {
-        let config = args.target.host.config()?;
         let value = match server(&args.target).await? {
             Some(client) => client.plugins().await?,
             None => {
-                let policy = args.target.host.policy(&config)?;
-                let state = args.target.host.state_dir(&config);
-                let registry = Registry::open(&state, policy, args.target.host.runtime(&config)?)?;
+                let registry = registry(&args.target)?;
                 json!({
                     "installed": registry.list()?,
                     "insecure_allow_unsigned": registry.policy().insecure_allow_unsigned,

@@ -8,7 +8,7 @@ use warden_policy::{AgentPolicy, Call, RuleSet, ToolFacts};
 
 use super::setup::{self, AgentArgs};
 use crate::Outcome;
-use crate::config::Config;
+use warden_server::Config;
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -114,7 +114,8 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
     let mut agent: AgentPolicy = match &args.config {
         Some(path) => {
             let config = Config::load(path)?;
-            let mut agents = setup::agents(&config, &args.agent)?;
+            let mut agents =
+                warden_server::agents(&config, &args.agent.overrides(), setup::DEFAULT_AGENT)?;
             let i = agents
                 .iter()
                 .position(|a| a.id == args.agent.agent)
@@ -137,7 +138,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
         Some(path) => Config::load(path)?,
         None => Config::default(),
     };
-    let mut env = setup::env(&config, None);
+    let mut env = warden_server::env(&config, None);
     if let Some(w) = &args.workspace {
         env.workspace = w.clone();
         env.project = config.project.clone().unwrap_or_else(|| w.clone());
@@ -152,7 +153,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
             category: &category,
             action_type: &action,
             side_effect: args.side_effect,
-            isolated: true,
+            isolation: warden_policy::Isolation::Wasm,
         },
         specifier: specifier.as_deref(),
         resolved_path: None,

@@ -44,8 +44,8 @@ pub fn run(command: SandboxCommand) -> anyhow::Result<Outcome> {
 
 fn build(args: BuildArgs) -> anyhow::Result<Outcome> {
     let config = match &args.config {
-        Some(path) => crate::config::Config::load(path)?,
-        None => crate::config::Config::default(),
+        Some(path) => warden_server::Config::load(path)?,
+        None => warden_server::Config::default(),
     };
     let sandbox = config.sandbox.clone().unwrap_or_default();
     let state = config

@@ -25,7 +25,12 @@ pub fn list(args: ListArgs) -> anyhow::Result<Outcome> {
     let rt = setup::tokio()?;
     let tools = rt.block_on(async {
         let host = args.host.load().await?;
-        let gate = host.gate(&args.agent, Arc::new(NoApprover))?;
+        let agents =
+            warden_server::agents(&host.config, &args.agent.overrides(), setup::DEFAULT_AGENT)?;
+        let gate = host
+            .gate_builder(agents)?
+            .approver(Arc::new(NoApprover))
+            .build();
         anyhow::Ok(gate.list_tools(&args.agent.agent))
     })?;
     let text = if args.json {

@@ -1,18 +1,24 @@
-//! `warden trust show|feedback|approve`: an agent's progressive trust in
-//! a state directory. `approve` is the only way an agent reaches
-//! elevated through trust: a person runs it. A running server applies the
-//! new levels at the agent's next call outcome.
+//! `warden trust show|feedback|approve`: an agent's progressive trust.
+//! Through the admin socket when a server runs with this state directory
+//! (the server keeps trust in memory: it applies at once), else on the
+//! state database directly. `approve` is the only way an agent reaches
+//! elevated through trust: a person runs it.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::{Args, Subcommand};
-use warden_policy::trust::{TrustConfig, TrustEvent, approve_promotion};
-use warden_store::now_ms;
+use serde_json::Value;
+use warden_api::TrustAdmin;
+use warden_gate::{SystemClock, TrustKeeper};
+use warden_mcp::AdminClient;
+use warden_policy::trust::TrustConfig;
+use warden_server::{Config, StoreTrust};
 
 use super::audit::StateDir;
 use super::guardrail::GuardrailArgs;
+use super::setup;
 use crate::Outcome;
-use crate::config::Config;
 
 #[derive(Debug, Args)]
 pub struct Target {
@@ -64,48 +70,66 @@ fn strategy(target: &Target) -> anyhow::Result<TrustConfig> {
     Ok(trust)
 }
 
+/// The trust of the state directory's agents, without a running server.
+fn offline(target: &Target) -> anyhow::Result<TrustKeeper> {
+    let store = warden_server::state::open(&target.state.state_dir, false)?;
+    Ok(TrustKeeper::load(
+        strategy(target)?,
+        Arc::new(StoreTrust(store)),
+        Arc::new(SystemClock),
+        &[],
+    )?)
+}
+
+/// The running server of the target's state directory, if one answers.
+async fn running(target: &Target) -> Option<AdminClient> {
+    let socket = target.state.state_dir.join("admin.sock");
+    let answers = tokio::net::UnixStream::connect(&socket).await.is_ok();
+    answers.then_some(AdminClient::Socket(socket))
+}
+
 #[expect(clippy::print_stdout, reason = "the command's output")]
 pub fn run(command: TrustCommand) -> anyhow::Result<Outcome> {
-    let value = match command {
-        TrustCommand::Show(target) => {
-            let config = strategy(&target)?;
-            let store = crate::state::open(&target.state.state_dir, false)?;
-            serde_json::to_value(crate::progressive::load(&store, &config, &target.agent)?)?
-        }
-        TrustCommand::Feedback {
-            target,
-            score,
-            category,
-        } => {
-            if !(0.0..=1.0).contains(&score) {
-                anyhow::bail!("--score must be between 0 and 1");
-            }
-            let config = strategy(&target)?;
-            let store = crate::state::open(&target.state.state_dir, false)?;
-            let mut state = crate::progressive::load(&store, &config, &target.agent)?;
-            let event = TrustEvent::Feedback {
-                category: category.as_deref(),
+    let rt = setup::tokio()?;
+    let value: Value = rt.block_on(async {
+        anyhow::Ok(match &command {
+            TrustCommand::Show(target) => match running(target).await {
+                Some(client) => client.trust(&target.agent).await?,
+                None => offline(target)?.show(&target.agent)?,
+            },
+            TrustCommand::Feedback {
+                target,
                 score,
-            };
-            let step = config.apply(&mut state, event, now_ms());
-            crate::progressive::save(&store, &target.agent, &state, &step)?;
-            serde_json::to_value(&state)?
-        }
-        TrustCommand::Approve { target, guardrail } => {
-            let by = guardrail.check(&format!("approving the promotion of `{}`", target.agent))?;
-            let config = strategy(&target)?;
-            let store = crate::state::open(&target.state.state_dir, false)?;
-            let mut state = crate::progressive::load(&store, &config, &target.agent)?;
-            let Some(promotion) = approve_promotion(&mut state) else {
-                anyhow::bail!(
-                    "agent `{}` has no promotion waiting for a person",
-                    target.agent
-                );
-            };
-            crate::progressive::approved(&store, &target.agent, &state, &promotion, by)?;
-            serde_json::to_value(&state)?
-        }
-    };
+                category,
+            } => {
+                if !(0.0..=1.0).contains(score) {
+                    anyhow::bail!("--score must be between 0 and 1");
+                }
+                match running(target).await {
+                    Some(client) => {
+                        client
+                            .trust_feedback(&target.agent, *score, category.as_deref())
+                            .await?
+                    }
+                    None => {
+                        offline(target)?.feedback(&target.agent, category.as_deref(), *score)?
+                    }
+                }
+            }
+            TrustCommand::Approve { target, guardrail } => {
+                let by =
+                    guardrail.check(&format!("approving the promotion of `{}`", target.agent))?;
+                match running(target).await {
+                    Some(client) => {
+                        client
+                            .trust_approve(&target.agent, &guardrail.guardrail())
+                            .await?
+                    }
+                    None => offline(target)?.approve(&target.agent, by)?,
+                }
+            }
+        })
+    })?;
     println!("{}", serde_json::to_string_pretty(&value)?);
     Ok(Outcome::Ok)
 }

@@ -34,7 +34,7 @@ fn call<'a>(name: &'a str, category: &'a str, action: &'a str, spec: &'a str) ->
             category,
             action_type: action,
             side_effect: true,
-            isolated: true,
+            isolation: warden_policy::Isolation::Wasm,
         },
         specifier: Some(spec),
         resolved_path: None,

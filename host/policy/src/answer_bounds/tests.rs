@@ -13,7 +13,7 @@ const WRITE: ToolFacts<'static> = ToolFacts {
     category: "file-system",
     action_type: "code:write",
     side_effect: true,
-    isolated: true,
+    isolation: crate::Isolation::Wasm,
 };
 
 const EXEC: ToolFacts<'static> = ToolFacts {
@@ -21,7 +21,7 @@ const EXEC: ToolFacts<'static> = ToolFacts {
     category: "terminal",
     action_type: "test:run",
     side_effect: true,
-    isolated: true,
+    isolation: crate::Isolation::Wasm,
 };
 
 fn policy() -> AgentPolicy {
@@ -92,7 +92,7 @@ fn a_client_answer_adds_only_the_asked_call() {
     let p = policy();
     for (tool, spec, rule, ok) in cases {
         let c = call(*tool, spec);
-        let refusal = p.client_rule_refusal(&c, &ENV, rule);
+        let refusal = p.client_rule_refusal(&c, &ENV, &exact(&c), rule);
         assert_eq!(
             refusal.is_none(),
             *ok,
@@ -128,4 +128,13 @@ fn breakers_and_high_risk_actions_are_never_always_from_a_client() {
         ..WRITE
     };
     assert!(never_always(&secrets, &ask).is_some());
+}
+
+/// The rule an ask suggests for `c`, as `AgentPolicy::decide` makes it.
+fn exact(c: &Call<'_>) -> String {
+    let name = c.tool.normalized_name();
+    let prepared = crate::specifier::Prepared::new(c, &ENV).unwrap();
+    prepared
+        .exact_rule(&name)
+        .unwrap_or_else(|| prepared.display(&name))
 }

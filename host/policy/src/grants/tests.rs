@@ -14,7 +14,7 @@ fn tool(name: &'static str, category: &'static str, action: &'static str) -> Too
         category,
         action_type: action,
         side_effect: true,
-        isolated: true,
+        isolation: crate::Isolation::Wasm,
     }
 }
 
@@ -50,7 +50,7 @@ const WRITE: ToolFacts<'static> = ToolFacts {
     category: "file-system",
     action_type: "code:write",
     side_effect: true,
-    isolated: true,
+    isolation: crate::Isolation::Wasm,
 };
 
 #[test]

@@ -155,7 +155,7 @@ fn check(category: &str, rule_specs: &[&str], calls: &[&str]) {
                 category,
                 action_type: "code:write",
                 side_effect: true,
-                isolated: true,
+                isolation: crate::Isolation::Wasm,
             },
             specifier: spec.copied(),
             resolved_path: None,

@@ -19,7 +19,7 @@ fn tool(
         category,
         action_type: action,
         side_effect: side,
-        isolated: true,
+        isolation: crate::Isolation::Wasm,
     }
 }
 

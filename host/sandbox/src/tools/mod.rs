@@ -185,8 +185,8 @@ impl Backend for SandboxTools {
         self.specs.clone()
     }
 
-    fn isolated(&self) -> bool {
-        true
+    fn isolation(&self) -> warden_api::Isolation {
+        warden_api::Isolation::Container
     }
 
     fn invoke<'a>(&'a self, call: BackendCall<'a>) -> BoxFuture<'a, Envelope> {
@@ -194,6 +194,17 @@ impl Backend for SandboxTools {
             match self.dispatch(&call).await {
                 Ok(data) => Envelope::ok(data),
                 Err(f) => Envelope::error(f.kind, f.code, f.message),
+            }
+        })
+    }
+
+    /// Removes the task's per-task containers (nothing when the sandbox
+    /// never started).
+    fn end_task<'a>(&'a self, task: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let started = self.sandbox.lock().await.clone();
+            if let Some(sandbox) = started {
+                sandbox.end_task(task).await;
             }
         })
     }

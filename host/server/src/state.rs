@@ -1,15 +1,17 @@
-//! The state database as `warden` uses it: opened from the state
-//! directory with the host key beside it, and the glue that feeds the
-//! gate its grants from the store.
+//! The state directory: the database opened with the host key beside it,
+//! and the keys derived from the host key, one per purpose.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use anyhow::Context;
-use warden_gate::GrantSource;
-use warden_policy::GrantSet;
 use warden_signing::SecretKey;
-use warden_store::{Store, host_key, now_ms, private_dir};
+use warden_store::{Store, host_key, private_dir};
+
+use crate::ServerError;
+
+fn private(state_dir: &Path) -> Result<(), ServerError> {
+    Ok(private_dir(state_dir)?)
+}
 
 /// The database file in the state directory.
 pub const DB_FILE: &str = "warden.db";
@@ -18,7 +20,7 @@ pub const KEY_FILE: &str = "host.key";
 
 /// Opens the state database (creating the directory, key and database
 /// when missing). A newer or damaged database is an error.
-pub fn open(state_dir: &Path, audit_args: bool) -> anyhow::Result<Arc<Store>> {
+pub fn open(state_dir: &Path, audit_args: bool) -> Result<Arc<Store>, ServerError> {
     open_with(state_dir, audit_args, crate::config::Durability::Full)
 }
 
@@ -27,9 +29,8 @@ pub fn open_with(
     state_dir: &Path,
     audit_args: bool,
     durability: crate::config::Durability,
-) -> anyhow::Result<Arc<Store>> {
-    private_dir(state_dir)
-        .with_context(|| format!("creating the state directory {}", state_dir.display()))?;
+) -> Result<Arc<Store>, ServerError> {
+    private(state_dir)?;
     let key = host_key(&state_dir.join(KEY_FILE))?;
     let durability = match durability {
         crate::config::Durability::Full => warden_store::Durability::Full,
@@ -43,9 +44,8 @@ pub fn open_with(
 
 /// The host key (created when missing, in an owner-only state
 /// directory), for verifying the audit chain and deriving keys.
-pub fn key(state_dir: &Path) -> anyhow::Result<SecretKey> {
-    private_dir(state_dir)
-        .with_context(|| format!("creating the state directory {}", state_dir.display()))?;
+pub fn key(state_dir: &Path) -> Result<SecretKey, ServerError> {
+    private(state_dir)?;
     Ok(host_key(&state_dir.join(KEY_FILE))?)
 }
 
@@ -54,7 +54,7 @@ pub const CACHE_KEY_PURPOSE: &str = "compile-cache";
 
 /// The key that authenticates the compile cache in `state_dir`, derived
 /// from the host key there.
-pub fn cache_key(state_dir: &Path) -> anyhow::Result<warden_runtime::CacheKey> {
+pub fn cache_key(state_dir: &Path) -> Result<warden_runtime::CacheKey, ServerError> {
     Ok(warden_runtime::CacheKey::new(
         key(state_dir)?.derive_key(CACHE_KEY_PURPOSE),
     ))
@@ -91,47 +91,7 @@ pub fn request_state_key(key: &SecretKey) -> Vec<u8> {
 /// The sandbox instance of the Warden whose state is in `state_dir`: a
 /// stable name derived from the host key, so a restarted host recognises
 /// (and reconciles) the containers it left, and no other installation's.
-pub fn sandbox_instance(state_dir: &Path) -> anyhow::Result<String> {
+pub fn sandbox_instance(state_dir: &Path) -> Result<String, ServerError> {
     let digest = warden_signing::sha256(&key(state_dir)?.derive_key("sandbox-instance"));
     Ok(digest.iter().take(8).map(|b| format!("{b:02x}")).collect())
-}
-
-/// What `Store::grants_version` returns.
-type GrantsVersion = (i64, u64);
-
-/// Grants from the store, reloaded when the database changed (a grant
-/// issued or revoked by this process or by `warden grants`).
-pub struct StoreGrants {
-    store: Arc<Store>,
-    cache: Mutex<(Option<GrantsVersion>, Arc<GrantSet>)>,
-}
-
-impl StoreGrants {
-    pub fn new(store: Arc<Store>) -> StoreGrants {
-        StoreGrants {
-            store,
-            cache: Mutex::new((None, Arc::new(GrantSet::default()))),
-        }
-    }
-}
-
-impl GrantSource for StoreGrants {
-    fn current(&self) -> Arc<GrantSet> {
-        let mut cache = self
-            .cache
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let version = self.store.grants_version().ok();
-        if version.is_none() || version != cache.0 {
-            match self.store.live_grants(now_ms()) {
-                Ok(grants) => *cache = (version, Arc::new(GrantSet::new(grants))),
-                Err(e) => {
-                    // Fail closed: no grants rather than stale ones.
-                    tracing::error!(error = %e, "reading grants failed");
-                    *cache = (None, Arc::new(GrantSet::default()));
-                }
-            }
-        }
-        cache.1.clone()
-    }
 }

@@ -10,38 +10,50 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-use super::bench::summary;
+use super::{ephemeral_cache_key, failed, summary};
+use crate::ServerError;
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ServerError {
+    let what = what.into();
+    move |e| ServerError::io(what, e)
+}
+
+fn fail(e: impl std::fmt::Display) -> ServerError {
+    failed(e.to_string())
+}
 
 /// Installs the benchmark's plugins into a registry under `dir/state`,
 /// each signed by a key made for the run, and returns the config the
 /// served host runs: that key trusted, the bench directory granted
 /// read-only to installed plugins, an agent that may do everything. The
 /// served host loads them as installed plugins, from the compile cache.
-pub async fn install(plugins: &[&Path], dir: &Path) -> anyhow::Result<String> {
-    let key = warden_signing::SecretKey::generate()?;
+pub async fn install(plugins: &[&Path], dir: &Path) -> Result<String, ServerError> {
+    let key = warden_signing::SecretKey::generate().map_err(fail)?;
     let public = dir.join("bench.pub");
-    std::fs::write(&public, key.public().to_text())?;
+    std::fs::write(&public, key.public().to_text()).map_err(io("writing the bench key"))?;
     let staged = dir.join("plugins");
-    std::fs::create_dir_all(&staged)?;
-    let roots = warden_signing::TrustRoots::new().publisher("bench", key.public());
-    let policy = warden_registry::LoadPolicy {
-        roots,
+    std::fs::create_dir_all(&staged).map_err(io("creating the staging directory"))?;
+    let roots = warden_signing::Signers::new().publisher("bench", key.public());
+    let policy = warden_registry::AdmissionPolicy {
+        signers: roots,
         insecure_allow_unsigned: false,
     };
     let state = dir.join("state");
     let runtime = warden_runtime::Runtime::new(
         warden_runtime::RuntimeConfig::new(Some(state.join("cache")))
-            .with_cache_key(super::bench::ephemeral_cache_key()?),
+            .with_cache_key(ephemeral_cache_key()?),
     )?;
     let registry = warden_registry::Registry::open(&state, policy, runtime)?;
     for (i, p) in plugins.iter().enumerate() {
         let copy = staged.join(format!("{i}.wasm"));
-        std::fs::copy(p, &copy).with_context(|| format!("copying {}", p.display()))?;
+        std::fs::copy(p, &copy).map_err(io(format!("copying {}", p.display())))?;
         warden_registry::sign_file(&copy, &key)?;
         let candidate = registry.prepare(&copy).await?;
         registry.check_conflicts(std::slice::from_ref(&candidate))?;
@@ -50,7 +62,7 @@ pub async fn install(plugins: &[&Path], dir: &Path) -> anyhow::Result<String> {
     Ok(format!(
         "state-dir = \"{state}\"\nworkspace = \"/workspace\"\n\
          [agents.bench]\nlevel = \"elevated\"\nmode = \"autonomous\"\n\
-         [trust]\npublishers = [{{ name = \"bench\", key = \"{public}\" }}]\n\
+         [signers]\npublishers = [{{ name = \"bench\", key = \"{public}\" }}]\n\
          [plugin-grants.\"*\"]\ngrant-fs = [\"{dir}:/workspace:ro\"]\n",
         state = state.display(),
         public = public.display(),
@@ -76,10 +88,11 @@ struct Stdio_ {
 impl Stdio_ {
     /// Starts `warden serve --stdio`, initializes a session and waits for
     /// the first tools/list answer.
-    async fn open(warden: &Path, config: &Path) -> anyhow::Result<Stdio_> {
+    async fn open(warden: &Path, config: &Path) -> Result<Stdio_, ServerError> {
         let mut child = serve(warden, config, &["--stdio"])?;
-        let input = child.stdin.take().context("no stdin")?;
-        let output = BufReader::new(child.stdout.take().context("no stdout")?).lines();
+        let input = child.stdin.take().ok_or_else(|| failed("no stdin"))?;
+        let output =
+            BufReader::new(child.stdout.take().ok_or_else(|| failed("no stdout"))?).lines();
         let mut s = Stdio_ {
             child,
             input,
@@ -98,37 +111,45 @@ impl Stdio_ {
         let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
     }
 
-    async fn send(&mut self, message: &Value) -> anyhow::Result<()> {
+    async fn send(&mut self, message: &Value) -> Result<(), ServerError> {
         let mut line = message.to_string();
         line.push('\n');
-        self.input.write_all(line.as_bytes()).await?;
-        Ok(())
+        self.input
+            .write_all(line.as_bytes())
+            .await
+            .map_err(io("writing to the server"))
     }
 
-    async fn response(&mut self) -> anyhow::Result<Value> {
+    async fn response(&mut self) -> Result<Value, ServerError> {
         loop {
             let line = tokio::time::timeout(Duration::from_secs(60), self.output.next_line())
                 .await
-                .context("the server did not answer within 60 s")??
-                .context("the server closed its stdout")?;
-            let v: Value = serde_json::from_str(&line)?;
+                .map_err(|_| failed("the server did not answer within 60 s"))?
+                .map_err(io("reading from the server"))?
+                .ok_or_else(|| failed("the server closed its stdout"))?;
+            let v: Value = serde_json::from_str(&line).map_err(fail)?;
             if v.get("id").is_some() && v.get("method").is_none() {
                 if v.get("error").is_some() || v["result"]["isError"] == true {
-                    bail!("the server answered with an error: {v}");
+                    return Err(failed(format!("the server answered with an error: {v}")));
                 }
                 return Ok(v);
             }
         }
     }
 
-    async fn request(&mut self, id: u64, method: &str, params: Value) -> anyhow::Result<Value> {
+    async fn request(
+        &mut self,
+        id: u64,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, ServerError> {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await?;
         self.response().await
     }
 }
 
-fn serve(warden: &Path, config: &Path, extra: &[&str]) -> anyhow::Result<Child> {
+fn serve(warden: &Path, config: &Path, extra: &[&str]) -> Result<Child, ServerError> {
     Command::new(warden)
         .arg("serve")
         .arg("--config")
@@ -144,12 +165,12 @@ fn serve(warden: &Path, config: &Path, extra: &[&str]) -> anyhow::Result<Child> 
         })
         .kill_on_drop(true)
         .spawn()
-        .context("starting warden serve")
+        .map_err(io("starting warden serve"))
 }
 
 /// Starts a server once and waits for its first tools/list, so the
 /// plugins are in the compile cache before start-up is timed.
-async fn warm(warden: &Path, config: &Path) -> anyhow::Result<()> {
+async fn warm(warden: &Path, config: &Path) -> Result<(), ServerError> {
     Stdio_::open(warden, config).await?.close().await;
     Ok(())
 }
@@ -161,7 +182,7 @@ pub async fn stdio(
     config: &Path,
     iterations: usize,
     concurrency: usize,
-) -> anyhow::Result<Value> {
+) -> Result<Value, ServerError> {
     warm(warden, config).await?;
     let started = Instant::now();
     let mut s = Stdio_::open(warden, config).await?;
@@ -218,17 +239,25 @@ pub async fn stdio(
 
 /// One keep-alive HTTP/1.1 connection speaking MCP to `/mcp`.
 struct Http {
-    stream: BufReader<tokio::net::TcpStream>,
+    sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
     authority: String,
     session: Option<String>,
 }
 
 impl Http {
-    async fn connect(authority: &str) -> anyhow::Result<Http> {
-        let stream = tokio::net::TcpStream::connect(authority).await?;
-        stream.set_nodelay(true)?;
+    async fn connect(authority: &str) -> Result<Http, ServerError> {
+        let stream = tokio::net::TcpStream::connect(authority)
+            .await
+            .map_err(io(format!("connecting to {authority}")))?;
+        stream
+            .set_nodelay(true)
+            .map_err(io("setting TCP_NODELAY"))?;
+        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(fail)?;
+        tokio::spawn(connection);
         Ok(Http {
-            stream: BufReader::new(stream),
+            sender,
             authority: authority.to_owned(),
             session: None,
         })
@@ -236,30 +265,42 @@ impl Http {
 
     /// Posts one JSON-RPC message; returns the JSON-RPC response in the
     /// reply (JSON or an SSE stream), or Null for 202 Accepted.
-    async fn post(&mut self, message: &Value) -> anyhow::Result<Value> {
-        let body = message.to_string();
-        let mut head = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n",
-            self.authority,
-            body.len()
-        );
+    async fn post(&mut self, message: &Value) -> Result<Value, ServerError> {
+        let mut request = http::Request::post("/mcp")
+            .header(http::header::HOST, &self.authority)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(http::header::ACCEPT, "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2025-11-25");
         if let Some(s) = &self.session {
-            head.push_str(&format!("Mcp-Session-Id: {s}\r\n"));
+            request = request.header("Mcp-Session-Id", s);
         }
-        head.push_str("\r\n");
-        let stream = self.stream.get_mut();
-        stream.write_all(head.as_bytes()).await?;
-        stream.write_all(body.as_bytes()).await?;
-        let response = warden_mcp::http1::read_response(&mut self.stream).await?;
-        if let Some(session) = response.header("mcp-session-id") {
+        let request = request
+            .body(Full::new(Bytes::from(message.to_string())))
+            .map_err(fail)?;
+        self.sender.ready().await.map_err(fail)?;
+        let response = self.sender.send_request(request).await.map_err(fail)?;
+        if let Some(session) = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        {
             self.session = Some(session.to_owned());
         }
-        let (code, body) = (response.status, response.body);
-        if code == 202 {
+        let code = response.status();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(fail)?
+            .to_bytes();
+        if code == http::StatusCode::ACCEPTED {
             return Ok(Value::Null);
         }
-        if code != 200 {
-            bail!("HTTP {code}: {}", String::from_utf8_lossy(&body));
+        if code != http::StatusCode::OK {
+            return Err(failed(format!(
+                "HTTP {code}: {}",
+                String::from_utf8_lossy(&body)
+            )));
         }
         let text = String::from_utf8_lossy(&body);
         let json = text
@@ -268,14 +309,15 @@ impl Http {
             .map(str::trim)
             .rfind(|l| !l.is_empty())
             .unwrap_or(text.trim());
-        let v: Value = serde_json::from_str(json).with_context(|| format!("not JSON: {text}"))?;
+        let v: Value =
+            serde_json::from_str(json).map_err(|e| failed(format!("not JSON ({e}): {text}")))?;
         if v.get("error").is_some() || v["result"]["isError"] == true {
-            bail!("the server answered with an error: {v}");
+            return Err(failed(format!("the server answered with an error: {v}")));
         }
         Ok(v)
     }
 
-    async fn open(authority: &str) -> anyhow::Result<Http> {
+    async fn open(authority: &str) -> Result<Http, ServerError> {
         let mut h = Http::connect(authority).await?;
         h.post(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize()}))
             .await?;
@@ -292,15 +334,17 @@ pub async fn http(
     config: &Path,
     iterations: usize,
     concurrency: usize,
-) -> anyhow::Result<Value> {
+) -> Result<Value, ServerError> {
     let started = Instant::now();
     let mut child = serve(warden, config, &["--http", "127.0.0.1:0"])?;
-    let mut stderr = BufReader::new(child.stderr.take().context("no stderr")?).lines();
+    let mut stderr =
+        BufReader::new(child.stderr.take().ok_or_else(|| failed("no stderr"))?).lines();
     let authority = loop {
         let line = tokio::time::timeout(Duration::from_secs(60), stderr.next_line())
             .await
-            .context("warden serve did not report its address")??
-            .context("warden serve exited")?;
+            .map_err(|_| failed("warden serve did not report its address"))?
+            .map_err(io("reading warden serve's stderr"))?
+            .ok_or_else(|| failed("warden serve exited"))?;
         if let Some(rest) = line.split("http://").nth(1) {
             break rest.split('/').next().unwrap_or_default().to_owned();
         }
@@ -336,11 +380,12 @@ pub async fn http(
                 h.post(&json!({"jsonrpc": "2.0", "id": c * 100_000 + i + 1, "method": "tools/call", "params": call_params("4k.txt")}))
                     .await?;
             }
-            anyhow::Ok(())
+            Ok::<(), ServerError>(())
         }));
     }
     for t in tasks {
-        t.await??;
+        t.await
+            .map_err(|e| failed(format!("a benchmark caller failed: {e}")))??;
     }
     let rate = (per * concurrency) as f64 / t.elapsed().as_secs_f64();
     let _ = child.start_kill();

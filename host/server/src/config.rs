@@ -6,9 +6,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use warden_policy::config::{AgentConfig, LevelConfig, PolicyConfig, RulesConfig};
+
+use crate::ServerError;
+pub use crate::signers::{PublisherConfig, SignersConfig};
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -64,7 +66,14 @@ pub struct Config {
     pub progressive_trust: warden_policy::trust::TrustConfig,
     /// Whose signatures admit a plugin, and what is revoked.
     #[serde(default)]
-    pub trust: TrustConfig,
+    pub signers: SignersConfig,
+    /// The older name of `[signers]`, read with a deprecation warning.
+    #[serde(default, rename = "trust", skip_serializing)]
+    #[schemars(skip)]
+    pub(crate) legacy_signers: Option<SignersConfig>,
+    /// What the file spelled the old way (reported by `warden config check`).
+    #[serde(skip)]
+    pub(crate) deprecations: Vec<String>,
     /// Grants of installed and watched plugins, by plugin name; `"*"`
     /// applies to those without an entry of their own. Without either, an
     /// installed plugin gets no directories, network or environment.
@@ -103,15 +112,16 @@ impl Default for CapabilityGrantsConfig {
 
 impl CapabilityGrantsConfig {
     /// The bounds, with errors naming the key.
-    pub fn bounds(&self) -> anyhow::Result<warden_policy::GrantBounds> {
+    pub fn bounds(&self) -> Result<warden_policy::GrantBounds, ServerError> {
         let parse = |list: &[String], key: &str| {
             list.iter()
                 .enumerate()
                 .map(|(i, c)| {
-                    c.parse::<warden_policy::Capability>()
-                        .map_err(|e| anyhow::anyhow!("capability-grants.{key}[{i}]: {e}"))
+                    c.parse::<warden_policy::Capability>().map_err(|e| {
+                        ServerError::config(format!("capability-grants.{key}[{i}]"), e.to_string())
+                    })
                 })
-                .collect::<anyhow::Result<Vec<_>>>()
+                .collect::<Result<Vec<_>, _>>()
         };
         Ok(warden_policy::GrantBounds {
             auto_grant: parse(&self.auto_grant, "auto-grant")?,
@@ -145,36 +155,6 @@ pub enum Durability {
     Full,
     #[default]
     Normal,
-}
-
-/// Trust roots: the publishers whose signatures admit a plugin, and the
-/// revocation lists.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct TrustConfig {
-    /// Trusted publishers.
-    #[serde(default)]
-    pub publishers: Vec<PublisherConfig>,
-    /// Key ids (16 hex digits) whose signatures are refused.
-    #[serde(default)]
-    pub revoked_keys: Vec<String>,
-    /// Component digests (`sha256:...`, as `warden verify` prints) refused
-    /// however they are signed.
-    #[serde(default)]
-    pub revoked_digests: Vec<String>,
-    /// INSECURE, for development only: admit plugins that carry no
-    /// signature. Tampered or wrongly signed plugins are still refused.
-    #[serde(default)]
-    pub insecure_allow_unsigned: bool,
-}
-
-/// A publisher name and its public key file (as `warden keygen` writes).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct PublisherConfig {
-    pub name: String,
-    /// The `.pub` file (relative paths resolve against this file).
-    pub key: PathBuf,
 }
 
 /// Grants of one plugin, spelled as in `[[plugins]]` (whose entries can't
@@ -263,16 +243,23 @@ pub fn resolve_token(
     token: &Option<String>,
     token_env: &Option<String>,
     at: &str,
-) -> anyhow::Result<String> {
+) -> Result<String, ServerError> {
     let value = match (token, token_env) {
         (Some(t), None) => t.clone(),
-        (None, Some(var)) => {
-            std::env::var(var).with_context(|| format!("{at}: token-env `{var}` is not set"))?
+        (None, Some(var)) => std::env::var(var)
+            .map_err(|_| ServerError::config(at, format!("token-env `{var}` is not set")))?,
+        _ => {
+            return Err(ServerError::config(
+                at,
+                "give exactly one of `token` and `token-env`",
+            ));
         }
-        _ => anyhow::bail!("{at}: give exactly one of `token` and `token-env`"),
     };
     if value.len() < 16 {
-        anyhow::bail!("{at}: a token must be at least 16 characters");
+        return Err(ServerError::config(
+            at,
+            "a token must be at least 16 characters",
+        ));
     }
     Ok(value)
 }
@@ -313,23 +300,44 @@ pub struct LimitsConfig {
 
 impl Config {
     /// Reads and parses a config file; errors name the file and key path.
-    pub fn load(path: &Path) -> anyhow::Result<Config> {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let de = toml::Deserializer::parse(&text)
-            .with_context(|| format!("{}: not valid TOML", path.display()))?;
-        let mut config: Config = serde_path_to_error::deserialize(de).map_err(|e| {
-            let key = e.path().to_string();
-            anyhow::anyhow!("{}: at `{key}`: {}", path.display(), e.inner())
-        })?;
+    /// Old spellings are accepted with a warning (see
+    /// [`Config::deprecations`]).
+    pub fn load(path: &Path) -> Result<Config, ServerError> {
+        let mut config: Config = read_toml(path)?;
         let base = path.parent().unwrap_or(Path::new("."));
         for plugin in &mut config.plugins {
             if plugin.path.is_relative() {
                 plugin.path = base.join(&plugin.path);
             }
         }
-        config.trust.resolve_paths(base);
+        config.signers.resolve_paths(base);
+        if let Some(mut legacy) = config.legacy_signers.take() {
+            if config.signers != SignersConfig::default() {
+                return Err(ServerError::config(
+                    path.display().to_string(),
+                    "both `[signers]` and its old name `[trust]` are set; keep `[signers]`",
+                ));
+            }
+            legacy.resolve_paths(base);
+            config.signers = legacy;
+            config.deprecate(format!(
+                "{}: `[trust]` is now called `[signers]`; rename the table (the old name is \
+                 read for one more release)",
+                path.display()
+            ));
+        }
         Ok(config)
+    }
+
+    /// What this configuration spelled the old way, one message each.
+    pub fn deprecations(&self) -> &[String] {
+        &self.deprecations
+    }
+
+    /// Notes an old spelling, and warns about it now.
+    pub fn deprecate(&mut self, message: String) {
+        tracing::warn!("{message}");
+        self.deprecations.push(message);
     }
 
     pub fn policy(&self) -> PolicyConfig {
@@ -343,39 +351,21 @@ impl Config {
     }
 }
 
-impl TrustConfig {
-    /// Reads a trust file (`warden verify --trust`, `--trust`): the keys of
-    /// `[trust]` at top level.
-    pub fn load(path: &Path) -> anyhow::Result<TrustConfig> {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let de = toml::Deserializer::parse(&text)
-            .with_context(|| format!("{}: not valid TOML", path.display()))?;
-        let mut trust: TrustConfig = serde_path_to_error::deserialize(de).map_err(|e| {
-            let key = e.path().to_string();
-            anyhow::anyhow!("{}: at `{key}`: {}", path.display(), e.inner())
-        })?;
-        trust.resolve_paths(path.parent().unwrap_or(Path::new(".")));
-        Ok(trust)
-    }
-
-    fn resolve_paths(&mut self, base: &Path) {
-        for p in &mut self.publishers {
-            if p.key.is_relative() {
-                p.key = base.join(&p.key);
-            }
-        }
-    }
-
-    /// This trust plus `other`'s publishers and revocations (the insecure
-    /// flag is set if either sets it).
-    pub fn merge(mut self, other: TrustConfig) -> TrustConfig {
-        self.publishers.extend(other.publishers);
-        self.revoked_keys.extend(other.revoked_keys);
-        self.revoked_digests.extend(other.revoked_digests);
-        self.insecure_allow_unsigned |= other.insecure_allow_unsigned;
-        self
-    }
+/// Reads a TOML file strictly into `T`; errors name the file and the key.
+pub(crate) fn read_toml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ServerError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ServerError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let de = toml::Deserializer::parse(&text).map_err(|source| ServerError::Toml {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_path_to_error::deserialize(de).map_err(|e| ServerError::ConfigKey {
+        path: path.to_path_buf(),
+        key: e.path().to_string(),
+        message: e.inner().to_string(),
+    })
 }
 
 /// The JSON Schema of `warden.toml`, generated from these types.

@@ -16,11 +16,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use warden_api::{Attribution, AuditEvent, BoxFuture, Grants, Journal};
+use warden_api::{AdminError, Attribution, AuditEvent, BoxFuture, Grants, Journal, PluginAdmin};
 use warden_gate::{Gate, Registration, TableChange};
-use warden_mcp::{PluginAdmin, Server};
+use warden_mcp::Server;
 use warden_registry::{Candidate, DirWatcher, Registry, WatchEvent, component_files};
-use warden_runtime::Plugin;
+
+use crate::host::registration;
 
 /// The grants of plugins that are not listed in `[[plugins]]`, by name.
 #[derive(Debug, Clone, Default)]
@@ -37,21 +38,6 @@ impl NamedGrants {
             .or(self.fallback.as_ref())
             .cloned()
             .unwrap_or_default()
-    }
-}
-
-/// The gate registration of a loaded plugin: owned by its name.
-pub fn registration(plugin: &Plugin, grants: Grants) -> Registration {
-    Registration {
-        owner: plugin.name().to_owned(),
-        source: format!(
-            "{} {} ({})",
-            plugin.name(),
-            plugin.manifest().plugin.version,
-            plugin.path().display()
-        ),
-        backend: Arc::new(plugin.clone()),
-        grants,
     }
 }
 
@@ -105,30 +91,28 @@ impl LivePlugins {
     /// Installs (`persist`) or loads (a watched file) every component of
     /// `source`, as one change.
     /// Returns the outcome and the names of the plugins added.
-    pub async fn add(&self, source: &Path, persist: bool) -> Result<(Value, Vec<String>), String> {
+    pub async fn add(
+        &self,
+        source: &Path,
+        persist: bool,
+    ) -> Result<(Value, Vec<String>), AdminError> {
         let _one = self.changing.lock().await;
         let mut candidates: Vec<Candidate> = Vec::new();
-        for file in component_files(source).map_err(|e| e.to_string())? {
-            candidates.push(
-                self.registry
-                    .prepare(&file)
-                    .await
-                    .map_err(|e| e.to_string())?,
-            );
+        let failed = |e: warden_registry::RegistryError| AdminError::Refused(e.to_string());
+        for file in component_files(source).map_err(failed)? {
+            candidates.push(self.registry.prepare(&file).await.map_err(failed)?);
         }
         if let Some(name) = candidates
             .iter()
             .map(Candidate::name)
             .find(|n| self.fixed.contains(*n))
         {
-            return Err(format!(
+            return Err(AdminError::Refused(format!(
                 "plugin `{name}` is loaded from the config file; change it there"
-            ));
+            )));
         }
         if persist {
-            self.registry
-                .check_conflicts(&candidates)
-                .map_err(|e| e.to_string())?;
+            self.registry.check_conflicts(&candidates).map_err(failed)?;
         }
         let changes: Vec<(String, Option<Registration>)> = candidates
             .iter()
@@ -139,14 +123,21 @@ impl LivePlugins {
             .collect();
         self.gate
             .check_replace(changes.clone())
-            .map_err(|e| format!("{e} (nothing changed)"))?;
+            .map_err(|e| AdminError::Refused(format!("{e} (nothing changed)")))?;
         let mut installed = Vec::new();
         if persist {
             for c in &candidates {
-                installed.push(self.registry.commit(c).map_err(|e| e.to_string())?);
+                installed.push(
+                    self.registry
+                        .commit(c)
+                        .map_err(|e| AdminError::failed("recording the install", e))?,
+                );
             }
         }
-        let change = self.gate.replace(changes).map_err(|e| e.to_string())?;
+        let change = self
+            .gate
+            .replace(changes)
+            .map_err(|e| AdminError::Refused(e.to_string()))?;
         for c in &candidates {
             tracing::info!(
                 plugin = c.name(), digest = %c.admission.digest,
@@ -165,30 +156,33 @@ impl LivePlugins {
 
     /// Removes plugin `name` from the server (and from the registry when
     /// it was installed there).
-    pub async fn remove(&self, name: &str, from_registry: bool) -> Result<Value, String> {
+    pub async fn remove(&self, name: &str, from_registry: bool) -> Result<Value, AdminError> {
         let _one = self.changing.lock().await;
         if self.fixed.contains(name) {
-            return Err(format!(
+            return Err(AdminError::Refused(format!(
                 "plugin `{name}` is loaded from the config file; change it there"
-            ));
+            )));
         }
         if !self.gate.owners().iter().any(|o| o == name) {
-            return Err(format!("no plugin named `{name}` is loaded"));
+            return Err(AdminError::Refused(format!(
+                "no plugin named `{name}` is loaded"
+            )));
         }
+        let registry = |e| AdminError::failed("the plugin registry", e);
         if from_registry
             && self
                 .registry
                 .list()
-                .map_err(|e| e.to_string())?
+                .map_err(registry)?
                 .iter()
                 .any(|p| p.name == name)
         {
-            self.registry.remove(name).map_err(|e| e.to_string())?;
+            self.registry.remove(name).map_err(registry)?;
         }
         let change = self
             .gate
             .replace(vec![(name.to_owned(), None)])
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| AdminError::Refused(e.to_string()))?;
         tracing::info!(plugin = name, "plugin removed");
         self.server.tools_changed().await;
         Ok(json!({ "removed": name, "tools": describe(&change) }))
@@ -249,9 +243,12 @@ impl LivePlugins {
 }
 
 impl PluginAdmin for LivePlugins {
-    fn list(&self) -> BoxFuture<'_, Result<Value, String>> {
+    fn list(&self) -> BoxFuture<'_, Result<Value, AdminError>> {
         Box::pin(async move {
-            let installed = self.registry.list().map_err(|e| e.to_string())?;
+            let installed = self
+                .registry
+                .list()
+                .map_err(|e| AdminError::failed("the plugin registry", e))?;
             Ok(json!({
                 "installed": installed,
                 "loaded": self.gate.owners(),
@@ -260,18 +257,21 @@ impl PluginAdmin for LivePlugins {
         })
     }
 
-    fn install(&self, path: PathBuf) -> BoxFuture<'_, Result<Value, String>> {
+    fn install(&self, path: PathBuf) -> BoxFuture<'_, Result<Value, AdminError>> {
         Box::pin(async move { self.add(&path, true).await.map(|(v, _)| v) })
     }
 
-    fn remove(&self, name: String, by: Attribution) -> BoxFuture<'_, Result<Value, String>> {
+    fn remove(&self, name: String, by: Attribution) -> BoxFuture<'_, Result<Value, AdminError>> {
         Box::pin(async move {
             let removed = LivePlugins::remove(self, &name, true).await?;
             self.journal
                 .audit(&AuditEvent::PluginRemoved { name, by })
                 .map_err(|e| {
                     tracing::error!(error = %e, "a plugin removal was not audited");
-                    format!("the plugin was removed, but the audit log could not record it: {e}")
+                    AdminError::failed(
+                        "the plugin was removed, but the audit log could not record it",
+                        e,
+                    )
                 })?;
             Ok(removed)
         })

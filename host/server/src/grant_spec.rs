@@ -1,32 +1,77 @@
-//! `--grant-fs HOST_DIR[:GUEST_DIR][:ro|rw]`, `--grant-net PATTERN` and
-//! `--grant-env KEY[=VALUE]`.
+//! Plugin grants as people spell them: `--grant-fs
+//! HOST_DIR[:GUEST_DIR][:ro|rw]`, `--grant-net PATTERN` and `--grant-env
+//! KEY[=VALUE]` (the same spellings as `grant-fs`, `grant-net` and
+//! `grant-env` in the configuration).
 
 use std::path::PathBuf;
 
-use anyhow::{Context, bail};
 use warden_api::net::NetPattern;
-use warden_api::{EnvGrant, FsAccess, FsGrant, Secret, check_env_key};
+use warden_api::{EnvGrant, FsAccess, FsGrant, Grants, Secret, check_env_key};
+
+use crate::ServerError;
+
+fn bad(at: String, message: impl Into<String>) -> ServerError {
+    ServerError::Grant {
+        at,
+        message: message.into(),
+    }
+}
+
+/// The grants of one plugin from their spellings; `origin` says where
+/// they were written (empty for the command line, else e.g.
+/// `config: at plugins[0]`), and every error names it.
+pub fn grants(
+    origin: &str,
+    fs: &[String],
+    net: &[String],
+    env: &[String],
+) -> Result<Grants, ServerError> {
+    let at = |flag: &str, spec: &str| {
+        if origin.is_empty() {
+            format!("{flag} {spec:?}")
+        } else {
+            format!("{origin}: {flag} {spec:?}")
+        }
+    };
+    Ok(Grants {
+        fs: fs
+            .iter()
+            .map(|g| parse_fs(g).map_err(|m| bad(at("--grant-fs", g), m)))
+            .collect::<Result<_, _>>()?,
+        net: net
+            .iter()
+            .map(|g| parse_net(g).map_err(|m| bad(at("--grant-net", g), m)))
+            .collect::<Result<_, _>>()?,
+        env: env
+            .iter()
+            .map(|g| {
+                let key = g.split_once('=').map_or(g.as_str(), |(k, _)| k);
+                parse_env(g).map_err(|m| bad(at("--grant-env", key), m))
+            })
+            .collect::<Result<_, _>>()?,
+    })
+}
 
 /// Parses a network grant pattern (see `docs/configuration.md`).
-pub fn parse_net(spec: &str) -> anyhow::Result<NetPattern> {
+fn parse_net(spec: &str) -> Result<NetPattern, String> {
     spec.parse()
-        .with_context(|| format!("--grant-net {spec:?}"))
+        .map_err(|e: warden_api::net::NetError| e.to_string())
 }
 
 /// Parses an environment grant: `KEY=VALUE` grants that value, `KEY` the
 /// host's own value of `KEY` (which must be set). Errors never include
 /// the value.
-pub fn parse_env(spec: &str) -> anyhow::Result<EnvGrant> {
+fn parse_env(spec: &str) -> Result<EnvGrant, String> {
     let (key, value) = match spec.split_once('=') {
         Some((key, value)) => (key, Some(value)),
         None => (spec, None),
     };
-    check_env_key(key).with_context(|| format!("--grant-env {key:?}"))?;
+    check_env_key(key).map_err(|e| e.to_string())?;
     let value = match value {
         Some(v) => v.to_owned(),
         None => std::env::var(key).map_err(|_| {
-            anyhow::anyhow!(
-                "--grant-env {key:?}: `{key}` is not set in this environment; set it, or give the value as {key}=VALUE"
+            format!(
+                "`{key}` is not set in this environment; set it, or give the value as {key}=VALUE"
             )
         })?,
     };
@@ -57,24 +102,23 @@ pub fn fs_host(spec: &str) -> &str {
 /// Parses a directory grant. The host directory must exist; the guest path
 /// defaults to the host directory's absolute path and must be absolute;
 /// access defaults to read-only.
-pub fn parse_fs(spec: &str) -> anyhow::Result<FsGrant> {
+fn parse_fs(spec: &str) -> Result<FsGrant, String> {
     let (host, guest, access) = split_fs(spec);
     if host.is_empty() {
-        bail!("--grant-fs {spec:?}: the host directory is empty");
+        return Err("the host directory is empty".into());
     }
     let host_path = PathBuf::from(host)
         .canonicalize()
-        .with_context(|| format!("--grant-fs {spec:?}: host directory {host:?}"))?;
+        .map_err(|e| format!("host directory {host:?}: {e}"))?;
     if !host_path.is_dir() {
-        bail!(
-            "--grant-fs {spec:?}: {} is not a directory",
-            host_path.display()
-        );
+        return Err(format!("{} is not a directory", host_path.display()));
     }
     let guest_path = match guest {
         Some(g) if g.starts_with('/') && !g.contains('\0') => g.trim_end_matches('/').to_owned(),
         Some(g) => {
-            bail!("--grant-fs {spec:?}: the guest path {g:?} must be absolute (e.g. /workspace)")
+            return Err(format!(
+                "the guest path {g:?} must be absolute (e.g. /workspace)"
+            ));
         }
         None => host_path.to_string_lossy().into_owned(),
     };
@@ -121,9 +165,9 @@ mod tests {
         let path = std::env::var("PATH").unwrap();
         assert_eq!(parse_env("PATH").unwrap().value.expose(), path);
         let e = parse_env("WARDEN_TEST_SURELY_UNSET_VAR").unwrap_err();
-        assert!(format!("{e:#}").contains("is not set"), "{e:#}");
-        let e = parse_env("BAD-KEY=s3cr3t").unwrap_err();
-        assert!(!format!("{e:#}").contains("s3cr3t"), "{e:#}");
+        assert!(e.contains("is not set"), "{e}");
+        let e = grants("", &[], &[], &["BAD-KEY=s3cr3t".into()]).unwrap_err();
+        assert!(!e.to_string().contains("s3cr3t"), "{e}");
     }
 
     #[test]
@@ -133,7 +177,7 @@ mod tests {
             "https://api.example.com:443"
         );
         let e = parse_net("*").unwrap_err();
-        assert!(format!("{e:#}").contains("insecure:allow-all"), "{e:#}");
+        assert!(e.contains("insecure:allow-all"), "{e}");
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub struct Publisher {
 
 /// Trusted publisher keys and the revocation lists.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TrustRoots {
+pub struct Signers {
     publishers: Vec<Publisher>,
     revoked_keys: BTreeSet<String>,
     revoked_digests: BTreeSet<String>,
@@ -34,13 +34,13 @@ pub struct Verified {
     pub key_id: String,
 }
 
-impl TrustRoots {
-    pub fn new() -> TrustRoots {
-        TrustRoots::default()
+impl Signers {
+    pub fn new() -> Signers {
+        Signers::default()
     }
 
     /// Trusts `key` under `name`.
-    pub fn publisher(mut self, name: &str, key: PublicKey) -> TrustRoots {
+    pub fn publisher(mut self, name: &str, key: PublicKey) -> Signers {
         self.publishers.push(Publisher {
             name: name.to_owned(),
             key,
@@ -49,13 +49,13 @@ impl TrustRoots {
     }
 
     /// Refuses every signature by the key with this id.
-    pub fn revoke_key(mut self, key_id: &str) -> TrustRoots {
+    pub fn revoke_key(mut self, key_id: &str) -> Signers {
         self.revoked_keys.insert(key_id.to_ascii_lowercase());
         self
     }
 
     /// Refuses the component with this digest, however it is signed.
-    pub fn revoke_digest(mut self, digest: &str) -> TrustRoots {
+    pub fn revoke_digest(mut self, digest: &str) -> Signers {
         self.revoked_digests.insert(digest.to_ascii_lowercase());
         self
     }
@@ -129,13 +129,13 @@ mod tests {
 
     type R = Result<(), Box<dyn std::error::Error>>;
 
-    fn setup() -> Result<(SecretKey, TrustRoots, String), Box<dyn std::error::Error>> {
+    fn setup() -> Result<(SecretKey, Signers, String), Box<dyn std::error::Error>> {
         let key = SecretKey::generate()?;
-        let roots = TrustRoots::new().publisher("acme", key.public());
+        let roots = Signers::new().publisher("acme", key.public());
         Ok((key, roots, plugin_digest(b"component", b"manifest")))
     }
 
-    fn check(roots: &TrustRoots, digest: &str, sig: Option<&PluginSignature>) -> &'static str {
+    fn check(roots: &Signers, digest: &str, sig: Option<&PluginSignature>) -> &'static str {
         match roots.verify(digest, sig) {
             Ok(_) => "ok",
             Err(e) => e.check(),

@@ -12,22 +12,22 @@
 use std::path::Path;
 
 use crate::config::Config;
-use crate::grant_arg;
 use crate::state_guard::resolve;
+use crate::{ServerError, grant_spec};
 
 /// What in `config`, found at `path`, would widen trust: empty when
 /// nothing does.
 pub fn widenings(config: &Config, path: &Path) -> Vec<String> {
     let mut found = Vec::new();
-    for publisher in &config.trust.publishers {
+    for publisher in &config.signers.publishers {
         found.push(format!(
-            "`[trust]` trusts publisher `{}` ({})",
+            "`[signers]` trusts publisher `{}` ({})",
             publisher.name,
             publisher.key.display()
         ));
     }
-    if config.trust.insecure_allow_unsigned {
-        found.push("`[trust] insecure-allow-unsigned = true` admits unsigned plugins".into());
+    if config.signers.insecure_allow_unsigned {
+        found.push("`[signers] insecure-allow-unsigned = true` admits unsigned plugins".into());
     }
     let home = resolve(path.parent().unwrap_or(Path::new(".")));
     let mut grants: Vec<(String, &String)> = Vec::new();
@@ -54,7 +54,7 @@ pub fn widenings(config: &Config, path: &Path) -> Vec<String> {
         );
     }
     for (at, spec) in grants {
-        let host = Path::new(grant_arg::fs_host(spec));
+        let host = Path::new(grant_spec::fs_host(spec));
         // Relative grants resolve against the working directory, which is
         // where this file was found.
         let dir = resolve(&home.join(host));
@@ -71,16 +71,16 @@ pub fn widenings(config: &Config, path: &Path) -> Vec<String> {
 
 /// Refuses a configuration found at `path` (not named by the operator)
 /// that widens trust.
-pub fn check(config: &Config, path: &Path) -> anyhow::Result<()> {
+pub fn check(config: &Config, path: &Path) -> Result<(), ServerError> {
     let found = widenings(config, path);
     if found.is_empty() {
         return Ok(());
     }
-    anyhow::bail!(
+    Err(ServerError::FoundConfig(format!(
         "{} was found in the working directory and widens trust: {}. A configuration that does \
          this is used only when named: pass `--config {}` (or set WARDEN_CONFIG) if you mean it",
         path.display(),
         found.join("; "),
         path.display()
-    )
+    )))
 }

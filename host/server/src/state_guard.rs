@@ -56,7 +56,7 @@ pub fn resolve(path: &Path) -> PathBuf {
 /// Refuses any directory grant in `grants` that contains the state
 /// directory `state` or lies inside it; `source` says where the grant came
 /// from (`--grant-fs`, `config: at plugins[0]`, ...).
-pub fn check(state: &Path, grants: &Grants, source: &str) -> anyhow::Result<()> {
+pub fn check(state: &Path, grants: &Grants, source: &str) -> Result<(), crate::ServerError> {
     let state = resolve(state);
     for grant in &grants.fs {
         let granted = resolve(&grant.host_path);
@@ -67,13 +67,13 @@ pub fn check(state: &Path, grants: &Grants, source: &str) -> anyhow::Result<()> 
         } else {
             continue;
         };
-        anyhow::bail!(
+        return Err(crate::ServerError::StateReached(format!(
             "{source}: the directory grant {} {relation} the state directory {}, which holds the \
              host key, the database and compiled code; grant a narrower directory, or keep the \
              state elsewhere (--state-dir, WARDEN_STATE_DIR, or `state-dir` in the config)",
             granted.display(),
             state.display()
-        );
+        )));
     }
     Ok(())
 }

@@ -1,0 +1,50 @@
+//! Plugins in a running host, as operators reach them through the admin
+//! API: list, install, remove. The MCP crate only routes; what installing
+//! means (verification, the registry, swapping tools in) belongs to the
+//! host behind [`PluginAdmin`].
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::{Attribution, BoxFuture};
+
+/// Why an operator's plugin change was not made. The message is shown to
+/// the operator as it is; the cause, when there is one, is kept.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AdminError {
+    /// The change is not allowed as asked (a plugin from the config file,
+    /// a name that is not loaded, a conflict); nothing changed.
+    #[error("{0}")]
+    Refused(String),
+    /// The change failed; nothing changed.
+    #[error("{what}")]
+    Failed {
+        what: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl AdminError {
+    pub fn failed(
+        what: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> AdminError {
+        AdminError::Failed {
+            what: what.into(),
+            source: Box::new(source),
+        }
+    }
+}
+
+pub trait PluginAdmin: Send + Sync {
+    /// The installed and loaded plugins.
+    fn list(&self) -> BoxFuture<'_, Result<Value, AdminError>>;
+    /// Installs a component file or a directory of them (paths on the
+    /// host's machine), replacing plugins of the same names.
+    fn install(&self, path: PathBuf) -> BoxFuture<'_, Result<Value, AdminError>>;
+    /// Removes the plugin called `name`, on `by`'s word (audited).
+    fn remove(&self, name: String, by: Attribution) -> BoxFuture<'_, Result<Value, AdminError>>;
+}

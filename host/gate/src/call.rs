@@ -1,0 +1,293 @@
+//! One call through the gate: prepare it once, decide, ask, validate,
+//! dispatch, audit, and let trust learn from the outcome.
+
+use std::sync::Arc;
+
+use warden_api::{
+    BackendCall, CallHooks, CallRequest, Envelope, ErrorType, HostCode, LogLevel, PathGuard,
+    REQUEST_CAPABILITY,
+};
+use warden_policy::{Call, Decision, Env, Layer, SpecifierKind, Verdict};
+
+use crate::agents::unknown_agent;
+use crate::gate::{Inner, facts};
+use crate::table::Entry;
+use crate::{durable, resolve};
+
+/// A call read once, for the decision, the question a person sees, and
+/// the backend: the specifier rendered from the arguments, the directory
+/// its relative paths resolve in, and how it is shown.
+pub(crate) struct Prepared {
+    pub specifier: Option<String>,
+    /// A file tool's path with symlinks resolved through the grants.
+    pub resolved: Option<String>,
+    /// Where the call's relative paths resolve (a guest path).
+    pub base: String,
+    /// `tool(specifier)`, with `in CWD` for a shell tool's `cwd`.
+    pub shown: String,
+}
+
+impl Prepared {
+    pub fn call<'a>(&'a self, entry: &'a Entry) -> Call<'a> {
+        Call {
+            tool: facts(entry),
+            specifier: self.specifier.as_deref(),
+            resolved_path: self.resolved.as_deref(),
+        }
+    }
+}
+
+impl Inner {
+    /// The agents' environment with the call's directory as its cwd.
+    pub(crate) fn env<'a>(&'a self, prepared: &'a Prepared) -> Env<'a> {
+        let mut env = self.agents.env.env();
+        env.cwd = &prepared.base;
+        env
+    }
+
+    /// A shell-command tool's `cwd` argument, normalised against the
+    /// workspace; shown in the question a person sees.
+    fn call_cwd(&self, entry: &Entry, request: &CallRequest) -> Option<String> {
+        if facts(entry).specifier_kind() != SpecifierKind::Shell {
+            return None;
+        }
+        let cwd = request.args.get("cwd")?.as_str()?;
+        let env = self.agents.env.env();
+        // An unreadable cwd leaves the workspace, which the tool refuses.
+        warden_policy::path::normalize(cwd, env.workspace).ok()
+    }
+
+    /// The one directory a call's relative paths resolve against, for the
+    /// decision and the tool alike: a shell tool's `cwd` argument; else the
+    /// workspace when one of the tool's directory grants covers it; else
+    /// the tool's first granted directory (the only place its relative
+    /// paths can land); else the workspace.
+    fn base_dir(&self, entry: &Entry, cwd: Option<&str>) -> String {
+        if let Some(cwd) = cwd {
+            return cwd.to_owned();
+        }
+        let workspace = &self.agents.env.workspace;
+        let fs = &entry.grants.fs;
+        if fs.is_empty()
+            || fs
+                .iter()
+                .any(|g| warden_policy::path::is_within(workspace, &g.guest_path))
+        {
+            return workspace.clone();
+        }
+        fs.first()
+            .map_or_else(|| workspace.clone(), |g| g.guest_path.clone())
+    }
+
+    pub(crate) fn prepare(&self, entry: &Entry, request: &CallRequest) -> Prepared {
+        let specifier = entry.spec.render_specifier(&request.args);
+        let cwd = self.call_cwd(entry, request);
+        let base = self.base_dir(entry, cwd.as_deref());
+        let resolved = match (&specifier, facts(entry).specifier_kind()) {
+            (Some(s), SpecifierKind::Path) => warden_policy::path::normalize(s, &base)
+                .ok()
+                .and_then(|p| resolve::resolve(&p, &entry.grants)),
+            _ => None,
+        };
+        let name = &entry.spec.name;
+        let shown = match (&specifier, &cwd) {
+            (Some(s), Some(cwd)) => format!("{name}({s}) in {cwd}"),
+            (Some(s), None) => format!("{name}({s})"),
+            (None, _) => name.to_string(),
+        };
+        Prepared {
+            specifier,
+            resolved,
+            base,
+            shown,
+        }
+    }
+
+    /// What the policy (with the grants in force) decides for the call.
+    pub(crate) fn decide(
+        &self,
+        entry: &Entry,
+        request: &CallRequest,
+        prepared: &Prepared,
+    ) -> Decision {
+        let call = prepared.call(entry);
+        let env = self.env(prepared);
+        let grants = self.durable.grants.as_ref().map(|g| g.current());
+        let decision = self
+            .agents
+            .with(&request.context.agent, |p| match &grants {
+                Some(set) => warden_policy::decide_with_grants(
+                    p,
+                    &call,
+                    &env,
+                    set,
+                    &request.context.session,
+                    self.durable.clock.now_ms(),
+                ),
+                None => p.decide(&call, &env),
+            })
+            .unwrap_or_else(|| unknown_agent(&request.context.agent));
+        if decision.decision != Verdict::Deny
+            && let Some(refused) = crate::target::non_public(
+                entry.spec.category.as_str(),
+                prepared.specifier.as_deref(),
+                &entry.grants,
+            )
+        {
+            return refused;
+        }
+        decision
+    }
+
+    pub(crate) async fn run(&self, request: CallRequest, hooks: CallHooks) -> Envelope {
+        if request.tool.trim().eq_ignore_ascii_case(REQUEST_CAPABILITY)
+            && let Some(bounds) = &self.capability
+        {
+            return self.request_capability(bounds, request).await;
+        }
+        // The entry (and its backend) is held to the end of the call, even
+        // if the tool is replaced meanwhile.
+        let Some(entry) = self.table().get(&request.tool).cloned() else {
+            return Envelope::host(
+                ErrorType::UnknownTool,
+                HostCode::NotFound,
+                format!(
+                    "no tool named `{}` is available; list the tools to see what is",
+                    request.tool
+                ),
+            );
+        };
+        let context = &request.context;
+        self.sessions.saw(&context.session, context.task.as_deref());
+        let prepared = self.prepare(&entry, &request);
+        let decision = self.decide(&entry, &request, &prepared);
+        tracing::info!(
+            decision = ?decision.decision, layer = ?decision.layer, rule = decision.rule.as_deref(),
+            reason = %decision.reason, "decided"
+        );
+        hooks.log(
+            LogLevel::Info,
+            "warden",
+            format_args!(
+                "{}: {:?} by {:?} — {}",
+                prepared.shown, decision.decision, decision.layer, decision.reason
+            ),
+        );
+        let journal = self.durable.journal.as_ref();
+        let with_args = journal.is_some_and(|j| j.audit_args());
+        let event = durable::decision_event(&request, &prepared.shown, &decision, with_args);
+        if let Some(refusal) = durable::audit(journal, &event) {
+            return refusal;
+        }
+        let approved = decision.decision == Verdict::Ask;
+        match decision.decision {
+            Verdict::Deny => return denied(&decision),
+            Verdict::Ask => {
+                let approver = hooks.approver.as_deref().unwrap_or(&*self.approver);
+                if let Some(refusal) = self
+                    .ask(approver, &entry, &request, &decision, &prepared)
+                    .await
+                {
+                    return refusal;
+                }
+            }
+            Verdict::Allow => {}
+        }
+        if let Err(problems) = entry.validator.check(&request.args) {
+            tracing::info!(%problems, "arguments rejected");
+            return Envelope::host(
+                ErrorType::ArgumentValidationError,
+                HostCode::InvalidArgument,
+                format!(
+                    "arguments of `{}` do not match its schema: {problems}",
+                    entry.spec.name
+                ),
+            );
+        }
+        let envelope = self
+            .dispatch(&entry, &request, &prepared, &hooks, approved)
+            .await;
+        self.learn(&entry, &request, &envelope, &hooks);
+        envelope
+    }
+
+    /// Runs the call on its backend and audits how it ended.
+    async fn dispatch(
+        &self,
+        entry: &Entry,
+        request: &CallRequest,
+        prepared: &Prepared,
+        hooks: &CallHooks,
+        approved: bool,
+    ) -> Envelope {
+        let env = self.env(prepared);
+        let paths: Option<Arc<dyn PathGuard>> = self.agents.with(&request.context.agent, |p| {
+            Arc::new(crate::paths::CallPaths::new(
+                p.protection().clone(),
+                &env,
+                approved,
+            )) as Arc<dyn PathGuard>
+        });
+        let call = BackendCall {
+            tool: &entry.spec,
+            args: &request.args,
+            context: &request.context,
+            grants: &entry.grants,
+            limits: self.limits,
+            events: hooks.events.as_ref(),
+            paths: paths.as_ref(),
+            cwd: Some(&prepared.base),
+        };
+        let started = std::time::Instant::now();
+        let envelope = entry.backend.invoke(call).await;
+        tracing::info!(ok = envelope.is_ok(), "call done");
+        let event = durable::outcome_event(
+            request,
+            entry.spec.name.as_str(),
+            &envelope,
+            started.elapsed(),
+        );
+        if let Some(journal) = &self.durable.journal
+            && let Err(e) = journal.audit(&event)
+        {
+            // The call ran; its result stands, but the operator must know
+            // the trail has a gap.
+            tracing::error!(error = %e, "audit append of a call outcome failed");
+        }
+        envelope
+    }
+
+    /// Progressive trust learns from a call that ran.
+    fn learn(&self, entry: &Entry, request: &CallRequest, envelope: &Envelope, hooks: &CallHooks) {
+        let Some(trust) = &self.trust else {
+            return;
+        };
+        let agent = &request.context.agent;
+        let difficulty = hooks.difficulty.unwrap_or(crate::trust::DEFAULT_DIFFICULTY);
+        match trust.outcome(
+            agent,
+            entry.spec.category.as_str(),
+            envelope.is_ok(),
+            difficulty,
+        ) {
+            Ok(Some(levels)) => self.agents.set_trust(agent, levels),
+            Ok(None) => {}
+            Err(e) => tracing::error!(%agent, error = %e, "trust was not updated"),
+        }
+    }
+}
+
+/// The envelope an agent sees for a denial: what was denied, by which
+/// layer and rule, and what would allow it (the reason says).
+pub(crate) fn denied(decision: &Decision) -> Envelope {
+    let code = match decision.layer {
+        Layer::Input => HostCode::InvalidPath,
+        Layer::Category => HostCode::DeniedByCategory,
+        Layer::Constraint => HostCode::DeniedByConstraint,
+        Layer::Rule => HostCode::DeniedByRule,
+        Layer::CircuitBreaker => HostCode::CircuitBreaker,
+        Layer::ReadOnly | Layer::Mode => HostCode::DeniedByMode,
+        Layer::Grant => HostCode::DeniedByGrant,
+    };
+    Envelope::host(ErrorType::PermissionDenied, code, decision.reason.clone())
+}

@@ -1,0 +1,285 @@
+//! Loading what a host serves: the runtime, every plugin (admitted by its
+//! signature before any of its code runs), the sandboxed tools; and the
+//! gate builder with all of them registered, which callers finish with
+//! their approver and durable hooks.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use warden_api::{CallLimits, Grants};
+use warden_gate::{Gate, GateBuilder, PolicyEnv, Registration};
+use warden_policy::AgentPolicy;
+use warden_registry::AdmissionPolicy;
+use warden_runtime::{Plugin, Runtime, RuntimeConfig};
+use warden_sandbox::SandboxTools;
+
+use crate::config::Config;
+use crate::signers::SignersConfig;
+use crate::{ServerError, grant_spec, state, state_guard};
+
+/// Per-call limits given on the command line; each overrides the config.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LimitOverrides {
+    pub timeout_ms: Option<u64>,
+    pub memory_mb: Option<u64>,
+    pub max_output_bytes: Option<u64>,
+}
+
+/// What to load a host from: a configuration and a command line's
+/// additions.
+#[derive(Debug, Clone)]
+pub struct HostOptions {
+    pub config: Config,
+    /// Where the state lives (see [`crate::state::choose_dir`]).
+    pub state_dir: PathBuf,
+    /// More plugin components (`--plugin`), holding `plugin_grants`.
+    pub plugins: Vec<PathBuf>,
+    pub plugin_grants: Grants,
+    /// A signers file (`--signers`) added to the config's signers.
+    pub signers: Option<PathBuf>,
+    /// Compile every plugin from scratch and cache nothing.
+    pub no_cache: bool,
+    pub limits: LimitOverrides,
+}
+
+impl HostOptions {
+    /// Options for `config` with nothing added, state in `state_dir`.
+    pub fn new(config: Config, state_dir: PathBuf) -> HostOptions {
+        HostOptions {
+            config,
+            state_dir,
+            plugins: Vec::new(),
+            plugin_grants: Grants::default(),
+            signers: None,
+            no_cache: false,
+            limits: LimitOverrides::default(),
+        }
+    }
+
+    /// The per-call limits: the flags, else the config, else the defaults.
+    pub fn call_limits(&self) -> CallLimits {
+        let d = CallLimits::DEFAULT;
+        let l = &self.config.limits;
+        CallLimits {
+            deadline: self
+                .limits
+                .timeout_ms
+                .or(l.timeout_ms)
+                .map_or(d.deadline, Duration::from_millis),
+            memory_bytes: self
+                .limits
+                .memory_mb
+                .or(l.memory_mb)
+                .map_or(d.memory_bytes, |m| m << 20),
+            output_bytes: self
+                .limits
+                .max_output_bytes
+                .or(l.max_output_bytes)
+                .unwrap_or(d.output_bytes),
+            ..d
+        }
+    }
+
+    /// The admission policy: the config's signers plus `--signers`.
+    pub fn admission(&self) -> Result<AdmissionPolicy, ServerError> {
+        let mut signers = self.config.signers.clone();
+        if let Some(file) = &self.signers {
+            signers = signers.merge(SignersConfig::load(file)?);
+        }
+        signers.admission()
+    }
+
+    /// The runtime: limits from the config and flags, the compile cache in
+    /// the state directory (authenticated with a key derived from the host
+    /// key there) unless `no_cache`.
+    pub fn runtime(&self) -> Result<Runtime, ServerError> {
+        let limits = self.call_limits();
+        let mut rc = RuntimeConfig::new((!self.no_cache).then(|| self.state_dir.join("cache")));
+        if !self.no_cache {
+            rc = rc.with_cache_key(state::cache_key(&self.state_dir)?);
+        }
+        rc.max_memory_bytes = rc.max_memory_bytes.max(limits.memory_bytes);
+        rc.http = http_limits(&self.config);
+        Ok(Runtime::new(rc)?)
+    }
+}
+
+fn http_limits(config: &Config) -> warden_runtime::HttpLimits {
+    let d = warden_runtime::HttpLimits::DEFAULT;
+    let l = &config.limits;
+    warden_runtime::HttpLimits {
+        max_response_bytes: l.http_max_response_bytes.unwrap_or(d.max_response_bytes),
+        timeout: l.http_timeout_ms.map_or(d.timeout, Duration::from_millis),
+        max_redirects: l.http_max_redirects.unwrap_or(d.max_redirects),
+    }
+}
+
+/// A loaded host: its plugins and sandboxed tools, not yet behind a gate.
+pub struct Loaded {
+    pub config: Config,
+    pub state_dir: PathBuf,
+    pub runtime: Runtime,
+    /// Whose signatures admit a plugin.
+    pub admission: AdmissionPolicy,
+    /// Each plugin with the grants its calls hold.
+    pub plugins: Vec<(Plugin, Grants)>,
+    /// The sandboxed tools and their grants, when `[sandbox]` is configured.
+    pub sandbox: Option<(Arc<SandboxTools>, Grants)>,
+    pub limits: CallLimits,
+}
+
+impl std::fmt::Debug for Loaded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Loaded")
+            .field("state_dir", &self.state_dir)
+            .field(
+                "plugins",
+                &self
+                    .plugins
+                    .iter()
+                    .map(|(p, _)| p.name())
+                    .collect::<Vec<_>>(),
+            )
+            .field("sandbox", &self.sandbox.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Loaded {
+    /// Loads the runtime and every plugin, each admitted by its signature
+    /// before any of its code runs; no directory grant may reach the state
+    /// directory. Any failure names the file or key and stops.
+    pub async fn load(options: &HostOptions) -> Result<Loaded, ServerError> {
+        let config = options.config.clone();
+        let state = &options.state_dir;
+        state_guard::check(state, &options.plugin_grants, "--grant-fs")?;
+        let mut wanted: Vec<(PathBuf, Grants)> = Vec::new();
+        for (i, p) in config.plugins.iter().enumerate() {
+            let at = format!("config: at `plugins[{i}]`");
+            let g = grant_spec::grants(&at, &p.grant_fs, &p.grant_net, &p.grant_env)?;
+            state_guard::check(state, &g, &at)?;
+            wanted.push((p.path.clone(), g));
+        }
+        wanted.extend(
+            options
+                .plugins
+                .iter()
+                .map(|p| (p.clone(), options.plugin_grants.clone())),
+        );
+        let sandbox = match &config.sandbox {
+            Some(sc) => {
+                let at = "config: at `sandbox`";
+                let g = grant_spec::grants(at, &sc.grant_fs, &sc.grant_net, &[])?;
+                state_guard::check(state, &g, at)?;
+                let mut sc = sc.clone();
+                sc.instance = state::sandbox_instance(state)?;
+                Some((Arc::new(SandboxTools::new(sc)?), g))
+            }
+            None => None,
+        };
+        let admission = options.admission()?;
+        let runtime = options.runtime()?;
+        let mut plugins = Vec::new();
+        for (path, grants) in wanted {
+            let plugin = warden_registry::load_file(&runtime, &admission, &path)
+                .await?
+                .plugin;
+            log_gap(&plugin, &grants);
+            plugins.push((plugin, grants));
+        }
+        Ok(Loaded {
+            config,
+            state_dir: state.clone(),
+            runtime,
+            admission,
+            plugins,
+            sandbox,
+            limits: options.call_limits(),
+        })
+    }
+
+    /// True when there is nothing to serve.
+    pub fn is_empty(&self) -> bool {
+        self.plugins.is_empty() && self.sandbox.is_none()
+    }
+
+    /// Where agents' paths resolve: the config's, else the first grant's
+    /// guest path, else `/workspace`.
+    pub fn env(&self) -> PolicyEnv {
+        let first_grant = self
+            .plugins
+            .iter()
+            .flat_map(|(_, g)| g.fs.first())
+            .chain(self.sandbox.iter().flat_map(|(_, g)| g.fs.first()))
+            .next()
+            .map(|g| g.guest_path.clone());
+        crate::agents::env(&self.config, first_grant)
+    }
+
+    /// A gate builder with every tool registered (two plugins of one name
+    /// are refused, naming both files), `agents`, the limits and the
+    /// agents' environment; the caller adds its approver and hooks.
+    pub fn gate_builder(&self, agents: Vec<AgentPolicy>) -> Result<GateBuilder, ServerError> {
+        let mut builder = Gate::builder().limits(self.limits).env(self.env());
+        for (plugin, grants) in &self.plugins {
+            builder = builder.register(registration(plugin, grants.clone()))?;
+        }
+        if let Some((tools, grants)) = &self.sandbox {
+            builder = builder.backend("sandbox (Docker)", tools.clone(), grants.clone())?;
+        }
+        for policy in agents {
+            builder = builder.agent(policy);
+        }
+        Ok(builder)
+    }
+
+    /// Connects the sandbox to Docker now and removes orphaned containers;
+    /// without an engine the sandboxed tools fail with a clear error and
+    /// every other tool works.
+    pub async fn start_sandbox(&self) {
+        if let Some((tools, _)) = &self.sandbox
+            && let Err(e) = tools.start().await
+        {
+            tracing::warn!(error = %e, "the sandboxed tools are unavailable until Docker answers");
+        }
+    }
+
+    /// Removes every container this process created.
+    pub async fn stop_sandbox(&self) {
+        if let Some((tools, _)) = &self.sandbox {
+            tools.shutdown().await;
+        }
+    }
+}
+
+/// The gate registration of a loaded plugin: owned by its name.
+pub fn registration(plugin: &Plugin, grants: Grants) -> Registration {
+    Registration {
+        owner: plugin.name().to_owned(),
+        source: format!(
+            "{} {} ({})",
+            plugin.name(),
+            plugin.manifest().plugin.version,
+            plugin.path().display()
+        ),
+        backend: Arc::new(plugin.clone()),
+        grants,
+    }
+}
+
+/// Logs where a plugin's requested network and environment differ from
+/// its grant (keys and patterns only, never values).
+fn log_gap(plugin: &Plugin, grants: &Grants) {
+    let gap = warden_api::CapabilityGap::between(&plugin.manifest().capabilities, grants);
+    if !gap.is_empty() {
+        tracing::warn!(
+            plugin = plugin.name(),
+            network_not_granted = ?gap.network_not_granted.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            network_not_requested = ?gap.network_not_requested.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            env_not_granted = ?gap.env_not_granted,
+            env_not_requested = ?gap.env_not_requested,
+            "the plugin's requested capabilities differ from its grant; calls get the intersection"
+        );
+    }
+}

@@ -1,0 +1,407 @@
+//! The running host: everything `warden serve` assembles — the state
+//! database and its durable hooks (journal, approvals, capability grants,
+//! progressive trust), the gate, the MCP face, hot reload, the admin API
+//! on a socket in the state directory, and the periodic trust tick — and
+//! its transports. Integration tests start the same [`Host`] in process.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use warden_api::{ApprovalChannel, ToolHost};
+use warden_gate::{ApprovalBook, Clock, Gate, SystemClock, TrustKeeper};
+use warden_mcp::{HttpOptions, ServerOptions};
+use warden_policy::Mode;
+use warden_store::Store;
+
+use crate::agents::{AgentOverrides, agents};
+use crate::config::{Config, resolve_token};
+use crate::host::{HostOptions, Loaded};
+use crate::reload::{LivePlugins, NamedGrants};
+use crate::sources::{StoreGrants, StoreTrust};
+use crate::{ServerError, grant_spec, state, state_guard};
+
+/// The agent `warden serve` acts as when none is named.
+pub const SERVE_AGENT: &str = "default";
+
+/// How often progressive trust ticks (re-verification, decay, and
+/// counters written to the store) unless told otherwise.
+pub const TRUST_TICK: Duration = Duration::from_secs(10);
+
+/// What to serve, beyond the host's options.
+#[derive(Clone)]
+pub struct ServeOptions {
+    pub host: HostOptions,
+    /// The agent of the stdio session, and of HTTP requests when no tokens
+    /// are configured (loopback only).
+    pub agent: String,
+    /// Overrides that agent's mode.
+    pub mode: Option<Mode>,
+    /// A directory whose components load, change and unload while serving,
+    /// polled this often.
+    pub watch: Option<(PathBuf, Duration)>,
+    /// The clock everything time-boxed is judged by. Default: the system
+    /// clock.
+    pub clock: Arc<dyn Clock>,
+    /// How often progressive trust ticks.
+    pub trust_tick: Duration,
+}
+
+impl std::fmt::Debug for ServeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServeOptions")
+            .field("host", &self.host)
+            .field("agent", &self.agent)
+            .field("mode", &self.mode)
+            .field("watch", &self.watch)
+            .field("trust_tick", &self.trust_tick)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServeOptions {
+    /// Serving `host` as agent [`SERVE_AGENT`], system clock, no watch.
+    pub fn new(host: HostOptions) -> ServeOptions {
+        ServeOptions {
+            host,
+            agent: SERVE_AGENT.to_owned(),
+            mode: None,
+            watch: None,
+            clock: Arc::new(SystemClock),
+            trust_tick: TRUST_TICK,
+        }
+    }
+}
+
+/// A running host. Stop it with [`Host::shutdown`].
+pub struct Host {
+    loaded: Loaded,
+    gate: Gate,
+    book: Arc<ApprovalBook>,
+    store: Arc<Store>,
+    mcp: warden_mcp::Server,
+    live: Arc<LivePlugins>,
+    agent: String,
+    socket: PathBuf,
+    shutdown: CancellationToken,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("loaded", &self.loaded)
+            .field("agent", &self.agent)
+            .field("socket", &self.socket)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `[plugin-grants]` as grants, none reaching the state directory `state`.
+fn named_grants(config: &Config, state: &Path) -> Result<NamedGrants, ServerError> {
+    let mut named = NamedGrants::default();
+    for (name, g) in &config.plugin_grants {
+        let at = format!("config: at `plugin-grants.{name}`");
+        let grants = grant_spec::grants(&at, &g.grant_fs, &g.grant_net, &g.grant_env)?;
+        state_guard::check(state, &grants, &at)?;
+        if name == "*" {
+            named.fallback = Some(grants);
+        } else {
+            named.by_name.insert(name.clone(), grants);
+        }
+    }
+    Ok(named)
+}
+
+/// Who answers each configured agent's asks, where the config says.
+fn approval_channels(config: &Config) -> BTreeMap<String, ApprovalChannel> {
+    use warden_policy::config::Approvals;
+    config
+        .agents
+        .iter()
+        .filter_map(|(id, a)| {
+            let channel = match a.approvals? {
+                Approvals::Client => ApprovalChannel::Client,
+                Approvals::Operator => ApprovalChannel::Operator,
+            };
+            Some((id.clone(), channel))
+        })
+        .collect()
+}
+
+impl Host {
+    /// Assembles and starts a host: loads its plugins (and the installed
+    /// ones), opens the state, builds the gate with every durable hook,
+    /// applies stored rules, and starts the admin socket, the watch and
+    /// the trust tick. Nothing is served until a transport runs.
+    pub async fn start(options: ServeOptions) -> Result<Host, ServerError> {
+        let host = &options.host;
+        let config = &host.config;
+        let state_dir = &host.state_dir;
+        std::fs::create_dir_all(state_dir).map_err(|e| {
+            ServerError::io(
+                format!("creating the state directory {}", state_dir.display()),
+                e,
+            )
+        })?;
+        config
+            .progressive_trust
+            .validate()
+            .map_err(|e| ServerError::config("progressive-trust", e))?;
+        let store = state::open_with(state_dir, config.state.audit_args, config.state.durability)?;
+        let named = named_grants(config, state_dir)?;
+        let mut loaded = Loaded::load(host).await?;
+        let fixed = loaded
+            .plugins
+            .iter()
+            .map(|(p, _)| p.name().to_owned())
+            .collect();
+        let registry = warden_registry::Registry::open(
+            state_dir,
+            loaded.admission.clone(),
+            loaded.runtime.clone(),
+        )?;
+        for candidate in registry.load_installed().await? {
+            tracing::info!(
+                plugin = candidate.name(), digest = %candidate.admission.digest,
+                origin = ?candidate.plugin.origin(), "installed plugin loaded"
+            );
+            let grants = named.of(candidate.name());
+            loaded.plugins.push((candidate.plugin, grants));
+        }
+        if loaded.admission.insecure_allow_unsigned {
+            tracing::warn!("INSECURE: insecure-allow-unsigned is set; unsigned plugins load");
+        }
+        loaded.start_sandbox().await;
+        let serve = &config.serve;
+        let clock = options.clock.clone();
+        let book = Arc::new(
+            ApprovalBook::durable(
+                Duration::from_secs(serve.approval_timeout_secs.max(1)),
+                store.clone(),
+            )
+            .map_err(|source| ServerError::Journal {
+                what: "loading approvals from the state database".into(),
+                source,
+            })?
+            .with_clock(clock.clone()),
+        );
+        let overrides = AgentOverrides {
+            mode: options.mode,
+            ..AgentOverrides::acting(&options.agent)
+        };
+        let policies = agents(config, &overrides, SERVE_AGENT)?;
+        let agent_ids: Vec<String> = policies.iter().map(|a| a.id.clone()).collect();
+        let host_key = state::key(state_dir)?;
+        let trust = TrustKeeper::load(
+            config.progressive_trust.clone(),
+            Arc::new(StoreTrust(store.clone())),
+            clock.clone(),
+            &agent_ids,
+        )
+        .map_err(|source| ServerError::Journal {
+            what: "loading progressive trust from the state database".into(),
+            source,
+        })?;
+        let gate = loaded
+            .gate_builder(policies)?
+            .approver(book.clone())
+            .journal(store.clone())
+            .grants(Arc::new(StoreGrants::new(store.clone(), clock.clone())))
+            .clock(clock)
+            .fingerprint_key(state::fingerprint_key(&host_key))
+            .capability_requests(config.capability_grants.bounds()?)
+            .trust(Arc::new(trust))
+            .build();
+        for stored in store.rules()? {
+            if let Err(e) = gate.add_allow_rule(&stored.agent, &stored.rule) {
+                tracing::warn!(agent = %stored.agent, rule = %stored.rule, error = %e, "a stored rule no longer applies");
+            }
+        }
+        let mcp = warden_mcp::Server::new(
+            Arc::new(gate.clone()),
+            book.clone(),
+            ServerOptions {
+                name: "warden".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+                disclosure: serve.disclosure,
+                elicitation: serve.elicitation,
+                approvals: approval_channels(config),
+                request_state_key: state::request_state_key(&host_key),
+            },
+        )?;
+        mcp.set_trust_admin(Arc::new(gate.clone()));
+        let live = Arc::new(LivePlugins::new(
+            gate.clone(),
+            registry,
+            mcp.clone(),
+            named,
+            fixed,
+            store.clone(),
+        ));
+        mcp.set_plugin_admin(live.clone());
+        let shutdown = CancellationToken::new();
+        let mut tasks = Vec::new();
+        if let Some((dir, every)) = &options.watch {
+            if !dir.is_dir() {
+                return Err(ServerError::Usage(format!(
+                    "--watch {}: not a directory",
+                    dir.display()
+                )));
+            }
+            tasks.push(tokio::spawn(live.clone().watch(
+                dir.clone(),
+                (*every).max(Duration::from_millis(10)),
+                shutdown.clone(),
+            )));
+        }
+        tasks.push(tokio::spawn(tick(
+            gate.clone(),
+            options.trust_tick.max(Duration::from_millis(10)),
+            shutdown.clone(),
+        )));
+        let socket = state_dir.join("admin.sock");
+        {
+            let (mcp, shutdown, socket) = (mcp.clone(), shutdown.clone(), socket.clone());
+            tasks.push(tokio::spawn(async move {
+                if let Err(e) = warden_mcp::serve_admin_socket(&socket, mcp, shutdown).await {
+                    tracing::warn!(error = %e, "the admin API is not available; `warden approvals` cannot reach this server");
+                }
+            }));
+        }
+        tracing::info!(
+            agent = %options.agent, tools = gate.list_tools(&options.agent).len(),
+            admin = %socket.display(), "serving"
+        );
+        Ok(Host {
+            loaded,
+            gate,
+            book,
+            store,
+            mcp,
+            live,
+            agent: options.agent,
+            socket,
+            shutdown,
+            tasks,
+        })
+    }
+
+    pub fn gate(&self) -> &Gate {
+        &self.gate
+    }
+
+    pub fn mcp(&self) -> &warden_mcp::Server {
+        &self.mcp
+    }
+
+    pub fn book(&self) -> &Arc<ApprovalBook> {
+        &self.book
+    }
+
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    pub fn plugins(&self) -> &Arc<LivePlugins> {
+        &self.live
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.loaded.config
+    }
+
+    /// The admin API's socket in the state directory.
+    pub fn admin_socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// Stops when cancelled (signals, tests).
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Serves one MCP session on stdin/stdout as the serving agent, until
+    /// the client closes it or the host shuts down.
+    pub async fn serve_stdio(&self) -> Result<(), ServerError> {
+        tokio::select! {
+            served = warden_mcp::serve_stdio(self.mcp.clone(), self.agent.clone()) => Ok(served?),
+            () = self.shutdown.cancelled() => Ok(()),
+        }
+    }
+
+    /// Serves Streamable HTTP at `addr` (with the config's tokens, origins
+    /// and hosts) until the host shuts down; `bound` is told the address.
+    pub async fn serve_http(
+        &self,
+        addr: SocketAddr,
+        bound: impl FnOnce(SocketAddr) + Send,
+    ) -> Result<(), ServerError> {
+        let serve = &self.loaded.config.serve;
+        let tokens = serve
+            .tokens
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                resolve_token(&t.token, &t.token_env, &format!("serve.tokens[{i}]"))
+                    .map(|secret| (secret, t.agent.clone()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let admin_tokens = serve
+            .admin_tokens
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                resolve_token(&t.token, &t.token_env, &format!("serve.admin-tokens[{i}]"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let open_agent = tokens.is_empty().then(|| self.agent.clone());
+        let options = HttpOptions {
+            addr,
+            tokens,
+            admin_tokens,
+            open_agent,
+            allowed_origins: serve.allowed_origins.clone(),
+            allowed_hosts: serve.allowed_hosts.clone(),
+            max_body_bytes: serve.max_body_bytes,
+        };
+        Ok(warden_mcp::serve_http(self.mcp.clone(), options, self.shutdown.clone(), bound).await?)
+    }
+
+    /// Stops the admin socket, the watch and the tick, writes trust
+    /// counters, and removes every container this host created.
+    pub async fn shutdown(self) {
+        self.shutdown.cancel();
+        for task in self.tasks {
+            let _ = task.await;
+        }
+        self.gate.flush_trust();
+        self.loaded.stop_sandbox().await;
+    }
+}
+
+/// Ticks progressive trust every `every` until `shutdown`.
+async fn tick(gate: Gate, every: Duration, shutdown: CancellationToken) {
+    let mut interval = tokio::time::interval(every);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            _ = interval.tick() => gate.trust_tick(),
+        }
+    }
+}
+
+/// The state directory: the flag (or `WARDEN_STATE_DIR`), else the
+/// config's, else the per-user one when `per_user` (`warden call`, whose
+/// grants often name the working directory), else `.warden`.
+pub fn state_dir(flag: Option<&Path>, config: &Config, per_user: bool) -> PathBuf {
+    flag.map(Path::to_path_buf)
+        .or_else(|| config.state_dir.clone())
+        .or_else(|| per_user.then(state::user_state_dir).flatten())
+        .unwrap_or_else(|| PathBuf::from(".warden"))
+}

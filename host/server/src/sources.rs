@@ -1,0 +1,94 @@
+//! The store behind the gate's durable hooks: capability grants (the set
+//! in force, reloaded when the database changed, and new grants) and
+//! progressive trust states.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use warden_api::{AuditEvent, JournalError};
+use warden_gate::{Clock, GrantStore, TrustStore};
+use warden_policy::trust::TrustState;
+use warden_policy::{CapabilityGrant, GrantSet};
+use warden_store::Store;
+
+/// What `Store::grants_version` returns.
+type GrantsVersion = (i64, u64);
+
+/// Grants from the store, reloaded when the database changed (a grant
+/// issued or revoked by this process or by `warden grants`).
+pub struct StoreGrants {
+    store: Arc<Store>,
+    clock: Arc<dyn Clock>,
+    cache: Mutex<(Option<GrantsVersion>, Arc<GrantSet>)>,
+}
+
+impl std::fmt::Debug for StoreGrants {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreGrants").finish_non_exhaustive()
+    }
+}
+
+impl StoreGrants {
+    pub fn new(store: Arc<Store>, clock: Arc<dyn Clock>) -> StoreGrants {
+        StoreGrants {
+            store,
+            clock,
+            cache: Mutex::new((None, Arc::new(GrantSet::default()))),
+        }
+    }
+}
+
+impl GrantStore for StoreGrants {
+    fn current(&self) -> Arc<GrantSet> {
+        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        let version = self.store.grants_version().ok();
+        if version.is_none() || version != cache.0 {
+            match self.store.live_grants(self.clock.now_ms()) {
+                Ok(grants) => *cache = (version, Arc::new(GrantSet::new(grants))),
+                Err(e) => {
+                    // Fail closed: no grants rather than stale ones.
+                    tracing::error!(error = %e, "reading grants failed");
+                    *cache = (None, Arc::new(GrantSet::default()));
+                }
+            }
+        }
+        cache.1.clone()
+    }
+
+    fn issue(&self, grant: CapabilityGrant) -> Result<CapabilityGrant, JournalError> {
+        self.store
+            .issue_grant(grant, None)
+            .map_err(|e| JournalError::with_source("recording a capability grant", e))
+    }
+}
+
+/// Trust states in the store, with their audit records.
+#[derive(Debug)]
+pub struct StoreTrust(pub Arc<Store>);
+
+impl TrustStore for StoreTrust {
+    fn load(&self, agent: &str) -> Result<Option<TrustState>, JournalError> {
+        let Some(stored) = self
+            .0
+            .trust(agent)
+            .map_err(|e| JournalError::with_source("reading trust", e))?
+        else {
+            return Ok(None);
+        };
+        serde_json::from_value(stored.state)
+            .map(Some)
+            .map_err(|e| JournalError::with_source(format!("the stored trust of `{agent}`"), e))
+    }
+
+    fn save(
+        &self,
+        agent: &str,
+        state: &TrustState,
+        events: &[AuditEvent],
+    ) -> Result<(), JournalError> {
+        let value = serde_json::to_value(state)
+            .map_err(|e| JournalError::with_source("encoding trust", e))?;
+        self.0
+            .put_trust(agent, &value, events)
+            .map_err(|e| JournalError::with_source("recording trust", e))
+    }
+}
