@@ -9,13 +9,14 @@
 //! rule decided and what would change it.
 //!
 //! Owns: access levels and their categories, sub-constraints, action types,
-//! rules, path-aware matching, modes, time-boxed capability grants (the
-//! caller passes the time), trust.
+//! rules, path-aware matching, modes, the circuit-breaker layer (protected
+//! paths, and the command lines `warden-shell` flags), time-boxed capability
+//! grants (the caller passes the time), trust.
 //! Does not own: reading files or clocks, asking people, running tools, nor
 //! reading command lines: shell-aware matching, the read-only set and the
-//! circuit breakers come from `warden-shell`, the one Warden crate this one
-//! depends on (pure too). Categories and the action-type taxonomy come from
-//! `warden-api` at construction, as data.
+//! command-line circuit breakers come from `warden-shell`, the one Warden
+//! crate this one depends on (pure too). Categories and the action-type
+//! taxonomy come from `warden-api` at construction, as data.
 
 mod action;
 mod answer_bounds;
