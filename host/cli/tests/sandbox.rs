@@ -17,7 +17,7 @@ use serde_json::json;
 use warden_api::{CallContext, Grants};
 use warden_sandbox::images::ImageKind;
 use warden_sandbox::spec::AGENT_LABEL;
-use warden_sandbox::{DockerSandbox, Engine, RunRequest, Sandbox, SandboxConfig, SharedSandbox};
+use warden_sandbox::{Docker, DockerSandbox, RunRequest, Sandbox, SandboxConfig, SharedSandbox};
 
 fn config(dir: &std::path::Path, agent: &str) -> std::path::PathBuf {
     let path = dir.join("warden.toml");
@@ -29,14 +29,14 @@ fn config(dir: &std::path::Path, agent: &str) -> std::path::PathBuf {
     path
 }
 
-async fn engine() -> Engine {
-    Engine::connect()
+async fn docker() -> Docker {
+    Docker::connect()
         .await
         .unwrap_or_else(|e| panic!("these tests need a Docker engine (scripts/ensure-docker): {e}"))
 }
 
-async fn containers(engine: &Engine, agent: &str) -> Vec<String> {
-    engine
+async fn containers(docker: &Docker, agent: &str) -> Vec<String> {
+    docker
         .list_managed(&[(AGENT_LABEL, agent)])
         .await
         .unwrap()
@@ -47,7 +47,7 @@ async fn containers(engine: &Engine, agent: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn orphans_of_a_killed_host_are_reconciled_and_live_hosts_are_kept() {
-    let engine = engine().await;
+    let docker = docker().await;
     let dir = tempfile::tempdir().unwrap();
     let agent = format!("orphan-{}", std::process::id());
     let cfg = config(dir.path(), &agent);
@@ -91,7 +91,7 @@ async fn orphans_of_a_killed_host_are_reconciled_and_live_hosts_are_kept() {
         .spawn()
         .unwrap();
     let started = Instant::now();
-    while containers(&engine, &agent).await.is_empty() {
+    while containers(&docker, &agent).await.is_empty() {
         if let Some(status) = child.try_wait().unwrap() {
             let mut err = String::new();
             std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
@@ -105,7 +105,7 @@ async fn orphans_of_a_killed_host_are_reconciled_and_live_hosts_are_kept() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let orphans = containers(&engine, &agent).await;
+    let orphans = containers(&docker, &agent).await;
     assert_eq!(
         orphans.len(),
         1,
@@ -116,8 +116,8 @@ async fn orphans_of_a_killed_host_are_reconciled_and_live_hosts_are_kept() {
     // another instance's (another state directory or machine sharing the
     // engine), and one with Warden's managed label but no instance.
     let foreign_agent = format!("foreign-{}", std::process::id());
-    let other = dead_owner_container(&engine, &foreign_agent, Some("another-instance")).await;
-    let unlabelled = dead_owner_container(&engine, &foreign_agent, None).await;
+    let other = dead_owner_container(&docker, &foreign_agent, Some("another-instance")).await;
+    let unlabelled = dead_owner_container(&docker, &foreign_agent, None).await;
 
     // The next host of this installation (same state directory) reconciles
     // at start: its orphan goes; the live host's, the other instance's and
@@ -135,32 +135,32 @@ async fn orphans_of_a_killed_host_are_reconciled_and_live_hosts_are_kept() {
         String::from_utf8_lossy(&next.stderr)
     );
     assert!(
-        !containers(&engine, &agent).await.contains(&orphans[0]),
+        !containers(&docker, &agent).await.contains(&orphans[0]),
         "orphan removed"
     );
     assert_eq!(
-        containers(&engine, &live_agent).await.len(),
+        containers(&docker, &live_agent).await.len(),
         1,
         "a live host's container is kept"
     );
-    let foreign = containers(&engine, &foreign_agent).await;
+    let foreign = containers(&docker, &foreign_agent).await;
     assert!(
         foreign.contains(&other) && foreign.contains(&unlabelled),
         "another instance's and an unlabelled container are never removed: {foreign:?}"
     );
     for id in [other, unlabelled] {
-        engine.remove(&id).await.unwrap();
+        docker.remove(&id).await.unwrap();
     }
-    for id in containers(&engine, &agent).await {
-        engine.remove(&id).await.unwrap();
+    for id in containers(&docker, &agent).await {
+        docker.remove(&id).await.unwrap();
     }
     live.shutdown().await;
-    assert!(containers(&engine, &live_agent).await.is_empty());
+    assert!(containers(&docker, &live_agent).await.is_empty());
 }
 
 /// A managed container whose owner process is long gone, of `instance`
 /// (`None`: without the instance label).
-async fn dead_owner_container(engine: &Engine, agent: &str, instance: Option<&str>) -> String {
+async fn dead_owner_container(docker: &Docker, agent: &str, instance: Option<&str>) -> String {
     use warden_sandbox::spec::{
         HostIdentity, INSTANCE_LABEL, OwnerLabels, SpecInput, container_spec,
     };
@@ -191,12 +191,12 @@ async fn dead_owner_container(engine: &Engine, agent: &str, instance: Option<&st
     if instance.is_none() {
         spec.labels.remove(INSTANCE_LABEL);
     }
-    engine.start(&spec).await.unwrap()
+    docker.start(&spec).await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn warden_call_runs_a_sandboxed_tool_and_leaves_nothing() {
-    let engine = engine().await;
+    let docker = docker().await;
     let dir = tempfile::tempdir().unwrap();
     let agent = format!("clicall-{}", std::process::id());
     let cfg = config(dir.path(), &agent);
@@ -212,7 +212,7 @@ async fn warden_call_runs_a_sandboxed_tool_and_leaves_nothing() {
     assert_eq!(envelope["status"], "ok", "{envelope}");
     assert_eq!(envelope["data"]["stdout"], "42\n");
     assert!(
-        containers(&engine, &agent).await.is_empty(),
+        containers(&docker, &agent).await.is_empty(),
         "shutdown removed it"
     );
 }

@@ -2,13 +2,14 @@
 //! git and code execution. Each returns a decision only when it stops or
 //! escalates the call.
 
+use warden_shell::text_path::is_within;
+
 use crate::Isolation;
 use crate::constraints::{CodeExecution, FileScope, GitAccess, NetworkMode, TerminalAccess};
 use crate::decision::{Decision, Layer};
 use crate::engine::AgentPolicy;
 use crate::facts::{Call, Env};
 use crate::glob;
-use crate::path::is_within;
 use crate::specifier::Prepared;
 
 pub(crate) fn check(

@@ -16,10 +16,11 @@ use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use warden_shell::{CommandLine, Head, Inline};
+
 use crate::glob;
 use crate::path::{self, Anchor, PathEnv};
 use crate::rule::Rule;
-use crate::shell::{CommandLine, Head, Inline};
 
 /// Buckets this small are scanned whole: look-ups would cost more. Not for
 /// deny matching of command lines, where trying a rule builds the line's deny

@@ -9,11 +9,14 @@
 //! rule decided and what would change it.
 //!
 //! Owns: access levels and their categories, sub-constraints, action types,
-//! rules, shell-aware and path-aware matching, modes, circuit breakers,
-//! time-boxed capability grants (the caller passes the time).
-//! Does not own: reading files or clocks, asking people, running tools.
-//! Categories and the action-type taxonomy come from `warden-api` at
-//! construction; this crate depends on no other Warden crate.
+//! rules, path-aware matching, modes, the circuit-breaker layer (protected
+//! paths, and the command lines `warden-shell` flags), time-boxed capability
+//! grants (the caller passes the time), trust.
+//! Does not own: reading files or clocks, asking people, running tools, nor
+//! reading command lines: shell-aware matching, the read-only set and the
+//! command-line circuit breakers come from `warden-shell`, the one Warden
+//! crate this one depends on (pure too). Categories and the action-type
+//! taxonomy come from `warden-api` at construction, as data.
 
 mod action;
 mod answer_bounds;
@@ -34,7 +37,6 @@ mod mode;
 pub mod path;
 mod protect;
 mod rule;
-pub mod shell;
 mod specifier;
 pub mod trust;
 

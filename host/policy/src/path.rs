@@ -15,9 +15,11 @@
 //! number of them, and a pattern naming a directory covers everything in
 //! it.
 
-use std::borrow::Cow;
-
 use crate::glob;
+
+/// Containment of normalised paths, shared with the shell checks.
+pub use warden_shell::text_path::is_within;
+use warden_shell::text_path::{resolve, segments};
 
 /// Where a path pattern is anchored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,10 +203,6 @@ pub(crate) fn probe<'p>(path: &'p str, env: &PathEnv<'_>, f: &mut impl FnMut(Anc
     }
 }
 
-fn segments(path: &str) -> impl Iterator<Item = &str> {
-    path.split('/').filter(|s| !s.is_empty())
-}
-
 /// Pattern segments against path segments; the pattern may end before the
 /// path does (a directory covers its contents).
 fn match_segments<S: AsRef<str>>(pattern: &[S], path: &[&str]) -> bool {
@@ -253,106 +251,6 @@ pub fn normalize(path: &str, cwd: &str) -> Result<String, String> {
         return Err(format!("path {path:?} contains a NUL byte"));
     }
     Ok(resolve(cwd, path, false))
-}
-
-/// [`normalize`] without the NUL check: `path` folded onto `base` (a
-/// relative base is read from `/`). With `dot_glob_climbs`, a segment of
-/// `path` such as `.*` counts as `..`, since a shell glob starting with a
-/// dot may match the parent directory. The one lexical normalisation the
-/// crate has: file tools, the read-only check and the circuit breakers all
-/// read paths through it.
-pub(crate) fn resolve(base: &str, path: &str, dot_glob_climbs: bool) -> String {
-    // Most paths are already normal: copy them instead of folding.
-    if let Some(rest) = path.strip_prefix('/') {
-        if rest.is_empty() {
-            return "/".to_owned();
-        }
-        if is_plain(rest, dot_glob_climbs) {
-            return path.to_owned();
-        }
-    } else if let Some(b) = base.strip_prefix('/')
-        && (b.is_empty() || is_plain(b, false))
-        && is_plain(path, dot_glob_climbs)
-    {
-        let mut out = String::with_capacity(base.len() + path.len() + 1);
-        out.push_str(if b.is_empty() { "" } else { base });
-        out.push('/');
-        out.push_str(path);
-        return out;
-    }
-    fold(base, path, dot_glob_climbs)
-}
-
-/// Relative text that folding leaves unchanged: no empty, `.` or `..` segment (nor, with
-/// `dot_glob_climbs`, a dot glob).
-/// [`resolve`], borrowing `path` when it is already absolute and normal (what it would copy).
-pub(crate) fn resolve_cow<'p>(base: &str, path: &'p str, dot_glob_climbs: bool) -> Cow<'p, str> {
-    match path.strip_prefix('/') {
-        Some(rest) if rest.is_empty() || is_plain(rest, dot_glob_climbs) => Cow::Borrowed(path),
-        _ => Cow::Owned(resolve(base, path, dot_glob_climbs)),
-    }
-}
-
-fn is_plain(text: &str, dot_glob_climbs: bool) -> bool {
-    !text.is_empty()
-        && text
-            .as_bytes()
-            .split(|&b| b == b'/')
-            .all(|s| !(matches!(s, b"" | b"." | b"..") || dot_glob_climbs && is_dot_glob(s)))
-}
-
-fn is_dot_glob(seg: &[u8]) -> bool {
-    seg.first() == Some(&b'.') && seg.iter().any(|b| matches!(b, b'*' | b'?' | b'['))
-}
-
-/// [`resolve`] the long way, segment by segment.
-fn fold(base: &str, path: &str, dot_glob_climbs: bool) -> String {
-    let mut out = String::with_capacity(base.len() + path.len() + 1);
-    let base = if path.starts_with('/') { "" } else { base };
-    for seg in segments(base) {
-        push_segment(&mut out, seg, false);
-    }
-    for seg in segments(path) {
-        push_segment(&mut out, seg, dot_glob_climbs);
-    }
-    if out.is_empty() {
-        out.push('/');
-    }
-    out
-}
-
-/// Appends one segment to a path being folded (`""` is the root).
-fn push_segment(out: &mut String, seg: &str, dot_glob_climbs: bool) {
-    let climbs = seg == ".." || (dot_glob_climbs && is_dot_glob(seg.as_bytes()));
-    if climbs {
-        let parent = out.rfind('/').unwrap_or(0);
-        out.truncate(parent);
-    } else if seg != "." {
-        out.push('/');
-        out.push_str(seg);
-    }
-}
-
-/// `~` and `~/x` with `home` put in; `None` for `~user` (another user's
-/// home) or when there is no home to put in. Other paths are unchanged.
-pub(crate) fn expand_home<'a>(path: &'a str, home: Option<&str>) -> Option<Cow<'a, str>> {
-    match path.strip_prefix('~') {
-        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
-            home.map(|h| Cow::Owned(format!("{h}{rest}")))
-        }
-        Some(_) => None,
-        None => Some(Cow::Borrowed(path)),
-    }
-}
-
-/// Whether `path` is `dir` or inside it (both absolute and normalised).
-pub fn is_within(path: &str, dir: &str) -> bool {
-    let dir = dir.trim_end_matches('/');
-    dir.is_empty()
-        || path == dir
-        || path
-            .strip_prefix(dir)
-            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 #[cfg(test)]

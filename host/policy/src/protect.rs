@@ -17,9 +17,11 @@
 
 use std::collections::HashSet;
 
+use warden_shell::CommandLine;
+use warden_shell::text_path::expand_home;
+
 use crate::facts::{Call, Env};
-use crate::path::{PathEnv, PathPattern, expand_home, normalize};
-use crate::shell::CommandLine;
+use crate::path::{PathEnv, PathPattern, normalize};
 use crate::specifier::Prepared;
 
 /// Credentials no tool may read or write unless the operator says so.

@@ -5,7 +5,7 @@
 
 use crate::index::{Bucket, NameMap, Probe};
 use crate::path::PathPattern;
-use crate::{PolicyError, glob, shell};
+use crate::{PolicyError, glob};
 
 /// How a tool's specifier is matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,7 +42,7 @@ pub struct Rule {
 #[derive(Debug, Clone)]
 struct Spec {
     raw: String,
-    shell: shell::Pattern,
+    shell: warden_shell::Pattern,
     path: PathPattern,
 }
 
@@ -79,7 +79,7 @@ impl Rule {
             raw: raw.to_owned(),
             // A code-execution rule for shell code matches the source as a
             // shell line, like a terminal rule.
-            shell: shell::Pattern::parse(shell_source(raw).unwrap_or(raw)),
+            shell: warden_shell::Pattern::parse(shell_source(raw).unwrap_or(raw)),
             path: PathPattern::parse(raw),
         });
         Ok(Rule {
@@ -112,7 +112,7 @@ impl Rule {
         self.spec.as_ref().map(|s| s.raw.as_str())
     }
 
-    pub(crate) fn shell(&self) -> Option<&shell::Pattern> {
+    pub(crate) fn shell(&self) -> Option<&warden_shell::Pattern> {
         self.spec.as_ref().map(|s| &s.shell)
     }
 

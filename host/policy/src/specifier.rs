@@ -4,13 +4,15 @@
 use std::borrow::Cow;
 use std::cell::OnceCell;
 
+use warden_shell::text_path::{expand_home, is_within};
+
 use crate::decision::concat;
 use crate::engine::path_env;
 use crate::facts::{Call, Env};
 use crate::index::{DenyKeys, Probe};
-use crate::path::{expand_home, is_within, normalize};
+use crate::path::normalize;
 use crate::rule::{Rule, RuleList, SpecifierKind};
-use crate::{ToolFacts, glob, shell};
+use crate::{ToolFacts, glob};
 
 /// Whether a redirect target (`~` expanded, relative to the working
 /// directory) lies inside the workspace.
@@ -27,7 +29,7 @@ pub(crate) enum Prepared<'a> {
     /// The tool has no specifier: only unscoped rules apply.
     None,
     Shell {
-        line: shell::Checked<'a>,
+        line: warden_shell::Checked<'a>,
         text: &'a str,
         /// The rule-index keys for deny and ask rules, once looked up.
         deny_keys: OnceCell<DenyKeys>,
@@ -50,8 +52,8 @@ impl<'a> Prepared<'a> {
         };
         // `text` is what decisions show; `line` the command line it holds.
         let shell = |line: &'a str| Prepared::Shell {
-            line: shell::Checked::new(
-                shell::CommandLine::parse(line),
+            line: warden_shell::Checked::new(
+                warden_shell::CommandLine::parse(line),
                 env.workspace,
                 env.cwd,
                 env.home,
@@ -149,7 +151,7 @@ impl<'a> Prepared<'a> {
             Prepared::None => false,
             Prepared::Shell { line, .. } => rule
                 .shell()
-                .is_some_and(|p| shell::matches_any_pattern(p, line)),
+                .is_some_and(|p| warden_shell::matches_any_pattern(p, line)),
             Prepared::Path { paths, .. } => {
                 let penv = path_env(env);
                 rule.path()
@@ -204,7 +206,7 @@ impl<'a> Prepared<'a> {
                     Prepared::None => false,
                     Prepared::Shell { line, .. } => r
                         .shell()
-                        .is_some_and(|p| shell::allowed_by_patterns(&[p], line)),
+                        .is_some_and(|p| warden_shell::allowed_by_patterns(&[p], line)),
                     Prepared::Path { paths, .. } => {
                         let penv = path_env(env);
                         r.path()
@@ -223,7 +225,7 @@ impl<'a> Prepared<'a> {
             Prepared::Shell { line, .. } => {
                 let patterns = || rules.iter().filter_map(Rule::shell);
                 // Cites every usable rule for the tool, as it always has.
-                shell::allowed_by_each(patterns, line).then(|| {
+                warden_shell::allowed_by_each(patterns, line).then(|| {
                     list.for_tool(name)
                         .filter(|r| usable(r))
                         .map(Rule::text)

@@ -119,7 +119,7 @@ async fn main() {
     );
 
     // The same command on the same container without the host around it.
-    let engine = per_agent.0.engine().clone();
+    let docker = per_agent.0.docker().clone();
     let bare = ExecRequest {
         argv: vec!["true".into()],
         max_bytes: 4096,
@@ -128,7 +128,7 @@ async fn main() {
     let api = report(
         "bare docker exec, engine API, same container",
         time(WARM, |_| {
-            let (e, b, c) = (&engine, &bare, &container);
+            let (e, b, c) = (&docker, &bare, &container);
             async move {
                 assert_eq!(e.exec(c, b).await.unwrap().exit_code, Some(0));
             }

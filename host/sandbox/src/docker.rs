@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-use bollard::Docker;
 use bollard::container::LogOutput;
 use bollard::exec::{StartExecOptions, StartExecResults};
 use bollard::models::{ContainerCreateBody, ExecConfig, HostConfig};
@@ -23,8 +22,8 @@ use crate::spec::{ContainerSpec, MANAGED_LABEL, Network};
 
 /// A connection to the Docker engine. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Engine {
-    docker: Docker,
+pub struct Docker {
+    docker: bollard::Docker,
 }
 
 /// One command to run in a container.
@@ -70,8 +69,8 @@ pub struct ManagedContainer {
     pub labels: BTreeMap<String, String>,
 }
 
-fn engine_err(operation: &str) -> impl FnOnce(bollard::errors::Error) -> SandboxError + '_ {
-    move |e| SandboxError::Engine {
+fn docker_err(operation: &str) -> impl FnOnce(bollard::errors::Error) -> SandboxError + '_ {
+    move |e| SandboxError::Docker {
         operation: operation.to_owned(),
         reason: e.to_string(),
     }
@@ -87,29 +86,29 @@ fn is_not_found(e: &bollard::errors::Error) -> bool {
     )
 }
 
-impl Engine {
+impl Docker {
     /// Connects to the local engine (DOCKER_HOST or the default socket)
     /// and agrees on an API version with it.
-    pub async fn connect() -> Result<Engine, SandboxError> {
-        let unavailable = |e: bollard::errors::Error| SandboxError::EngineUnavailable {
+    pub async fn connect() -> Result<Docker, SandboxError> {
+        let unavailable = |e: bollard::errors::Error| SandboxError::DockerUnavailable {
             reason: e.to_string(),
         };
-        let docker = Docker::connect_with_local_defaults().map_err(unavailable)?;
+        let docker = bollard::Docker::connect_with_local_defaults().map_err(unavailable)?;
         let docker = tokio::time::timeout(Duration::from_secs(10), docker.negotiate_version())
             .await
-            .map_err(|_| SandboxError::EngineUnavailable {
+            .map_err(|_| SandboxError::DockerUnavailable {
                 reason: "the engine did not answer within 10 s".into(),
             })?
             .map_err(unavailable)?;
         docker.ping().await.map_err(unavailable)?;
-        Ok(Engine { docker })
+        Ok(Docker { docker })
     }
 
     pub async fn image_exists(&self, image: &str) -> Result<bool, SandboxError> {
         match self.docker.inspect_image(image).await {
             Ok(_) => Ok(true),
             Err(e) if is_not_found(&e) => Ok(false),
-            Err(e) => Err(engine_err("inspect an image")(e)),
+            Err(e) => Err(docker_err("inspect an image")(e)),
         }
     }
 
@@ -124,12 +123,12 @@ impl Engine {
                 .create_image(Some(options), Some(bollard::body_try_stream(tar)), None);
         let mut id = None;
         while let Some(info) = stream.next().await {
-            let info = info.map_err(engine_err("import an image"))?;
+            let info = info.map_err(docker_err("import an image"))?;
             if let Some(status) = info.status.filter(|s| s.starts_with("sha256:")) {
                 id = Some(status);
             }
         }
-        id.ok_or_else(|| SandboxError::Engine {
+        id.ok_or_else(|| SandboxError::Docker {
             operation: "import an image".into(),
             reason: "the engine reported no image id".into(),
         })
@@ -142,7 +141,7 @@ impl Engine {
         self.docker
             .tag_image(id, Some(options))
             .await
-            .map_err(engine_err("tag an image"))
+            .map_err(docker_err("tag an image"))
     }
 
     /// Removes an image this process created (by id).
@@ -151,7 +150,7 @@ impl Engine {
         match self.docker.remove_image(id, Some(options), None).await {
             Ok(_) => Ok(()),
             Err(e) if is_not_found(&e) => Ok(()),
-            Err(e) => Err(engine_err("remove an image")(e)),
+            Err(e) => Err(docker_err("remove an image")(e)),
         }
     }
 
@@ -170,7 +169,7 @@ impl Engine {
                         image: spec.image.clone(),
                     }
                 } else {
-                    engine_err("create a container")(e)
+                    docker_err("create a container")(e)
                 }
             })?;
         let id = created.id;
@@ -178,7 +177,7 @@ impl Engine {
             self.docker
                 .start_container(&id, None)
                 .await
-                .map_err(engine_err("start a container"))?;
+                .map_err(docker_err("start a container"))?;
             match &spec.network {
                 Network::Allowlist(rules) => {
                     self.firewall(&id, spec, &crate::egress::firewall_script(rules))
@@ -305,18 +304,18 @@ impl Engine {
             .docker
             .create_exec(container, config)
             .await
-            .map_err(engine_err("create an exec"))?;
+            .map_err(docker_err("create an exec"))?;
         let started_exec = self
             .docker
             .start_exec(&exec.id, None::<StartExecOptions>)
             .await
-            .map_err(engine_err("start an exec"))?;
+            .map_err(docker_err("start an exec"))?;
         let StartExecResults::Attached {
             mut output,
             mut input,
         } = started_exec
         else {
-            return Err(SandboxError::Engine {
+            return Err(SandboxError::Docker {
                 operation: "start an exec".into(),
                 reason: "the engine detached an attached exec".into(),
             });
@@ -342,7 +341,7 @@ impl Engine {
                 None => output.next().await,
             };
             let Some(chunk) = next else { break };
-            match chunk.map_err(engine_err("read a command's output"))? {
+            match chunk.map_err(docker_err("read a command's output"))? {
                 LogOutput::StdOut { message } | LogOutput::Console { message } => {
                     keep(
                         &mut out.stdout,
@@ -368,7 +367,7 @@ impl Engine {
                 .docker
                 .inspect_exec(&exec.id)
                 .await
-                .map_err(engine_err("inspect an exec"))?;
+                .map_err(docker_err("inspect an exec"))?;
             out.exit_code = inspect.exit_code;
         }
         out.elapsed = started.elapsed();
@@ -392,7 +391,7 @@ impl Engine {
             .docker
             .create_exec(container, config)
             .await
-            .map_err(engine_err("create an exec"))?;
+            .map_err(docker_err("create an exec"))?;
         self.docker
             .start_exec(
                 &exec.id,
@@ -402,7 +401,7 @@ impl Engine {
                 }),
             )
             .await
-            .map_err(engine_err("start an exec"))?;
+            .map_err(docker_err("start an exec"))?;
         Ok(())
     }
 
@@ -418,7 +417,7 @@ impl Engine {
             Err(bollard::errors::Error::DockerResponseServerError {
                 status_code: 409, ..
             }) => Ok(()), // already being removed
-            Err(e) => Err(engine_err("remove a container")(e)),
+            Err(e) => Err(docker_err("remove a container")(e)),
         }
     }
 
@@ -438,7 +437,7 @@ impl Engine {
             .docker
             .list_containers(Some(options))
             .await
-            .map_err(engine_err("list containers"))?;
+            .map_err(docker_err("list containers"))?;
         Ok(list
             .into_iter()
             .filter_map(|c| {
@@ -457,7 +456,7 @@ impl Engine {
             .docker
             .inspect_network("bridge", None)
             .await
-            .map_err(engine_err("inspect the bridge network"))?;
+            .map_err(docker_err("inspect the bridge network"))?;
         // Docker omits the gateway when it took the default: the subnet's
         // first address.
         net.ipam
@@ -469,7 +468,7 @@ impl Engine {
                 None => first_host(c.subnet.as_deref()?),
             })
             .next()
-            .ok_or_else(|| SandboxError::Engine {
+            .ok_or_else(|| SandboxError::Docker {
                 operation: "inspect the bridge network".into(),
                 reason: "it has no gateway address".into(),
             })

@@ -9,9 +9,9 @@ pub enum SandboxError {
         "no Docker engine answers ({reason}); start one (as root on Debian: `scripts/ensure-docker`) — \
          the terminal, code, browser and desktop tools need it, every other tool keeps working"
     )]
-    EngineUnavailable { reason: String },
+    DockerUnavailable { reason: String },
     #[error("the Docker engine refused to {operation}: {reason}")]
-    Engine { operation: String, reason: String },
+    Docker { operation: String, reason: String },
     #[error("image `{image}` is not built: run `warden sandbox build-images`")]
     ImageMissing { image: String },
     #[error("building image `{image}` failed at {step}: {reason}")]

@@ -2,11 +2,11 @@
 //!
 //! Owns: the sandbox images (built locally from Debian packages, keyed by
 //! recipe digest), the pure mapping from a call's grants and the config
-//! to a container spec, the egress firewall, the engine connection
-//! (bollard, in `docker.rs` only), container lifecycle strategies
-//! (per-agent with a grace period, per-task, per-call), reconciliation of
-//! orphans, log shipping, and the host-native tools that run in
-//! containers: `terminal.exec`, `code.run`, `browser.*`, `desktop.*`.
+//! to a container spec, the egress firewall, the connection to the Docker
+//! engine ([`Docker`]: bollard, in `docker.rs` only), container lifecycle
+//! strategies (per-agent with a grace period, per-task, per-call),
+//! reconciliation of orphans, log shipping, and the host-native tools that
+//! run in containers: `terminal.exec`, `code.run`, `browser.*`, `desktop.*`.
 //!
 //! Does not own: policy (the gate decides before a call gets here), the
 //! grants themselves (the operator's config), or any other tool category:
@@ -27,7 +27,7 @@ pub mod spec;
 mod tools;
 
 pub use config::{DEFAULT_INSTANCE, LogShipping, SandboxConfig, Strategy};
-pub use docker::{Engine, ExecOutput, ExecRequest, ManagedContainer};
+pub use docker::{Docker, ExecOutput, ExecRequest, ManagedContainer};
 pub use error::SandboxError;
 pub use sandbox::{DockerSandbox, RunOutput, RunRequest, Sandbox, SharedSandbox, reconcile};
 pub use tools::SandboxTools;

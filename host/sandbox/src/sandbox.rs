@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use warden_api::{BoxFuture, CallContext, Grants, PathGuard};
 
-use crate::docker::{Engine, ExecOutput, ExecRequest};
+use crate::docker::{Docker, ExecOutput, ExecRequest};
 use crate::images::ImageKind;
 use crate::lifecycle::{Key, Placement, Pool, Slot, place};
 use crate::masks::Masks;
@@ -66,7 +66,7 @@ pub trait Sandbox: Send + Sync {
 /// The Docker implementation of [`Sandbox`].
 #[derive(Debug)]
 pub struct DockerSandbox {
-    engine: Engine,
+    docker: Docker,
     config: SandboxConfig,
     host: HostIdentity,
     pool: Pool,
@@ -78,13 +78,13 @@ impl DockerSandbox {
     /// Connects to the engine and removes orphans: managed containers
     /// whose host process is gone.
     pub async fn start(config: SandboxConfig) -> Result<Arc<DockerSandbox>, SandboxError> {
-        let engine = Engine::connect().await?;
-        let removed = reconcile(&engine, &config.instance).await?;
+        let docker = Docker::connect().await?;
+        let removed = reconcile(&docker, &config.instance).await?;
         if removed > 0 {
             tracing::info!(removed, "removed orphaned sandbox containers");
         }
         Ok(Arc::new(DockerSandbox {
-            engine,
+            docker,
             config,
             host: this_host(),
             pool: Pool::default(),
@@ -93,8 +93,9 @@ impl DockerSandbox {
         }))
     }
 
-    pub fn engine(&self) -> &Engine {
-        &self.engine
+    /// The connection to the Docker engine the containers run on.
+    pub fn docker(&self) -> &Docker {
+        &self.docker
     }
 
     pub fn config(&self) -> &SandboxConfig {
@@ -150,7 +151,7 @@ impl DockerSandbox {
             masks: &masks,
         };
         let spec = container_spec(&input, grants, &self.config)?;
-        let id = self.engine.start(&spec).await?;
+        let id = self.docker.start(&spec).await?;
         self.owned().insert(id.clone());
         if self.closing.load(Ordering::SeqCst) {
             self.remove(&id).await;
@@ -160,7 +161,7 @@ impl DockerSandbox {
     }
 
     async fn remove(&self, id: &str) {
-        if let Err(e) = self.engine.remove(id).await {
+        if let Err(e) = self.docker.remove(id).await {
             tracing::warn!(container = id, error = %e, "removing a sandbox container failed");
         }
         self.owned().remove(id);
@@ -237,7 +238,7 @@ impl DockerSandbox {
                 usize::try_from(self.config.max_output_bytes).unwrap_or(usize::MAX)
             }),
         };
-        let out = self.engine.exec(container, &exec).await?;
+        let out = self.docker.exec(container, &exec).await?;
         if out.timed_out {
             tracing::info!(
                 container,
@@ -253,11 +254,11 @@ impl DockerSandbox {
 /// gone; returns how many. Containers of other instances (another state
 /// directory, another machine or PID namespace sharing the engine) and
 /// anything without the instance label are never touched.
-pub async fn reconcile(engine: &Engine, instance: &str) -> Result<usize, SandboxError> {
+pub async fn reconcile(docker: &Docker, instance: &str) -> Result<usize, SandboxError> {
     let mut removed = 0;
-    for c in engine.list_managed(&[(INSTANCE_LABEL, instance)]).await? {
+    for c in docker.list_managed(&[(INSTANCE_LABEL, instance)]).await? {
         if is_orphan(&c.labels, process_start) {
-            engine.remove(&c.id).await?;
+            docker.remove(&c.id).await?;
             removed += 1;
         }
     }
@@ -366,7 +367,7 @@ impl Sandbox for SharedSandbox {
             }
             // Anything labelled as ours that the bookkeeping missed.
             if let Ok(list) = this
-                .engine
+                .docker
                 .list_managed(&[(HOST_ID_LABEL, this.host.id.as_str())])
                 .await
             {

@@ -18,8 +18,8 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 use warden_api::FsAccess;
-use warden_policy::shell::CommandLine;
 use warden_sandbox::SandboxConfig;
+use warden_shell::CommandLine;
 
 use super::corpus::{Rng, generate, table_lines};
 use super::rig_with;

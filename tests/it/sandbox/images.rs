@@ -1,12 +1,12 @@
 //! Image builds: a second run of an unchanged recipe does nothing, and a
 //! build that fails leaves no tagged image and no build tree behind.
 
-use warden_sandbox::Engine;
+use warden_sandbox::Docker;
 use warden_sandbox::images::{BuildOptions, ImageKind, Progress, build_images};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_unchanged_recipe_is_not_rebuilt() {
-    let engine = Engine::connect().await.unwrap();
+    let docker = Docker::connect().await.unwrap();
     let work = tempfile::tempdir().unwrap();
     let options = BuildOptions {
         prefix: "warden-sandbox".into(),
@@ -15,7 +15,7 @@ async fn an_unchanged_recipe_is_not_rebuilt() {
         kinds: vec![ImageKind::Base],
     };
     let mut seen = Vec::new();
-    let images = build_images(&engine, &options, &mut |p| seen.push(p.clone()))
+    let images = build_images(&docker, &options, &mut |p| seen.push(p.clone()))
         .await
         .unwrap_or_else(|e| panic!("build the images first (`warden sandbox build-images`): {e}"));
     assert_eq!(images, [ImageKind::Base.recipe().tag("warden-sandbox")]);
@@ -27,7 +27,7 @@ async fn an_unchanged_recipe_is_not_rebuilt() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failed_build_leaves_no_tagged_image() {
-    let engine = Engine::connect().await.unwrap();
+    let docker = Docker::connect().await.unwrap();
     let work = tempfile::tempdir().unwrap();
     // A mirror that cannot be read: debootstrap fails after the build began.
     let apt = tempfile::tempdir().unwrap();
@@ -48,7 +48,7 @@ async fn a_failed_build_leaves_no_tagged_image() {
         kinds: vec![ImageKind::Base],
     };
     let mut steps = Vec::new();
-    let result = build_images(&engine, &options, &mut |p| {
+    let result = build_images(&docker, &options, &mut |p| {
         if let Progress::Step { what, .. } = p {
             steps.push(what.clone());
         }
@@ -62,7 +62,7 @@ async fn a_failed_build_leaves_no_tagged_image() {
     );
     let tag = ImageKind::Base.recipe().tag(&prefix);
     assert!(
-        !engine.image_exists(&tag).await.unwrap(),
+        !docker.image_exists(&tag).await.unwrap(),
         "{tag} must not exist"
     );
     let left: Vec<_> = std::fs::read_dir(work.path())

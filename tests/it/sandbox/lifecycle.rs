@@ -188,7 +188,7 @@ async fn shutdown_removes_every_container_the_host_owns() {
     let mine = r
         .sandbox
         .0
-        .engine()
+        .docker()
         .list_managed(&[(HOST_ID_LABEL, r.sandbox.0.host_id())])
         .await
         .unwrap();
@@ -197,7 +197,7 @@ async fn shutdown_removes_every_container_the_host_owns() {
     let left = r
         .sandbox
         .0
-        .engine()
+        .docker()
         .list_managed(&[(HOST_ID_LABEL, r.sandbox.0.host_id())])
         .await
         .unwrap();

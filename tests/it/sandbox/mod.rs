@@ -156,7 +156,7 @@ impl Rig {
     pub async fn containers(&self) -> Vec<String> {
         self.sandbox
             .0
-            .engine()
+            .docker()
             .list_managed(&[(AGENT_LABEL, self.agent.as_str())])
             .await
             .unwrap()

@@ -186,7 +186,7 @@ fn connect_cmd(targets: &[SocketAddr]) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn network_none_really_has_no_network() {
     let r = rig("nonet", SandboxConfig::default()).await;
-    let gateway = r.sandbox.0.engine().bridge_gateway().await.unwrap();
+    let gateway = r.sandbox.0.docker().bridge_gateway().await.unwrap();
     let ours = server(gateway);
     let out = stdout(&r.sh(&connect_cmd(&[ours.addr])).await);
     assert!(out.contains("ifaces ['lo']"), "only loopback: {out}");
@@ -198,7 +198,7 @@ async fn network_none_really_has_no_network() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_allowlist_admits_only_the_granted_address() {
     let probe = rig("allow-probe", SandboxConfig::default()).await;
-    let gateway = probe.sandbox.0.engine().bridge_gateway().await.unwrap();
+    let gateway = probe.sandbox.0.docker().bridge_gateway().await.unwrap();
     probe.done().await;
     let granted = server(gateway);
     let other = server(gateway);
@@ -234,7 +234,7 @@ async fn allow_all_keeps_non_public_addresses_closed() {
     // private networks stay out of reach under `insecure:allow-all`,
     // unless an address grant names them.
     let probe = rig("allowall-probe", SandboxConfig::default()).await;
-    let gateway = probe.sandbox.0.engine().bridge_gateway().await.unwrap();
+    let gateway = probe.sandbox.0.docker().bridge_gateway().await.unwrap();
     probe.done().await;
     let host_service = server(gateway);
     let named = server(gateway);

@@ -65,8 +65,8 @@ fn build(args: BuildArgs) -> anyhow::Result<Outcome> {
     let rt = super::setup::tokio()?;
     let images = rt
         .block_on(async {
-            let engine = warden_sandbox::Engine::connect().await?;
-            build_images(&engine, &options, &mut show).await
+            let docker = warden_sandbox::Docker::connect().await?;
+            build_images(&docker, &options, &mut show).await
         })
         .context("building the sandbox images")?;
     #[expect(

@@ -4,7 +4,6 @@
 use super::*;
 use crate::facts::{Call, Env, ToolFacts};
 use crate::rule::RuleSet;
-use crate::shell;
 use crate::specifier::Prepared;
 
 const ENV: Env<'static> = Env {
@@ -190,12 +189,13 @@ fn check(category: &str, rule_specs: &[&str], calls: &[&str]) {
             }
         }
         if let Prepared::Shell { line, .. } = &prepared {
-            let all: Vec<&shell::Pattern> =
+            let all: Vec<&warden_shell::Pattern> =
                 set.allow.for_tool("t").filter_map(Rule::shell).collect();
-            let some: Vec<&shell::Pattern> = allow.iter().filter_map(|r| r.shell()).collect();
+            let some: Vec<&warden_shell::Pattern> =
+                allow.iter().filter_map(|r| r.shell()).collect();
             assert_eq!(
-                shell::allowed_by_patterns(&all, line),
-                shell::allowed_by_patterns(&some, line),
+                warden_shell::allowed_by_patterns(&all, line),
+                warden_shell::allowed_by_patterns(&some, line),
                 "{spec:?}: the candidates cover the line part by part differently"
             );
         }
@@ -221,7 +221,7 @@ fn plain_candidates_include_every_match() {
 fn unrelated_rules_are_skipped() {
     let texts: Vec<String> = (0..100).map(|i| format!("t(tool{i} *)")).collect();
     let set = RuleSet::parse(&[], &[], &texts).unwrap();
-    let line = shell::CommandLine::parse("cargo build && git status");
+    let line = warden_shell::CommandLine::parse("cargo build && git status");
     assert!(
         set.deny
             .candidates(
@@ -233,7 +233,7 @@ fn unrelated_rules_are_skipped() {
             )
             .is_empty()
     );
-    let line = shell::CommandLine::parse("tool7 x");
+    let line = warden_shell::CommandLine::parse("tool7 x");
     let keys = OnceCell::new();
     let found = set.deny.candidates(
         "t",

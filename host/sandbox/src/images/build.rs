@@ -19,7 +19,7 @@ use tokio::process::Command;
 use super::apt::debian_mirror;
 use super::recipe::{ImageKind, Recipe, SUITE};
 use crate::SandboxError;
-use crate::docker::Engine;
+use crate::docker::Docker;
 
 /// What to build and where.
 #[derive(Debug, Clone)]
@@ -60,7 +60,7 @@ const STEPS: u32 = 6;
 /// Builds every requested image whose recipe digest has no image yet;
 /// returns the image references, in request order.
 pub async fn build_images(
-    engine: &Engine,
+    docker: &Docker,
     options: &BuildOptions,
     progress: &mut (dyn FnMut(&Progress) + Send),
 ) -> Result<Vec<String>, SandboxError> {
@@ -68,7 +68,7 @@ pub async fn build_images(
     for &kind in &options.kinds {
         let recipe = kind.recipe();
         let image = recipe.tag(&options.prefix);
-        if engine.image_exists(&image).await? {
+        if docker.image_exists(&image).await? {
             progress(&Progress::Cached {
                 kind,
                 image: image.clone(),
@@ -81,7 +81,7 @@ pub async fn build_images(
             .work_dir
             .join(format!("build-{kind}-{}", std::process::id()));
         let result = Build {
-            engine,
+            docker,
             recipe,
             image: &image,
             dir: &dir,
@@ -103,7 +103,7 @@ pub async fn build_images(
 }
 
 struct Build<'a> {
-    engine: &'a Engine,
+    docker: &'a Docker,
     recipe: Recipe,
     image: &'a str,
     dir: &'a Path,
@@ -194,8 +194,8 @@ impl Build<'_> {
         step(5, "importing into Docker", progress);
         let id = self.import(&rootfs).await?;
         step(6, &format!("tagging {}", self.image), progress);
-        if let Err(e) = self.engine.tag_image(&id, self.image).await {
-            let _ = self.engine.remove_image(&id).await;
+        if let Err(e) = self.docker.tag_image(&id, self.image).await {
+            let _ = self.docker.remove_image(&id).await;
             return Err(e);
         }
         Ok(())
@@ -384,14 +384,14 @@ impl Build<'_> {
                 Err(e) => Some((Err(e), r)),
             }
         });
-        let imported = self.engine.import_rootfs(body).await;
+        let imported = self.docker.import_rootfs(body).await;
         let status = tar
             .wait()
             .await
             .map_err(|e| self.fail("tar", e.to_string()))?;
         let id = imported?;
         if !status.success() {
-            let _ = self.engine.remove_image(&id).await;
+            let _ = self.docker.remove_image(&id).await;
             return Err(self.fail("tar", format!("tar {status}")));
         }
         Ok(id)

@@ -58,7 +58,7 @@ impl Failure {
 impl From<SandboxError> for Failure {
     fn from(e: SandboxError) -> Failure {
         let (kind, code) = match &e {
-            SandboxError::EngineUnavailable { .. } => (ErrorType::HostError, "docker_unavailable"),
+            SandboxError::DockerUnavailable { .. } => (ErrorType::HostError, "docker_unavailable"),
             SandboxError::ImageMissing { .. } => (ErrorType::HostError, "image_missing"),
             SandboxError::Grant { .. } => (ErrorType::PermissionDenied, "grant_not_enforceable"),
             SandboxError::Image { .. } => (ErrorType::ToolError, "bad_image"),

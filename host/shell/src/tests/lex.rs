@@ -271,8 +271,8 @@ proptest::proptest! {
     #[test]
     fn plain_word_shortcut_agrees(s in "[a-zA-Z0-9_=+#!:,.%@/}\\]{}~*?$'\"\\\\ ;&|<>()-]{0,30}") {
         let budget = std::cell::Cell::new(1 << 20);
-        let mut fast = crate::shell::lex::Lexer::new(&s, 0, &budget);
-        let mut slow = crate::shell::lex::Lexer::new(&s, 0, &budget);
+        let mut fast = crate::lex::Lexer::new(&s, 0, &budget);
+        let mut slow = crate::lex::Lexer::new(&s, 0, &budget);
         let (a, b) = (fast.lex_word(), slow.built_word());
         proptest::prop_assert_eq!(format!("{a:?} {fast:?}"), format!("{b:?} {slow:?}"));
     }

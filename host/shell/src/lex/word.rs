@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use super::Lexer;
 use super::brace::{Brace, brace_expand, find_brace};
-use crate::shell::CommandLine;
+use crate::CommandLine;
 
 /// One shell word after quote removal, with what the shell would still do to it at run time.
 #[derive(Debug, Clone, Default)]

@@ -14,7 +14,7 @@ use super::lex::Word;
 use super::paths::{Places, is_harmless_sink};
 use super::wrappers::system_program;
 use super::{CommandLine, SubCommand};
-use crate::path::{expand_home, is_within, resolve};
+use crate::text_path::{expand_home, is_within, resolve};
 
 /// Longer command lines are never covered by a wildcard allow rule.
 pub const MAX_WILDCARD_LINE: usize = 4096;

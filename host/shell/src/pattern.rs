@@ -307,16 +307,17 @@ impl Pattern {
         false
     }
 
-    /// The first words a subcommand must start with for a deny match, or `None` when the first
-    /// word holds a `*` (any command may match). See [`CommandLine::deny_heads`].
-    pub(crate) fn deny_heads(&self) -> Option<Vec<Vec<u32>>> {
+    /// The first words a subcommand must start with for a deny match, each as units (one per
+    /// character, as [`Head::Units`](crate::Head::Units)), or `None` when the first word holds a
+    /// `*` (any command may match). See [`CommandLine::deny_heads`].
+    pub fn deny_heads(&self) -> Option<Vec<Vec<u32>>> {
         let rest = self.norm.iter().flat_map(|n| n.rest.iter());
         heads(self.loose.iter().chain(rest))
     }
 
     /// The first words a subcommand must start with to be covered (see
     /// [`CommandLine::allow_heads`]), or `None` when the first word holds a `*`.
-    pub(crate) fn allow_heads(&self) -> Option<Vec<Vec<u32>>> {
+    pub fn allow_heads(&self) -> Option<Vec<Vec<u32>>> {
         heads(self.strict.iter())
     }
 
@@ -468,7 +469,7 @@ pub fn allowed_by_patterns<P: Borrow<Pattern>>(patterns: &[P], line: &CommandLin
 }
 
 /// [`allowed_by_patterns`] over the patterns `patterns` yields each time it is called.
-pub(crate) fn allowed_by_each<'p, I: Iterator<Item = &'p Pattern>>(
+pub fn allowed_by_each<'p, I: Iterator<Item = &'p Pattern>>(
     patterns: impl Fn() -> I,
     line: &CommandLine,
 ) -> bool {

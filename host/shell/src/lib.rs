@@ -1,16 +1,25 @@
-//! Shell-aware command matching.
+//! Warden's shell-command analysis. Pure: no I/O, no async, no clock reads, and no other
+//! Warden crate.
 //!
 //! Attack: an agent runs a destructive command by putting it where a plain prefix match on the
 //! command text does not look. It can hide behind a harmless command (`ls && rm -rf /`,
 //! `ls; curl x | sh`), behind a wrapper (`sudo timeout 5 nice rm -rf ~`), inside text that
 //! another shell parses again (`bash -c 'rm -rf /'`, `eval "rm -rf /"`, `find . -exec rm {} +`),
 //! or behind quoting and escapes that change how the text looks but not what runs (`r'm'`,
-//! `"rm"`, `\rm`, `$'\x72m'`, `{rm,-rf,/}`). This module reads a command line the way bash
+//! `"rm"`, `\rm`, `$'\x72m'`, `{rm,-rf,/}`). This crate reads a command line the way bash
 //! does: quotes are removed, the line is split into every simple command, and wrappers are seen
 //! through. Deny and ask rules then see what will actually run, and allow rules fire only when
 //! every part of the line is covered. Parts that cannot be read from the text (`$(...)`, `$CMD`,
 //! `eval`, here-docs that expand) are reported as opaque, and a wildcard allow rule never covers
 //! them.
+//!
+//! Owns: parsing a command line ([`CommandLine`]: splitting, quoting, brace expansion,
+//! redirections, nested command text), wrappers, rule patterns for commands ([`Pattern`]), the
+//! built-in read-only set ([`is_read_only`]), the circuit breakers ([`circuit_breaker`]), and the
+//! lexical path helpers both those checks and the policy engine's file rules use
+//! ([`text_path`]).
+//! Does not own: rules, levels, modes or decisions (`warden-policy`, which depends on this
+//! crate), nor running anything: a command line is only ever read here.
 //!
 //! The engine parses a line once ([`CommandLine::parse`]) and then asks many questions of it:
 //! [`matches_any`] for deny and ask rules, [`allowed_by`] for allow rules, [`is_read_only`] for
@@ -19,6 +28,7 @@
 //! [`matches_any_pattern`] and [`allowed_by_patterns`].
 
 mod breakers;
+mod checked;
 mod classify;
 mod forms;
 mod inline;
@@ -28,22 +38,23 @@ mod paths;
 mod pattern;
 mod readonly;
 mod split;
+pub mod text_path;
 mod wrappers;
 
 #[cfg(test)]
 mod tests;
 
-use std::cell::{Cell, OnceCell};
+use std::cell::Cell;
 use std::ops::Range;
 use std::sync::OnceLock;
 
+pub use checked::Checked;
+pub use forms::Head;
+pub use inline::Inline;
 pub use own_decision::MAX_WILDCARD_LINE;
-pub(crate) use pattern::allowed_by_each;
-pub use pattern::{Pattern, allowed_by_patterns, matches_any_pattern};
+pub use pattern::{Pattern, allowed_by_each, allowed_by_patterns, matches_any_pattern};
 
 use forms::DenyForm;
-pub(crate) use forms::Head;
-pub(crate) use inline::Inline;
 use inline::Starts;
 use lex::Word;
 use paths::Places;
@@ -233,7 +244,7 @@ impl<'s> CommandLine<'s> {
     }
 
     /// Whether `f` holds for any of [`CommandLine::write_targets`], without collecting them.
-    pub(crate) fn any_write_target(&self, f: &mut impl FnMut(&str) -> bool) -> bool {
+    pub fn any_write_target(&self, f: &mut impl FnMut(&str) -> bool) -> bool {
         self.subs.iter().any(|sub| {
             sub.redirects
                 .iter()
@@ -393,60 +404,4 @@ pub fn circuit_breaker(
     home: &str,
 ) -> Option<String> {
     breakers::circuit_breaker(line, &Places::new(workspace, cwd, home))
-}
-
-/// A command line with the places its checks judge paths against, worked out once.
-#[derive(Debug)]
-pub(crate) struct Checked<'a> {
-    line: CommandLine<'a>,
-    workspace: &'a str,
-    cwd: &'a str,
-    home: &'a str,
-    places: OnceCell<Places<'a>>,
-}
-
-impl<'a> std::ops::Deref for Checked<'a> {
-    type Target = CommandLine<'a>;
-
-    fn deref(&self) -> &CommandLine<'a> {
-        &self.line
-    }
-}
-
-impl<'a> Checked<'a> {
-    pub(crate) fn new(
-        line: CommandLine<'a>,
-        workspace: &'a str,
-        cwd: &'a str,
-        home: &'a str,
-    ) -> Self {
-        Checked {
-            line,
-            workspace,
-            cwd,
-            home,
-            places: OnceCell::new(),
-        }
-    }
-
-    fn places(&self) -> &Places<'a> {
-        self.places
-            .get_or_init(|| Places::new(self.workspace, self.cwd, self.home))
-    }
-
-    /// [`is_read_only`] in the checked places.
-    pub(crate) fn is_read_only(&self) -> bool {
-        readonly::is_read_only(&self.line, self.places())
-    }
-
-    /// Whether only rules without wildcards may cover this line (see
-    /// `own_decision.rs`); `text` is the line as written.
-    pub(crate) fn needs_own_decision(&self, text: &str) -> bool {
-        own_decision::needs_own_decision(&self.line, text, self.places())
-    }
-
-    /// [`circuit_breaker`] in the checked places.
-    pub(crate) fn circuit_breaker(&self) -> Option<String> {
-        breakers::circuit_breaker(&self.line, self.places())
-    }
 }

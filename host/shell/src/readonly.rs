@@ -10,7 +10,7 @@ use super::lex::Word;
 use super::paths::{Places, is_harmless_sink};
 use super::wrappers::system_program;
 use super::{CommandLine, Redirect, RedirectKind, SubCommand};
-use crate::path::{expand_home, is_within, resolve};
+use crate::text_path::{expand_home, is_within, resolve};
 
 struct Ctx<'a> {
     ws: &'a str,

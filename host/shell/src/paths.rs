@@ -1,12 +1,12 @@
 //! The places and devices the read-only check and the circuit breakers judge paths against.
 //!
-//! Paths are resolved as text by [`crate::path::resolve`] (`.` and `..` folded, no file system
+//! Paths are resolved as text by [`crate::text_path::resolve`] (`.` and `..` folded, no file system
 //! access), the same normalisation file tools get, so a path that climbs out of the workspace
 //! with `..` is seen as outside however it is spelled. Symbolic links cannot be seen this way.
 
 use std::borrow::Cow;
 
-use crate::path::{resolve, resolve_cow};
+use crate::text_path::{resolve, resolve_cow};
 
 /// Writing here does nothing harmful.
 pub(crate) fn is_harmless_sink(target: &str) -> bool {

@@ -8,7 +8,7 @@
 
 use super::word::Builder;
 use super::{Lexer, MAX_DEPTH};
-use crate::shell::{CommandLine, split};
+use crate::{CommandLine, split};
 
 impl<'s> Lexer<'s, '_> {
     fn push_raw_literal(&self, b: &mut Builder<'s>, start: usize) {

@@ -5,7 +5,7 @@
 //! forms: for deny rules loosely (whitespace inside a word splits it, the command name is read
 //! as its basename and as written, flags become a set), for allow rules strictly (the words
 //! exactly as the shell passes them). The first word of each form is what the rule index
-//! (`crate::index`) looks up, so a rule whose pattern starts with another word is never tried.
+//! (`warden_policy`'s) looks up, so a rule whose pattern starts with another word is never tried.
 
 use super::lex::Word;
 use super::pattern::{SEP, Units, is_ifs, split_flags, units};
@@ -162,10 +162,14 @@ pub(super) fn first_word(units: &[u32]) -> &[u32] {
     units.split(|&u| u == SEP).next().unwrap_or(&[])
 }
 
-/// The first word of a form, as the rule index looks it up.
+/// The first word of a form, as a rule index looks it up: the same word whichever variant
+/// spells it, so a key made from one must equal a key made from the other.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Head<'h> {
+pub enum Head<'h> {
+    /// The word as text.
     Text(&'h str),
+    /// The word as pattern units: one `u32` per character (`u32::from(char)`), the units
+    /// [`Pattern::deny_heads`](crate::Pattern::deny_heads) gives.
     Units(&'h [u32]),
 }
 
@@ -223,7 +227,7 @@ impl CommandLine<'_> {
     /// Calls `f` with the first word of every form a deny pattern is matched against, nested
     /// command text included. Returns false when a pattern may match whatever its first word
     /// (a command name that is a glob, `/bin/r?`): the caller must then try every pattern.
-    pub(crate) fn deny_heads(&self, f: &mut impl FnMut(Head<'_>)) -> bool {
+    pub fn deny_heads(&self, f: &mut impl FnMut(Head<'_>)) -> bool {
         for sub in &self.subs {
             if !sub.deny_heads(f) {
                 return false;
@@ -240,7 +244,7 @@ impl CommandLine<'_> {
     /// Calls `f` with the first word of every allow form of the subcommands a pattern must
     /// cover. Returns false when no subcommand needs a pattern (every pattern covers the line
     /// alike): the caller must then try every pattern.
-    pub(crate) fn allow_heads(&self, f: &mut impl FnMut(Head<'_>)) -> bool {
+    pub fn allow_heads(&self, f: &mut impl FnMut(Head<'_>)) -> bool {
         let line_opaque = !self.reasons.is_empty();
         let mut needs_pattern = false;
         for sub in &self.subs {

@@ -7,7 +7,7 @@
 
 use super::word::Builder;
 use super::{Lexer, RawRedirect, Tok};
-use crate::shell::RedirectKind;
+use crate::RedirectKind;
 
 pub(super) struct PendingHereDoc {
     tok: usize,

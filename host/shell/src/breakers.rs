@@ -15,7 +15,7 @@ use super::paths::{Places, dev_name, is_block_device, is_harmless_device};
 use super::pattern::word_glob;
 use super::wrappers::program_name;
 use super::{CommandLine, SubCommand};
-use crate::path::{expand_home, is_within, resolve};
+use crate::text_path::{expand_home, is_within, resolve};
 
 /// Normalised workspace and home.
 struct Ctx<'a> {

@@ -10,31 +10,35 @@ pub(crate) type Starts = Inline<usize, 3>;
 
 /// A list of up to `N` items inline, more on the heap, in the order pushed.
 #[derive(Debug, Clone)]
-pub(crate) enum Inline<T, const N: usize> {
+pub struct Inline<T, const N: usize>(Repr<T, N>);
+
+#[derive(Debug, Clone)]
+enum Repr<T, const N: usize> {
     Inline { len: u8, items: [T; N] },
     Heap(Vec<T>),
 }
 
 impl<T: Copy + Default, const N: usize> Default for Inline<T, N> {
     fn default() -> Self {
-        Inline::Inline {
+        Inline(Repr::Inline {
             len: 0,
             items: [T::default(); N],
-        }
+        })
     }
 }
 
 impl<T: Copy + Default, const N: usize> Inline<T, N> {
     /// The list of one item.
-    pub(crate) fn one(item: T) -> Self {
+    pub fn one(item: T) -> Self {
         let mut out = Self::default();
         out.push(item);
         out
     }
 
-    pub(crate) fn push(&mut self, item: T) {
-        match self {
-            Inline::Inline { len, items } => match items.get_mut(usize::from(*len)) {
+    /// Appends `item`, moving the list to the heap when it outgrows `N`.
+    pub fn push(&mut self, item: T) {
+        match &mut self.0 {
+            Repr::Inline { len, items } => match items.get_mut(usize::from(*len)) {
                 Some(slot) => {
                     *slot = item;
                     *len += 1;
@@ -42,10 +46,10 @@ impl<T: Copy + Default, const N: usize> Inline<T, N> {
                 None => {
                     let mut v = items.to_vec();
                     v.push(item);
-                    *self = Inline::Heap(v);
+                    self.0 = Repr::Heap(v);
                 }
             },
-            Inline::Heap(v) => v.push(item),
+            Repr::Heap(v) => v.push(item),
         }
     }
 }
@@ -53,7 +57,7 @@ impl<T: Copy + Default, const N: usize> Inline<T, N> {
 impl<T: Copy + Default, const N: usize> From<Vec<T>> for Inline<T, N> {
     fn from(v: Vec<T>) -> Self {
         if v.len() > N {
-            return Inline::Heap(v);
+            return Inline(Repr::Heap(v));
         }
         let mut out = Self::default();
         for item in v {
@@ -67,9 +71,9 @@ impl<T, const N: usize> Deref for Inline<T, N> {
     type Target = [T];
 
     fn deref(&self) -> &[T] {
-        match self {
-            Inline::Inline { len, items } => items.get(..usize::from(*len)).unwrap_or(&[]),
-            Inline::Heap(v) => v,
+        match &self.0 {
+            Repr::Inline { len, items } => items.get(..usize::from(*len)).unwrap_or(&[]),
+            Repr::Heap(v) => v,
         }
     }
 }
