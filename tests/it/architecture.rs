@@ -1,6 +1,8 @@
 //! The dependency rules of DESIGN.md, checked against `cargo metadata`:
 //! each fast-moving or security-sensitive dependency lives in one crate,
-//! and the pure crates depend on no internal crate and no runtime.
+//! the pure crates depend on no internal crate and no runtime, and every
+//! edge between Warden's own crates is one the table below allows (a new
+//! crate or edge is added here on purpose, with the architecture doc).
 
 use std::collections::BTreeMap;
 
@@ -30,6 +32,68 @@ const PURE: &[&str] = &[
 /// (pure crate, the internal crate it may depend on): the policy engine reads
 /// command lines through the shell analyser, itself pure.
 const PURE_EDGES: &[(&str, &str)] = &[("warden-policy", "warden-shell")];
+/// Every Warden crate and the Warden crates it may depend on (normal and
+/// build dependencies; tests may use more). The call path runs mcp ->
+/// gate -> a backend (runtime, sandbox); the server assembles them and no
+/// crate of the call path depends on it or on the binary.
+const EDGES: &[(&str, &[&str])] = &[
+    ("warden-api", &[]),
+    ("warden-shell", &[]),
+    ("warden-signing", &[]),
+    ("warden-policy", &["warden-shell"]),
+    ("warden-runtime", &["warden-api", "warden-signing"]),
+    ("warden-sandbox", &["warden-api", "warden-signing"]),
+    (
+        "warden-store",
+        &["warden-api", "warden-policy", "warden-signing"],
+    ),
+    (
+        "warden-registry",
+        &["warden-api", "warden-runtime", "warden-signing"],
+    ),
+    (
+        "warden-gate",
+        &["warden-api", "warden-policy", "warden-signing"],
+    ),
+    ("warden-mcp", &["warden-api"]),
+    (
+        "warden-server",
+        &[
+            "warden-api",
+            "warden-gate",
+            "warden-mcp",
+            "warden-policy",
+            "warden-registry",
+            "warden-runtime",
+            "warden-sandbox",
+            "warden-signing",
+            "warden-store",
+        ],
+    ),
+    (
+        "warden",
+        &[
+            "warden-server",
+            "warden-api",
+            "warden-gate",
+            "warden-mcp",
+            "warden-policy",
+            "warden-registry",
+            "warden-runtime",
+            "warden-sandbox",
+            "warden-signing",
+            "warden-store",
+        ],
+    ),
+    ("warden-sdk", &["warden-api", "warden-sdk-macros"]),
+    ("warden-sdk-macros", &["warden-api"]),
+    // Test support.
+    (
+        "warden-test-artifacts",
+        &["warden-registry", "warden-signing"],
+    ),
+    ("warden-it", &[]),
+];
 const RUNTIMES: &[&str] = &[
     "tokio",
     "async-std",
@@ -97,4 +161,48 @@ fn dependency_rules_hold() {
         "dependency rules broken:\n{}",
         violations.join("\n")
     );
+}
+
+#[test]
+fn every_edge_between_warden_crates_is_allowed() {
+    let metadata = MetadataCommand::new()
+        .manifest_path(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.toml"))
+        .no_deps()
+        .exec()
+        .expect("cargo metadata");
+    let mut violations = Vec::new();
+    for package in metadata.workspace_packages() {
+        let name = package.name.as_str();
+        if !name.starts_with("warden") {
+            continue;
+        }
+        let Some((_, allowed)) = EDGES.iter().find(|(crate_name, _)| *crate_name == name) else {
+            violations.push(format!("{name} is not in the table of allowed edges"));
+            continue;
+        };
+        for dep in package
+            .dependencies
+            .iter()
+            .filter(|d| d.kind != DependencyKind::Development && d.name.starts_with("warden"))
+        {
+            if !allowed.contains(&dep.name.as_str()) {
+                violations.push(format!(
+                    "{name} depends on {}, which the table does not allow",
+                    dep.name
+                ));
+            }
+        }
+    }
+    for (crate_name, _) in EDGES {
+        if !metadata
+            .workspace_packages()
+            .iter()
+            .any(|p| p.name.as_str() == *crate_name)
+        {
+            violations.push(format!(
+                "{crate_name} is in the table but not a workspace member"
+            ));
+        }
+    }
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
 }
