@@ -22,6 +22,7 @@ fn warden(args: &[&str], state: &Path) -> Output {
         .args(args)
         .env("WARDEN_STATE_DIR", state)
         .env_remove("WARDEN_TRUST")
+        .env_remove("WARDEN_SIGNERS")
         .env_remove("WARDEN_CONFIG")
         .output()
         .expect("warden runs")
@@ -46,6 +47,97 @@ fn trust(dir: &Path, name: &str, key: &Path) -> PathBuf {
     )
     .unwrap();
     path
+}
+
+/// Signing roots are "signers": `--signers` takes a signers file or a
+/// publisher's `.pub` itself, and `[signers]` in a config; the old names
+/// (`--trust`, `WARDEN_TRUST`, `[trust]`) still work, each with a warning
+/// saying what to use instead.
+#[test]
+fn signers_by_their_new_names_and_the_old_ones_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let key = dir.path().join("acme.key");
+    assert!(
+        warden(&["keygen", "--out", key.to_str().unwrap()], &state)
+            .status
+            .success()
+    );
+    let public = dir.path().join("acme.key.pub");
+    let component = dir.path().join("hello.wasm");
+    std::fs::copy(warden_test_artifacts::HELLO, &component).unwrap();
+    let c = component.to_str().unwrap();
+    assert!(
+        warden(&["sign", c, "--key", key.to_str().unwrap()], &state)
+            .status
+            .success()
+    );
+    let file = trust(dir.path(), "acme", &public);
+    let deprecated = |stderr: &str| stderr.contains("deprecated") && stderr.contains("--signers");
+
+    // New names, no warning: a signers file, or the key file itself.
+    for signers in [&file, &public] {
+        let o = warden(
+            &["verify", c, "--signers", signers.to_str().unwrap()],
+            &state,
+        );
+        let (stdout, stderr) = out(&o);
+        assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+        assert!(stdout.contains("signed by acme"), "{stdout}");
+        assert!(!stderr.contains("deprecated"), "{stderr}");
+    }
+    // The old flag and variable: the same answer, and a warning.
+    let o = warden(&["verify", c, "--trust", file.to_str().unwrap()], &state);
+    let (stdout, stderr) = out(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(deprecated(&stderr), "{stderr}");
+    let o = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["verify", c])
+        .env("WARDEN_TRUST", &file)
+        .env_remove("WARDEN_SIGNERS")
+        .env_remove("WARDEN_CONFIG")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = out(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(deprecated(&stderr), "{stderr}");
+
+    // `[signers]` in a config; the old `[trust]` table read with a warning
+    // that `warden config check` repeats.
+    for (table, old) in [("signers", false), ("trust", true)] {
+        let config = dir.path().join(format!("{table}.toml"));
+        std::fs::write(
+            &config,
+            format!(
+                "[{table}]\npublishers = [{{ name = \"acme\", key = \"{}\" }}]\n",
+                public.display()
+            ),
+        )
+        .unwrap();
+        let o = warden(&["verify", c, "--config", config.to_str().unwrap()], &state);
+        let (stdout, stderr) = out(&o);
+        assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+        assert_eq!(
+            stderr.contains("`[trust]` is now called `[signers]`"),
+            old,
+            "{stderr}"
+        );
+        let o = warden(&["config", "check", config.to_str().unwrap()], &state);
+        let (stdout, stderr) = out(&o);
+        assert!(o.status.success(), "{stdout}{stderr}");
+        assert_eq!(stdout.contains("warning: "), old, "{stdout}");
+    }
+    // Both spellings at once are refused rather than merged.
+    let both = dir.path().join("both.toml");
+    std::fs::write(
+        &both,
+        "[signers]\ninsecure-allow-unsigned = true\n[trust]\n",
+    )
+    .unwrap();
+    let o = warden(&["config", "check", both.to_str().unwrap()], &state);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(out(&o).1.contains("keep `[signers]`"), "{:?}", out(&o));
 }
 
 #[test]

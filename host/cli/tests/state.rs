@@ -180,6 +180,49 @@ fn capability_requests_are_granted_within_bounds_and_otherwise_asked() {
         allowed_by_grant,
         "the decision names the grant that allowed it"
     );
+    // Capability requests took the call path: each one decided (allow for
+    // the automatic grant, ask for the one a person approved, deny for the
+    // level) and ended, in the audit chain like any call.
+    let requests: Vec<(String, String)> = records
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r["kind"] == "decision"
+                && r["event"]["call"]
+                    .as_str()
+                    .is_some_and(|c| c.starts_with("request_capability("))
+        })
+        .map(|r| {
+            (
+                r["event"]["call"].as_str().unwrap().to_owned(),
+                r["event"]["decision"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    for expected in [
+        ("request_capability(tool:fs.write)", "allow"),
+        ("request_capability(tool:fs.write)", "ask"),
+        ("request_capability(level:elevated)", "deny"),
+        ("request_capability(category:web)", "ask"),
+    ] {
+        assert!(
+            requests
+                .iter()
+                .any(|(c, d)| (c.as_str(), d.as_str()) == expected),
+            "{expected:?} is audited: {requests:?}"
+        );
+    }
+    let outcomes = records
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "outcome" && r["event"]["tool"] == "request_capability")
+        .count();
+    assert!(
+        outcomes >= 6,
+        "every capability request's outcome is audited: {outcomes}"
+    );
     let revoked_by = records.as_array().unwrap().iter().find(|r| {
         r["kind"] == "grant" && r["event"]["action"] == "revoked" && r["event"]["id"] == id.as_str()
     });
