@@ -29,6 +29,7 @@ mod protect;
 mod reload;
 mod sandbox;
 mod search;
+mod served;
 mod server;
 mod specifiers;
 mod store;

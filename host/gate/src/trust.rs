@@ -152,8 +152,10 @@ impl TrustKeeper {
         let before = self.config.levels(&kept.state);
         let after = self.config.levels(&next);
         if step.changed.is_empty() && step.ask.is_none() {
-            kept.state = next;
-            kept.dirty = true;
+            if next != kept.state {
+                kept.state = next;
+                kept.dirty = true;
+            }
         } else {
             self.store.save(agent, &next, &step_events(agent, &step))?;
             kept.state = next;

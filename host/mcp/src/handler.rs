@@ -181,6 +181,11 @@ impl Server {
         }
     }
 
+    /// The host ends the tasks that ran in session `id`.
+    pub(crate) async fn end_session(&self, id: &str) {
+        self.shared.host.end_session(id).await;
+    }
+
     /// A handler for one MCP session. `agent` fixes the agent (stdio);
     /// without it, each request names its agent through its bearer token.
     /// When the handler is dropped (the session ended), the host ends the
@@ -194,6 +199,7 @@ impl Server {
             threshold: LogThreshold::off(),
             registered: AtomicBool::new(false),
             tasked: AtomicBool::new(false),
+            end_on_drop: true,
             listen_from: AtomicU64::new(0),
         }
     }
@@ -208,9 +214,19 @@ pub struct Session {
     registered: AtomicBool,
     /// A call of this session ran under a task: its end ends tasks.
     tasked: AtomicBool,
+    /// Dropping the handler ends the session's tasks (HTTP sessions);
+    /// false when its owner ends them and waits (a stream).
+    pub(crate) end_on_drop: bool,
     /// The change count when a subscriptions/listen was accepted (before
     /// rmcp acknowledges it and before its stream is registered).
     listen_from: AtomicU64,
+}
+
+impl Session {
+    /// This session's id (calls carry it; tasks default to it).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
 }
 
 impl std::fmt::Debug for Session {
@@ -414,7 +430,7 @@ impl Drop for Session {
     /// The session ended: the host ends the tasks that ran in it (per-task
     /// containers go now, not after their idle grace period).
     fn drop(&mut self) {
-        if !self.tasked.load(Ordering::Relaxed) {
+        if !self.end_on_drop || !self.tasked.load(Ordering::Relaxed) {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {

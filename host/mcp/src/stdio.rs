@@ -23,14 +23,22 @@ pub async fn serve_stream<S>(server: Server, agent: String, io: S) -> Result<(),
 where
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
-    let running = server
-        .session(Some(agent))
-        .serve(io)
-        .await
-        .map_err(|e| McpError::Session(e.to_string()))?;
-    running
-        .waiting()
-        .await
-        .map_err(|e| McpError::Session(e.to_string()))?;
-    Ok(())
+    let mut session = server.session(Some(agent));
+    // The session's end is awaited here, so the caller sees its tasks
+    // ended when this returns (not left to the handler's drop).
+    session.end_on_drop = false;
+    let id = session.id().to_owned();
+    let served = async {
+        let running = session
+            .serve(io)
+            .await
+            .map_err(|e| McpError::Session(e.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| McpError::Session(e.to_string()))
+    }
+    .await;
+    server.end_session(&id).await;
+    served.map(drop)
 }

@@ -29,6 +29,7 @@ mod signers;
 mod sources;
 pub mod state;
 mod state_guard;
+mod tick;
 
 pub use agents::{AgentOverrides, agents, env};
 pub use config::Config;

@@ -259,11 +259,14 @@ impl Host {
                 shutdown.clone(),
             )));
         }
-        tasks.push(tokio::spawn(tick(
-            gate.clone(),
-            options.trust_tick.max(Duration::from_millis(10)),
-            shutdown.clone(),
-        )));
+        {
+            let gate = gate.clone();
+            tasks.push(tokio::spawn(crate::tick::every(
+                options.trust_tick.max(Duration::from_millis(10)),
+                shutdown.clone(),
+                move || gate.trust_tick(),
+            )));
+        }
         let socket = state_dir.join("admin.sock");
         {
             let (mcp, shutdown, socket) = (mcp.clone(), shutdown.clone(), socket.clone());
@@ -381,18 +384,6 @@ impl Host {
         }
         self.gate.flush_trust();
         self.loaded.stop_sandbox().await;
-    }
-}
-
-/// Ticks progressive trust every `every` until `shutdown`.
-async fn tick(gate: Gate, every: Duration, shutdown: CancellationToken) {
-    let mut interval = tokio::time::interval(every);
-    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            () = shutdown.cancelled() => return,
-            _ = interval.tick() => gate.trust_tick(),
-        }
     }
 }
 
