@@ -271,7 +271,6 @@ async fn tasks_named_by_a_client_share_a_container_until_the_session_ends() {
     };
     assert_eq!((of(&t1).await, of(&t2).await), (1, 1));
     // The client goes away: the session ends, and its tasks with it.
-    drop(send);
     drop((write_half, lines));
     served.await.unwrap().ok();
     assert_eq!((of(&t1).await, of(&t2).await), (0, 0));
