@@ -16,6 +16,8 @@ use crate::migrate::{self, SCHEMA_VERSION};
 pub struct Store {
     conn: Mutex<Connection>,
     pub(crate) key: SecretKey,
+    /// The key's id, stored with every record.
+    pub(crate) key_id: String,
     path: PathBuf,
     audit_args: bool,
     pub(crate) grant_changes: std::sync::atomic::AtomicU64,
@@ -110,6 +112,8 @@ fn connect(path: &Path) -> Result<Connection, StoreError> {
     // FULL: a commit is on disk before the caller reports it done.
     conn.pragma_update(None, "synchronous", "FULL")
         .map_err(|e| corrupt(path, e))?;
+    // Room for every statement the store runs, so none is parsed twice.
+    conn.set_prepared_statement_cache_capacity(64);
     Ok(conn)
 }
 
@@ -133,6 +137,7 @@ impl Store {
         crate::private::private_database(path)?;
         Ok(Store {
             conn: Mutex::new(conn),
+            key_id: key.public().key_id().as_str().to_owned(),
             key,
             path: path.to_path_buf(),
             audit_args: false,

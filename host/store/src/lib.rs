@@ -15,6 +15,7 @@
 
 mod approvals;
 mod audit;
+mod chain;
 mod db;
 mod error;
 mod grants;
@@ -23,8 +24,10 @@ mod migrate;
 mod private;
 mod rules;
 mod trust;
+mod tx;
+mod verify;
 
-pub use audit::{AuditRecord, Break, Verified};
+pub use audit::AuditRecord;
 pub use db::{Durability, Store, now_ms};
 pub use error::StoreError;
 pub use key::host_key;
@@ -32,6 +35,7 @@ pub use migrate::SCHEMA_VERSION;
 pub use private::private_dir;
 pub use rules::StoredRule;
 pub use trust::StoredTrust;
+pub use verify::{Break, Verified};
 
 #[cfg(test)]
 mod tests;
