@@ -1,5 +1,5 @@
-//! The audit log as callers see it: appending a record and reading
-//! records back. The chain's format is
+//! The audit log as callers see it: appending a record (through group
+//! commit, `writer.rs`) and reading records back. The chain's format is
 //! in `chain.rs`, its verification in `verify.rs`.
 
 use rusqlite::params;
@@ -24,10 +24,11 @@ pub struct AuditRecord {
 }
 
 impl Store {
-    /// Appends one record in its own transaction; returns its sequence
-    /// number once it is committed.
+    /// Appends one record, sharing a transaction with records other
+    /// threads append at the same time; returns its sequence number once
+    /// it is committed.
     pub fn append(&self, event: &AuditEvent) -> Result<u64, StoreError> {
-        self.commit_entries(&[Entry::new(event, now_ms())?])
+        self.append_grouped(Entry::new(event, now_ms())?)
     }
 
     /// Appends `events` as one commit (one transaction, one signature),

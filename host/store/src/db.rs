@@ -12,12 +12,14 @@ use crate::StoreError;
 use crate::migrate::{self, SCHEMA_VERSION};
 
 /// The state database. Cheap to share behind an `Arc`; every method is
-/// one transaction on one connection.
+/// one transaction on one connection, and concurrent audit appends share
+/// transactions (`writer.rs`).
 pub struct Store {
     conn: Mutex<Connection>,
     pub(crate) key: SecretKey,
     /// The key's id, stored with every record.
     pub(crate) key_id: String,
+    pub(crate) group: crate::writer::Group,
     path: PathBuf,
     audit_args: bool,
     pub(crate) grant_changes: std::sync::atomic::AtomicU64,
@@ -139,6 +141,7 @@ impl Store {
             conn: Mutex::new(conn),
             key_id: key.public().key_id().as_str().to_owned(),
             key,
+            group: crate::writer::Group::default(),
             path: path.to_path_buf(),
             audit_args: false,
             grant_changes: std::sync::atomic::AtomicU64::new(0),

@@ -6,8 +6,9 @@
 //! capability grants, trust state per agent, the hash-chained signed audit
 //! log, and (room for) toolsmith blueprints. Each logical change is one
 //! transaction, committed before the caller reports it done, so a killed
-//! host loses nothing it reported. The host's signing key lives beside
-//! the database ([`host_key`]).
+//! host loses nothing it reported; concurrent audit appends share one
+//! transaction and one signature (group commit). The host's signing key
+//! lives beside the database ([`host_key`]).
 //!
 //! Does not own: decisions (`warden-policy`), cryptography
 //! (`warden-signing`), or when things are written (the gate and the CLI
@@ -26,6 +27,7 @@ mod rules;
 mod trust;
 mod tx;
 mod verify;
+mod writer;
 
 pub use audit::AuditRecord;
 pub use db::{Durability, Store, now_ms};
