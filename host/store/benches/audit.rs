@@ -1,14 +1,26 @@
-//! Audit appends per second: one signed, hash-chained record per
-//! transaction on a real database file (WAL), at both durabilities.
+//! Audit appends on a real database file (WAL), at both durabilities:
+//!
+//! - `append`: the latency of one `audit()` as its caller sees it, with
+//!   1, 8 or 32 threads appending at once (divan's `threads`);
+//! - `burst`: throughput, 512 appends per iteration spread over 1, 8 or
+//!   32 appender threads (items/s is appends per second).
+//!
+//! `cargo bench -p warden-store --bench audit`
 
 #![allow(clippy::expect_used, reason = "a benchmark fails loudly")]
 
-use warden_api::AuditEvent;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use warden_api::{AuditEvent, Journal};
 use warden_store::{Durability, Store, host_key};
 
 fn main() {
     divan::main();
 }
+
+const DURABILITIES: [Durability; 2] = [Durability::Full, Durability::Normal];
+/// Appends per `burst` iteration, whatever the number of appenders.
+const BURST: usize = 512;
 
 fn event(n: u64) -> AuditEvent {
     AuditEvent::Decision {
@@ -28,18 +40,43 @@ fn event(n: u64) -> AuditEvent {
     }
 }
 
-#[divan::bench(sample_count = 200, sample_size = 5, args = [Durability::Full, Durability::Normal])]
+fn store(dir: &tempfile::TempDir, durability: Durability) -> Store {
+    let key = host_key(&dir.path().join("host.key")).expect("key");
+    Store::open(&dir.path().join("warden.db"), key)
+        .and_then(|s| s.with_durability(durability))
+        .expect("store")
+}
+
+#[divan::bench(sample_count = 100, sample_size = 5, threads = [1, 8, 32], args = DURABILITIES)]
 fn append(bencher: divan::Bencher, durability: Durability) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let key = host_key(&dir.path().join("host.key")).expect("key");
-    let store = Store::open(&dir.path().join("warden.db"), key)
-        .and_then(|s| s.with_durability(durability))
-        .expect("store");
-    let mut n = 0;
+    let store = store(&dir, durability);
+    let n = AtomicU64::new(0);
     bencher
         .counter(divan::counter::ItemsCount::new(1usize))
+        .bench(|| {
+            let event = event(n.fetch_add(1, Ordering::Relaxed));
+            store.audit(&event).expect("append");
+        });
+}
+
+#[divan::bench(sample_count = 20, sample_size = 1, consts = [1, 8, 32], args = DURABILITIES)]
+fn burst<const APPENDERS: usize>(bencher: divan::Bencher, durability: Durability) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = store(&dir, durability);
+    let n = AtomicU64::new(0);
+    bencher
+        .counter(divan::counter::ItemsCount::new(BURST))
         .bench_local(|| {
-            n += 1;
-            store.append(&event(n)).expect("append")
+            std::thread::scope(|scope| {
+                for _ in 0..APPENDERS {
+                    scope.spawn(|| {
+                        for _ in 0..BURST / APPENDERS {
+                            let event = event(n.fetch_add(1, Ordering::Relaxed));
+                            store.audit(&event).expect("append");
+                        }
+                    });
+                }
+            });
         });
 }

@@ -122,7 +122,7 @@ impl ApprovalLedger for Store {
                 answer: answer.clone(),
                 by: by.to_owned(),
             };
-            self.append_in(&tx, &event, at_ms)?;
+            self.audit_in(&tx, [&event], at_ms)?;
             tx.commit()
                 .map_err(StoreError::sql("answering an approval"))
         };

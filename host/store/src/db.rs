@@ -12,10 +12,14 @@ use crate::StoreError;
 use crate::migrate::{self, SCHEMA_VERSION};
 
 /// The state database. Cheap to share behind an `Arc`; every method is
-/// one transaction on one connection.
+/// one transaction on one connection, and concurrent audit appends share
+/// transactions (`writer.rs`).
 pub struct Store {
     conn: Mutex<Connection>,
     pub(crate) key: SecretKey,
+    /// The key's id, stored with every record.
+    pub(crate) key_id: String,
+    pub(crate) group: crate::writer::Group,
     path: PathBuf,
     audit_args: bool,
     pub(crate) grant_changes: std::sync::atomic::AtomicU64,
@@ -110,6 +114,8 @@ fn connect(path: &Path) -> Result<Connection, StoreError> {
     // FULL: a commit is on disk before the caller reports it done.
     conn.pragma_update(None, "synchronous", "FULL")
         .map_err(|e| corrupt(path, e))?;
+    // Room for every statement the store runs, so none is parsed twice.
+    conn.set_prepared_statement_cache_capacity(64);
     Ok(conn)
 }
 
@@ -133,7 +139,9 @@ impl Store {
         crate::private::private_database(path)?;
         Ok(Store {
             conn: Mutex::new(conn),
+            key_id: key.public().key_id().as_str().to_owned(),
             key,
+            group: crate::writer::Group::default(),
             path: path.to_path_buf(),
             audit_args: false,
             grant_changes: std::sync::atomic::AtomicU64::new(0),

@@ -44,6 +44,10 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The commit that held an audit record failed (for every caller
+    /// whose record was in it).
+    #[error("committing audit records: {detail}")]
+    AuditCommit { detail: String },
     #[error("no grant `{0}` is active")]
     NoSuchGrant(String),
 }

@@ -43,7 +43,7 @@ impl Store {
             params![next, grant.id, grant.agent, json, grant.valid_to_ms as i64],
         )
         .map_err(StoreError::sql("issuing a grant"))?;
-        self.append_in(&tx, &grant_event("issued", &grant, by), now_ms())?;
+        self.audit_in(&tx, [&grant_event("issued", &grant, by)], now_ms())?;
         tx.commit().map_err(StoreError::sql("issuing a grant"))?;
         self.grant_changes
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -81,7 +81,7 @@ impl Store {
         if let AuditEvent::Grant { issuer, .. } = &mut event {
             by.actor.clone_into(issuer);
         }
-        self.append_in(&tx, &event, now)?;
+        self.audit_in(&tx, [&event], now)?;
         tx.commit().map_err(StoreError::sql("revoking a grant"))?;
         self.grant_changes
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);

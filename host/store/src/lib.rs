@@ -6,8 +6,9 @@
 //! capability grants, trust state per agent, the hash-chained signed audit
 //! log, and (room for) toolsmith blueprints. Each logical change is one
 //! transaction, committed before the caller reports it done, so a killed
-//! host loses nothing it reported. The host's signing key lives beside
-//! the database ([`host_key`]).
+//! host loses nothing it reported; concurrent audit appends share one
+//! transaction and one signature (group commit). The host's signing key
+//! lives beside the database ([`host_key`]).
 //!
 //! Does not own: decisions (`warden-policy`), cryptography
 //! (`warden-signing`), or when things are written (the gate and the CLI
@@ -15,6 +16,7 @@
 
 mod approvals;
 mod audit;
+mod chain;
 mod db;
 mod error;
 mod grants;
@@ -23,8 +25,11 @@ mod migrate;
 mod private;
 mod rules;
 mod trust;
+mod tx;
+mod verify;
+mod writer;
 
-pub use audit::{AuditRecord, Break, Verified};
+pub use audit::AuditRecord;
 pub use db::{Durability, Store, now_ms};
 pub use error::StoreError;
 pub use key::host_key;
@@ -32,6 +37,7 @@ pub use migrate::SCHEMA_VERSION;
 pub use private::private_dir;
 pub use rules::StoredRule;
 pub use trust::StoredTrust;
+pub use verify::{Break, Verified};
 
 #[cfg(test)]
 mod tests;

@@ -65,7 +65,15 @@ CREATE TABLE blueprints (
 );
 ";
 
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
+/// Version 3: audit records are signed once per commit, on the commit's
+/// last record; the others carry an empty signature, covered by that one
+/// through the hash links (`chain.rs`). The table is unchanged and older
+/// chains (a signature on every record) stay valid; the version exists so
+/// that an older warden, which would call the unsigned records edited,
+/// refuses the file instead.
+const V3: &str = "-- audit records signed per commit: no table changes";
+
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -42,7 +42,7 @@ impl Store {
                 approval: approval.map(str::to_owned),
                 by: by.cloned(),
             };
-            self.append_in(&tx, &event, now)?;
+            self.audit_in(&tx, [&event], now)?;
         }
         tx.commit().map_err(StoreError::sql("adding a rule"))
     }

@@ -53,9 +53,7 @@ impl Store {
             params![agent, state.to_string(), now as i64],
         )
         .map_err(StoreError::sql("writing trust"))?;
-        for event in changes {
-            self.append_in(&tx, event, now)?;
-        }
+        self.audit_in(&tx, changes, now)?;
         tx.commit().map_err(StoreError::sql("writing trust"))
     }
 }

@@ -1,0 +1,175 @@
+//! The audit chain's format and its one append path.
+//!
+//! Attack: someone with write access to the database (or a copy of it)
+//! editing, deleting, reordering or adding records to hide or invent what
+//! the host did. Every record's hash covers its position, time, body and
+//! the previous record's hash, so the chain is one hash-linked sequence;
+//! the last record of every transaction that appends records carries the
+//! host key's signature of its hash, which so covers every record up to
+//! it. Without the key nobody can end a chain they changed with a valid
+//! signature; `verify.rs` checks all of it.
+//!
+//! Chains written before schema version 3 signed every record: each
+//! record was its own batch, so they are valid chains of this format too.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use warden_api::AuditEvent;
+
+use crate::{Store, StoreError};
+
+/// The `prev` of the first record.
+pub(crate) const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// A record ready to append: serialised by its caller, outside any lock.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    pub(crate) kind: &'static str,
+    pub(crate) body: String,
+    pub(crate) at_ms: u64,
+}
+
+impl Entry {
+    pub(crate) fn new(event: &AuditEvent, at_ms: u64) -> Result<Entry, StoreError> {
+        Ok(Entry {
+            kind: kind(event),
+            body: serde_json::to_string(event)
+                .map_err(StoreError::data("writing an audit record"))?,
+            at_ms,
+        })
+    }
+}
+
+fn kind(event: &AuditEvent) -> &'static str {
+    match event {
+        AuditEvent::Decision { .. } => "decision",
+        AuditEvent::Approval { .. } => "approval",
+        AuditEvent::Outcome { .. } => "outcome",
+        AuditEvent::RuleAdded { .. } => "rule-added",
+        AuditEvent::Grant { .. } => "grant",
+        AuditEvent::Trust { .. } => "trust",
+        AuditEvent::ResponseRefused { .. } => "response-refused",
+        AuditEvent::PluginRemoved { .. } => "plugin-removed",
+    }
+}
+
+/// What a record's hash covers: its position, time, link and body.
+pub(crate) fn digest(seq: u64, at_ms: u64, prev: &str, body: &str) -> [u8; 32] {
+    warden_signing::sha256(format!("warden-audit-v1\n{seq}\n{at_ms}\n{prev}\n{body}").as_bytes())
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    out
+}
+
+pub(crate) fn unhex<const N: usize>(text: &str) -> Option<[u8; N]> {
+    if text.len() != N * 2 {
+        return None;
+    }
+    let mut out = [0u8; N];
+    for (i, chunk) in text.as_bytes().chunks(2).enumerate() {
+        let pair = std::str::from_utf8(chunk).ok()?;
+        out[i] = u8::from_str_radix(pair, 16).ok()?;
+    }
+    Some(out)
+}
+
+impl Store {
+    /// Appends `entries` after the chain's head inside the write
+    /// transaction open on `conn`, the last one signed; returns the first
+    /// one's sequence number (nothing is written for no entries). The
+    /// head is read here, in the transaction, because another process
+    /// (`warden grants`, `warden call`) may have appended since.
+    pub(crate) fn append_in(
+        &self,
+        conn: &Connection,
+        entries: &[Entry],
+    ) -> Result<u64, StoreError> {
+        let head: Option<(i64, String)> = conn
+            .prepare_cached("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1")
+            .and_then(|mut stmt| {
+                stmt.query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
+            })
+            .map_err(StoreError::sql("reading the audit head"))?;
+        let (first, mut prev) = match head {
+            Some((seq, hash)) => (seq as u64 + 1, hash),
+            None => (1, GENESIS.to_owned()),
+        };
+        let mut insert = conn
+            .prepare_cached(
+                "INSERT INTO audit (seq, at_ms, kind, body, prev, hash, key_id, signature) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )
+            .map_err(StoreError::sql("appending an audit record"))?;
+        for (i, entry) in entries.iter().enumerate() {
+            let seq = first + i as u64;
+            let hash = digest(seq, entry.at_ms, &prev, &entry.body);
+            let signature = if i + 1 == entries.len() {
+                hex(&self.key.sign(&hash))
+            } else {
+                String::new()
+            };
+            let hash = hex(&hash);
+            insert
+                .execute(params![
+                    seq as i64,
+                    entry.at_ms as i64,
+                    entry.kind,
+                    entry.body,
+                    prev,
+                    hash,
+                    self.key_id,
+                    signature
+                ])
+                .map_err(StoreError::sql("appending an audit record"))?;
+            prev = hash;
+        }
+        Ok(first)
+    }
+
+    /// Appends `events`, all at `at_ms`, inside the write transaction
+    /// open on `conn`: the audit records of a change committed with it.
+    pub(crate) fn audit_in<'e>(
+        &self,
+        conn: &Connection,
+        events: impl IntoIterator<Item = &'e AuditEvent>,
+        at_ms: u64,
+    ) -> Result<(), StoreError> {
+        let entries = events
+            .into_iter()
+            .map(|event| Entry::new(event, at_ms))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.append_in(conn, &entries).map(|_| ())
+    }
+
+    /// Appends `entries` in one transaction of their own.
+    pub(crate) fn commit_entries(&self, entries: &[Entry]) -> Result<u64, StoreError> {
+        let conn = self.conn();
+        crate::tx::write(&conn, "appending audit records", |conn| {
+            self.append_in(conn, entries)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trips() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        let text = hex(&bytes);
+        assert_eq!(&text[..6], "000102");
+        assert_eq!(&text[text.len() - 4..], "feff");
+        let back: [u8; 32] = unhex(&text[..64]).unwrap();
+        assert_eq!(&back[..], &bytes[..32]);
+        assert_eq!(unhex::<2>("0g00"), None);
+        assert_eq!(unhex::<2>("000"), None);
+    }
+}

@@ -1,0 +1,232 @@
+//! Verifying the audit chain (`warden audit verify`).
+//!
+//! Attack: someone with write access to the database (or a copy of it)
+//! editing, deleting, reordering, inserting or appending records, with or
+//! without recomputing hashes, or replaying a signed record elsewhere, to
+//! hide or invent what the host did. The walk checks, record by record:
+//! its hash against its content and position (an edit, or a genuine record
+//! moved to another position), its position against the one before
+//! (a deletion), its link to the previous record's hash (a record
+//! replaced with its hash recomputed), and every signature against the
+//! host's public key (a batch rewritten with its hashes recomputed); a
+//! chain must end on a signed record (records appended without the key,
+//! or a removed signature). The first failure is the answer, naming the
+//! record or the batch.
+//!
+//! What it cannot see: records removed from the end at a signed record
+//! leave a shorter valid chain. `Verified::head` is there to be anchored
+//! outside the host; a head that is no longer in the chain reveals it.
+
+use rusqlite::Row;
+use serde::Serialize;
+use warden_signing::PublicKey;
+
+use crate::chain::{GENESIS, digest, unhex};
+use crate::{Store, StoreError};
+
+/// The first problem `verify` found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "problem", rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Break {
+    /// Record `seq` is missing: the one before it is followed by a later one.
+    Deleted { seq: u64, next: u64 },
+    /// Record `seq`'s content does not match its hash.
+    Edited { seq: u64, detail: String },
+    /// The record at `seq` is a genuine record that belongs at `belongs`.
+    Reordered { seq: u64, belongs: u64 },
+    /// Record `seq` does not link to the one before it.
+    Unlinked { seq: u64 },
+    /// The signature on record `last` does not verify for the records
+    /// `first..=last` it covers (back to the previous signed record).
+    BadSignature { first: u64, last: u64 },
+    /// Records `first..=last`, at the end of the chain, are covered by no
+    /// signature.
+    Unsigned { first: u64, last: u64 },
+}
+
+fn records(first: u64, last: u64) -> String {
+    if first == last {
+        format!("record {last}")
+    } else {
+        format!("records {first} to {last}")
+    }
+}
+
+impl std::fmt::Display for Break {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Break::Deleted { seq, next } => write!(
+                f,
+                "record {seq} was deleted (the chain goes from {} to {next})",
+                seq.saturating_sub(1)
+            ),
+            Break::Edited { seq, detail } => write!(f, "record {seq} was edited: {detail}"),
+            Break::Reordered { seq, belongs } => write!(
+                f,
+                "record {seq} is out of order: it holds record {belongs} (records were reordered or deleted)"
+            ),
+            Break::Unlinked { seq } => write!(
+                f,
+                "record {seq} does not follow record {}: that record was rewritten with its hash recomputed, \
+                 or a record between them was deleted or replaced",
+                seq.saturating_sub(1)
+            ),
+            Break::BadSignature { first, last } => write!(
+                f,
+                "{} do not match the signature on record {last}: one of them was rewritten with its hash \
+                 recomputed, the signature was replaced, or the chain was not signed by this host key",
+                records(*first, *last)
+            ),
+            Break::Unsigned { first, last } => write!(
+                f,
+                "{} at the end of the chain carry no signature: they were appended without the host key, \
+                 or the signed record that ended their commit was removed",
+                records(*first, *last)
+            ),
+        }
+    }
+}
+
+/// What a successful verification covered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Verified {
+    pub records: u64,
+    /// Signatures checked: one per commit (one per record in chains
+    /// written before schema version 3).
+    pub signatures: u64,
+    /// The hash of the last record, which is signed: anchor it elsewhere
+    /// to detect truncation.
+    pub head: String,
+}
+
+/// One row as stored.
+struct Stored {
+    seq: u64,
+    at: u64,
+    body: String,
+    prev: String,
+    hash: String,
+    signature: String,
+}
+
+impl Stored {
+    fn read(row: &Row<'_>) -> Result<Stored, rusqlite::Error> {
+        Ok(Stored {
+            seq: row.get::<_, i64>(0)? as u64,
+            at: row.get::<_, i64>(1)? as u64,
+            body: row.get(2)?,
+            prev: row.get(3)?,
+            hash: row.get(4)?,
+            signature: row.get(5)?,
+        })
+    }
+}
+
+/// The walk's position: what the next record must link to, and where the
+/// records not yet covered by a signature start.
+struct Walk {
+    expected: u64,
+    prev_hash: String,
+    unsigned_from: Option<u64>,
+    signatures: u64,
+    last: u64,
+}
+
+impl Walk {
+    fn step(&mut self, record: Stored, key: &PublicKey) -> Result<(), Break> {
+        let seq = record.seq;
+        let Some(stored) = unhex::<32>(&record.hash) else {
+            return Err(Break::Edited {
+                seq,
+                detail: "its hash is not 64 hex digits".into(),
+            });
+        };
+        if digest(seq, record.at, &record.prev, &record.body) != stored {
+            // A genuine record in the wrong place still hashes at its own
+            // position; anything else was edited.
+            let belongs = (1..=self.last.max(seq).saturating_add(1))
+                .find(|&s| s != seq && digest(s, record.at, &record.prev, &record.body) == stored);
+            return Err(match belongs {
+                Some(belongs) => Break::Reordered { seq, belongs },
+                None => Break::Edited {
+                    seq,
+                    detail: "its content does not match its hash".into(),
+                },
+            });
+        }
+        if seq != self.expected {
+            return Err(Break::Deleted {
+                seq: self.expected,
+                next: seq,
+            });
+        }
+        if record.prev != self.prev_hash {
+            return Err(Break::Unlinked { seq });
+        }
+        if record.signature.is_empty() {
+            self.unsigned_from.get_or_insert(seq);
+        } else {
+            let first = self.unsigned_from.take().unwrap_or(seq);
+            let valid = unhex::<64>(&record.signature).is_some_and(|s| key.verify(&stored, &s));
+            if !valid {
+                return Err(Break::BadSignature { first, last: seq });
+            }
+            self.signatures += 1;
+        }
+        self.expected = seq + 1;
+        self.prev_hash = record.hash;
+        Ok(())
+    }
+}
+
+impl Store {
+    /// Walks the whole chain, checking every record's hash, position and
+    /// link and every signature against `key`, and that the chain ends on
+    /// a signed record; the first break is the error.
+    pub fn verify(&self, key: &PublicKey) -> Result<Result<Verified, Break>, StoreError> {
+        let read = StoreError::sql("reading the audit log");
+        let conn = self.conn();
+        let last: i64 = conn
+            .query_row("SELECT coalesce(max(seq), 0) FROM audit", [], |r| r.get(0))
+            .map_err(StoreError::sql("reading the audit head"))?;
+        let mut stmt = conn
+            .prepare("SELECT seq, at_ms, body, prev, hash, signature FROM audit ORDER BY seq")
+            .map_err(read)?;
+        let mut rows = stmt
+            .query([])
+            .map_err(StoreError::sql("reading the audit log"))?;
+        let mut walk = Walk {
+            expected: 1,
+            prev_hash: GENESIS.to_owned(),
+            unsigned_from: None,
+            signatures: 0,
+            last: last as u64,
+        };
+        while let Some(row) = rows
+            .next()
+            .map_err(StoreError::sql("reading the audit log"))?
+        {
+            let record = Stored::read(row).map_err(StoreError::sql("reading the audit log"))?;
+            if let Err(broken) = walk.step(record, key) {
+                return Ok(Err(broken));
+            }
+        }
+        let records = walk.expected - 1;
+        if let Some(first) = walk.unsigned_from {
+            return Ok(Err(Break::Unsigned {
+                first,
+                last: records,
+            }));
+        }
+        Ok(Ok(Verified {
+            records,
+            signatures: walk.signatures,
+            head: walk.prev_hash,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests;

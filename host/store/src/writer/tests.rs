@@ -1,0 +1,143 @@
+//! Group commit: records queued behind a running commit share the next
+//! one; a caller returns only once its record is committed; a failed
+//! commit fails every caller in it and nothing else.
+
+use std::collections::BTreeSet;
+
+use warden_api::Journal;
+
+use crate::tests::{key, open, outcome, raw};
+use crate::{Store, StoreError};
+
+/// Waits (for a state, not a time) until the queue is `(queued, writing)`.
+fn wait_for(store: &Store, queued: usize, writing: bool) {
+    let start = std::time::Instant::now();
+    while store.group.queued() != (queued, writing) {
+        assert!(
+            start.elapsed().as_secs() < 120,
+            "the appenders never got there (a hang, not a speed check)"
+        );
+        std::thread::yield_now();
+    }
+}
+
+/// Appends `outcome(1)` alone, then `outcome(2..=n)` queued behind its
+/// commit (the test holds the connection until all are queued); returns
+/// each appender's result, in order.
+fn two_commits(store: &Store, n: u64) -> Vec<Result<u64, StoreError>> {
+    std::thread::scope(|scope| {
+        let held = store.conn();
+        let first = scope.spawn(|| store.append(&outcome(1)));
+        // The first appender is the writer, blocked on the connection.
+        wait_for(store, 0, true);
+        let rest: Vec<_> = (2..=n)
+            .map(|i| scope.spawn(move || store.append(&outcome(i))))
+            .collect();
+        wait_for(store, (n - 1) as usize, true);
+        drop(held);
+        std::iter::once(first)
+            .chain(rest)
+            .map(|h| h.join().unwrap())
+            .collect()
+    })
+}
+
+fn request_id(store: &Store, seq: u64) -> String {
+    let record = store.records_after(seq - 1, 1).unwrap();
+    record[0].event["request_id"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn records_queued_behind_a_commit_share_the_next_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let results = two_commits(&store, 6);
+    let seqs: Vec<u64> = results.into_iter().map(Result::unwrap).collect();
+    assert_eq!(seqs[0], 1, "the first appender commits alone, at once");
+    assert_eq!(
+        seqs.iter().copied().collect::<BTreeSet<_>>(),
+        (1..=6).collect(),
+        "each caller gets its own position"
+    );
+    for (i, seq) in seqs.iter().enumerate() {
+        assert_eq!(request_id(&store, *seq), format!("r{}", i + 1));
+    }
+    let verified = store.verify(&key(dir.path()).public()).unwrap().unwrap();
+    assert_eq!(
+        (verified.records, verified.signatures),
+        (6, 2),
+        "the five queued records share one commit and one signature"
+    );
+}
+
+#[test]
+fn a_failed_commit_fails_every_caller_in_it_and_only_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    // The disk refuses record r3 (as a full disk would refuse a batch).
+    raw(dir.path())
+        .execute_batch(
+            "CREATE TRIGGER refuse BEFORE INSERT ON audit \
+             WHEN NEW.body LIKE '%\"request_id\":\"r3\"%' \
+             BEGIN SELECT RAISE(ABORT, 'disk says no'); END;",
+        )
+        .unwrap();
+    let results = two_commits(&store, 4);
+    assert_eq!(results[0].as_ref().unwrap(), &1);
+    for result in &results[1..] {
+        let err = result.as_ref().unwrap_err();
+        assert!(matches!(err, StoreError::AuditCommit { .. }), "{err}");
+        assert!(err.to_string().contains("disk says no"), "{err}");
+    }
+    // Nothing of the failed commit is on record, and the chain goes on.
+    assert_eq!(store.append(&outcome(5)).unwrap(), 2);
+    assert_eq!(request_id(&store, 2), "r5");
+    let verified = store.verify(&key(dir.path()).public()).unwrap().unwrap();
+    assert_eq!((verified.records, verified.signatures), (2, 2));
+}
+
+#[test]
+fn a_returned_audit_is_committed_and_signed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    store.audit(&outcome(1)).unwrap();
+    // Another connection (another process) sees it at once.
+    let (count, signature): (i64, String) = raw(dir.path())
+        .query_row("SELECT count(*), max(signature) FROM audit", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!(count, 1);
+    assert_eq!(signature.len(), 128);
+}
+
+#[test]
+fn many_concurrent_appenders_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let seqs: Vec<(u64, u64)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..16u64)
+            .map(|t| {
+                let store = &store;
+                scope.spawn(move || {
+                    (0..40u64)
+                        .map(|i| {
+                            let n = t * 1000 + i;
+                            (n, store.append(&outcome(n)).unwrap())
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    assert_eq!(seqs.len(), 640);
+    for (n, seq) in &seqs {
+        assert_eq!(request_id(&store, *seq), format!("r{n}"));
+    }
+    let verified = store.verify(&key(dir.path()).public()).unwrap().unwrap();
+    assert_eq!(verified.records, 640);
+}
