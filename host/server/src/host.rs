@@ -234,6 +234,43 @@ impl Loaded {
         Ok(builder)
     }
 
+    /// A gate for one-off calls (`warden call`): audited in the signed
+    /// chain of the state directory, consulting its capability grants, and
+    /// letting progressive trust learn from the outcome (write
+    /// [`Gate::flush_trust`] before exiting), with `approver` asking.
+    pub fn call_gate(
+        &self,
+        overrides: &crate::AgentOverrides,
+        builtin: &str,
+        approver: Arc<dyn warden_api::Approver>,
+    ) -> Result<Gate, ServerError> {
+        let config = &self.config;
+        let store = state::open_with(
+            &self.state_dir,
+            config.state.audit_args,
+            config.state.durability,
+        )?;
+        let clock = Arc::new(warden_gate::SystemClock);
+        let trust = warden_gate::TrustKeeper::load(
+            config.progressive_trust.clone(),
+            Arc::new(crate::StoreTrust(store.clone())),
+            clock.clone(),
+            std::slice::from_ref(&overrides.agent),
+        )
+        .map_err(|source| ServerError::Journal {
+            what: "loading progressive trust from the state database".into(),
+            source,
+        })?;
+        let agents = crate::agents(config, overrides, builtin)?;
+        Ok(self
+            .gate_builder(agents)?
+            .approver(approver)
+            .journal(store.clone())
+            .grants(Arc::new(crate::StoreGrants::new(store, clock)))
+            .trust(Arc::new(trust))
+            .build())
+    }
+
     /// Connects the sandbox to Docker now and removes orphaned containers;
     /// without an engine the sandboxed tools fail with a clear error and
     /// every other tool works.

@@ -10,9 +10,6 @@ use clap::Args;
 use serde_json::Value;
 use warden_api::{CallContext, CallRequest, ToolHost};
 
-use warden_gate::{SystemClock, TrustKeeper};
-use warden_server::{StoreGrants, StoreTrust};
-
 use super::setup::{self, AgentArgs, HostArgs};
 use crate::{Outcome, approver};
 
@@ -38,27 +35,11 @@ pub fn run(mut args: CallArgs) -> anyhow::Result<Outcome> {
         let host = args.host.load().await?;
         // Audited like a served call: decisions and outcomes go to the
         // signed chain in the state directory, and trust learns from it.
-        let config = &host.config;
-        let store = warden_server::state::open_with(
-            &host.state_dir,
-            config.state.audit_args,
-            config.state.durability,
+        let gate = host.call_gate(
+            &args.agent.overrides(),
+            setup::DEFAULT_AGENT,
+            Arc::new(approver::Terminal::for_stdin()),
         )?;
-        let clock = Arc::new(SystemClock);
-        let trust = TrustKeeper::load(
-            config.progressive_trust.clone(),
-            Arc::new(StoreTrust(store.clone())),
-            clock.clone(),
-            std::slice::from_ref(&args.agent.agent),
-        )?;
-        let agents = warden_server::agents(config, &args.agent.overrides(), setup::DEFAULT_AGENT)?;
-        let gate = host
-            .gate_builder(agents)?
-            .approver(Arc::new(approver::Terminal::for_stdin()))
-            .journal(store.clone())
-            .grants(Arc::new(StoreGrants::new(store.clone(), clock)))
-            .trust(Arc::new(trust))
-            .build();
         let request = CallRequest {
             tool: args.tool.clone(),
             args: call_args,

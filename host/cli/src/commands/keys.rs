@@ -1,13 +1,10 @@
 //! `warden keygen`, `warden sign`, `warden verify`: publisher keys and
 //! detached plugin signatures.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use clap::Args;
 use warden_registry::{AdmissionPolicy, RegistryError, read_signature, signature_path};
-use warden_signing::SecretKey;
 
 use warden_server::{Config, SignersConfig};
 
@@ -42,43 +39,8 @@ pub struct VerifyArgs {
     pub config: Option<PathBuf>,
 }
 
-/// The public key file beside a secret key file.
-pub fn public_path(secret: &Path) -> PathBuf {
-    let mut name = secret.as_os_str().to_owned();
-    name.push(".pub");
-    PathBuf::from(name)
-}
-
-/// Creates `path` with `text`, failing if it exists; owner-only when
-/// `private`.
-fn create_new(path: &Path, text: &str, private: bool) -> anyhow::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut options = std::fs::OpenOptions::new();
-    options
-        .write(true)
-        .create_new(true)
-        .mode(if private { 0o600 } else { 0o644 });
-    let mut file = options.open(path).with_context(|| {
-        format!(
-            "creating {} (an existing key is never overwritten)",
-            path.display()
-        )
-    })?;
-    file.write_all(text.as_bytes())
-        .and_then(|()| file.sync_all())
-        .with_context(|| format!("writing {}", path.display()))
-}
-
 pub fn keygen(args: KeygenArgs) -> anyhow::Result<Outcome> {
-    let public = public_path(&args.out);
-    for path in [&args.out, &public] {
-        if path.exists() {
-            anyhow::bail!("{} exists; refusing to overwrite a key", path.display());
-        }
-    }
-    let key = SecretKey::generate()?;
-    create_new(&args.out, &key.to_text(), true)?;
-    create_new(&public, &key.public().to_text(), false)?;
+    let (key, public) = warden_server::keys::keygen(&args.out)?;
     #[expect(clippy::print_stdout, reason = "the command's output")]
     {
         println!(
@@ -91,24 +53,8 @@ pub fn keygen(args: KeygenArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
-/// Reads a secret key file, refusing one that others can read.
-pub fn read_secret(path: &Path) -> anyhow::Result<SecretKey> {
-    use std::os::unix::fs::PermissionsExt;
-    let meta = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
-    if meta.permissions().mode() & 0o077 != 0 {
-        anyhow::bail!(
-            "{} is readable by other users; `chmod 600` it first",
-            path.display()
-        );
-    }
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    SecretKey::from_text(&text)
-        .with_context(|| format!("{} is not a warden secret key", path.display()))
-}
-
 pub fn sign(args: SignArgs) -> anyhow::Result<Outcome> {
-    let key = read_secret(&args.key)?;
+    let key = warden_server::keys::read_secret(&args.key)?;
     let signature = warden_registry::sign_file(&args.component, &key)?;
     #[expect(clippy::print_stdout, reason = "the command's output")]
     {

@@ -6,9 +6,10 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::Value;
+use warden_api::PluginAdmin as _;
 use warden_mcp::AdminClient;
-use warden_registry::Registry;
+use warden_server::OfflinePlugins;
 
 use super::guardrail::GuardrailArgs;
 use super::setup::{self, HostArgs};
@@ -69,12 +70,9 @@ async fn server(target: &Target) -> anyhow::Result<Option<AdminClient>> {
     Ok(answers.then_some(AdminClient::Socket(socket)))
 }
 
-fn registry(target: &Target) -> anyhow::Result<Registry> {
-    let options = target.host.options(target.host.config()?)?;
-    Ok(Registry::open(
-        &options.state_dir,
-        options.admission()?,
-        options.runtime()?,
+fn offline(target: &Target) -> anyhow::Result<OfflinePlugins> {
+    Ok(OfflinePlugins::open(
+        &target.host.options(target.host.config()?)?,
     )?)
 }
 
@@ -92,18 +90,11 @@ pub fn install(args: InstallArgs) -> anyhow::Result<Outcome> {
             .source
             .canonicalize()
             .with_context(|| format!("{}: cannot resolve", args.source.display()))?;
-        if let Some(client) = server(&args.target).await? {
-            print(&client.install(&source).await?);
-            return Ok(Outcome::Ok);
-        }
-        let registry = registry(&args.target)?;
-        let candidates = registry.prepare_all(&source).await?;
-        registry.check_conflicts(&candidates)?;
-        let installed = candidates
-            .iter()
-            .map(|c| registry.commit(c))
-            .collect::<Result<Vec<_>, _>>()?;
-        print(&json!({ "installed": installed }));
+        let value = match server(&args.target).await? {
+            Some(client) => client.install(&source).await?,
+            None => offline(&args.target)?.install(source).await?,
+        };
+        print(&value);
         Ok(Outcome::Ok)
     })
 }
@@ -112,25 +103,15 @@ pub fn remove(args: RemoveArgs) -> anyhow::Result<Outcome> {
     let operation = format!("removing plugin `{}`", args.name);
     let by = args.guardrail.check(&operation)?;
     setup::tokio()?.block_on(async {
-        if let Some(client) = server(&args.target).await? {
-            print(
-                &client
+        let value = match server(&args.target).await? {
+            Some(client) => {
+                client
                     .remove(&args.name, &args.guardrail.guardrail())
-                    .await?,
-            );
-            return Ok(Outcome::Ok);
-        }
-        let gone = registry(&args.target)?.remove(&args.name)?;
-        let config = args.target.host.config()?;
-        let store = warden_server::state::open(&args.target.host.state_dir(&config), false)?;
-        warden_api::Journal::audit(
-            &*store,
-            &warden_api::AuditEvent::PluginRemoved {
-                name: args.name.clone(),
-                by,
-            },
-        )?;
-        print(&json!({ "removed": gone }));
+                    .await?
+            }
+            None => offline(&args.target)?.remove(args.name.clone(), by).await?,
+        };
+        print(&value);
         Ok(Outcome::Ok)
     })
 }
@@ -139,13 +120,7 @@ pub fn list(args: ListArgs) -> anyhow::Result<Outcome> {
     setup::tokio()?.block_on(async {
         let value = match server(&args.target).await? {
             Some(client) => client.plugins().await?,
-            None => {
-                let registry = registry(&args.target)?;
-                json!({
-                    "installed": registry.list()?,
-                    "insecure_allow_unsigned": registry.policy().insecure_allow_unsigned,
-                })
-            }
+            None => offline(&args.target)?.list().await?,
         };
         if args.json {
             print(&value);

@@ -1,0 +1,83 @@
+//! Plugins of a state directory while no server runs: the same operations
+//! the admin API offers a running one, on the registry directly (the
+//! next start loads them), with removals audited in the state database.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use warden_api::{AdminError, Attribution, AuditEvent, BoxFuture, Journal, PluginAdmin};
+use warden_registry::Registry;
+
+use crate::{HostOptions, ServerError, state};
+
+/// The installed plugins of one state directory.
+pub struct OfflinePlugins {
+    registry: Registry,
+    state_dir: PathBuf,
+}
+
+impl std::fmt::Debug for OfflinePlugins {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OfflinePlugins")
+            .field("state_dir", &self.state_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OfflinePlugins {
+    /// The registry of `options`' state directory, admitting what its
+    /// signers admit.
+    pub fn open(options: &HostOptions) -> Result<OfflinePlugins, ServerError> {
+        Ok(OfflinePlugins {
+            registry: Registry::open(&options.state_dir, options.admission()?, options.runtime()?)?,
+            state_dir: options.state_dir.clone(),
+        })
+    }
+}
+
+fn registry(e: warden_registry::RegistryError) -> AdminError {
+    AdminError::Refused(e.to_string())
+}
+
+impl PluginAdmin for OfflinePlugins {
+    fn list(&self) -> BoxFuture<'_, Result<Value, AdminError>> {
+        Box::pin(async move {
+            Ok(json!({
+                "installed": self.registry.list().map_err(registry)?,
+                "insecure_allow_unsigned": self.registry.policy().insecure_allow_unsigned,
+            }))
+        })
+    }
+
+    fn install(&self, path: PathBuf) -> BoxFuture<'_, Result<Value, AdminError>> {
+        Box::pin(async move {
+            let candidates = self.registry.prepare_all(&path).await.map_err(registry)?;
+            self.registry
+                .check_conflicts(&candidates)
+                .map_err(registry)?;
+            let installed = candidates
+                .iter()
+                .map(|c| self.registry.commit(c))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| AdminError::failed("recording the install", e))?;
+            Ok(json!({ "installed": installed }))
+        })
+    }
+
+    fn remove(&self, name: String, by: Attribution) -> BoxFuture<'_, Result<Value, AdminError>> {
+        Box::pin(async move {
+            let gone = self.registry.remove(&name).map_err(registry)?;
+            let store = state::open(&self.state_dir, false)
+                .map_err(|e| AdminError::failed("opening the state database", e))?;
+            store
+                .audit(&AuditEvent::PluginRemoved { name, by })
+                .map_err(|e| {
+                    AdminError::failed(
+                        "the plugin was removed, but the audit log could not record it",
+                        e,
+                    )
+                })?;
+            Ok(json!({ "removed": gone }))
+        })
+    }
+}
