@@ -157,3 +157,91 @@ async fn two_plugins_exporting_one_name_is_a_clear_error() {
         "{msg}"
     );
 }
+
+/// Counts how many of its calls run at once; each call waits for a
+/// permit the test hands out.
+struct Counter {
+    running: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+    entered: tokio::sync::Notify,
+    release: tokio::sync::Semaphore,
+}
+
+impl warden_api::Backend for Counter {
+    fn tools(&self) -> Vec<warden_api::ToolSpec> {
+        vec![
+            serde_json::from_value(json!({
+                "name": "count.wait",
+                "summary": "Waits for a permit.",
+                "description": "Waits for a permit, counting the calls that wait together.",
+                "category": "memory",
+                "action-type": "memory:read",
+                "params-schema": {"type": "object"},
+                "result-schema": {"type": "object"},
+                "side-effect": false,
+            }))
+            .unwrap(),
+        ]
+    }
+
+    fn isolation(&self) -> warden_api::Isolation {
+        warden_api::Isolation::Wasm
+    }
+
+    fn invoke<'a>(
+        &'a self,
+        _call: warden_api::BackendCall<'a>,
+    ) -> warden_api::BoxFuture<'a, warden_api::Envelope> {
+        use std::sync::atomic::Ordering::SeqCst;
+        Box::pin(async move {
+            let now = self.running.fetch_add(1, SeqCst) + 1;
+            self.most.fetch_max(now, SeqCst);
+            self.entered.notify_waiters();
+            let permit = self.release.acquire().await.unwrap();
+            permit.forget();
+            self.running.fetch_sub(1, SeqCst);
+            warden_api::Envelope::ok(json!({}))
+        })
+    }
+}
+
+/// A batch with a concurrency limit runs that many calls at once, never
+/// more: the calls hold until three wait together, then all are let go.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_runs_at_most_its_concurrency_limit_at_once() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let counter = Arc::new(Counter {
+        running: 0.into(),
+        most: 0.into(),
+        entered: tokio::sync::Notify::new(),
+        release: tokio::sync::Semaphore::new(0),
+    });
+    let gate = Gate::builder()
+        .agent(AgentPolicy::rules_only(
+            "test-agent",
+            Mode::Autonomous,
+            RuleSet::default(),
+        ))
+        .backend("count", counter.clone(), Grants::default())
+        .unwrap()
+        .build();
+    let requests = (0..10)
+        .map(|i| request("count.wait", json!({}), i))
+        .collect();
+    let batch = {
+        let gate = gate.clone();
+        tokio::spawn(async move { gate.call_batch(requests, Some(3)).await })
+    };
+    loop {
+        let entered = counter.entered.notified();
+        if counter.running.load(SeqCst) >= 3 {
+            break;
+        }
+        entered.await;
+    }
+    assert_eq!(counter.most.load(SeqCst), 3, "three run together");
+    counter.release.add_permits(10);
+    let results = batch.await.unwrap();
+    assert!(results.iter().all(warden_api::Envelope::is_ok));
+    assert_eq!(counter.most.load(SeqCst), 3, "and never more than three");
+}

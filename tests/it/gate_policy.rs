@@ -308,11 +308,7 @@ fn spawn_call(gate: &Gate, args: Value) -> tokio::task::JoinHandle<warden_api::E
 }
 
 async fn wait_for_pending(approvals: &PendingApprovals) -> warden_gate::ApprovalRequest {
-    for _ in 0..500 {
-        if let Some(p) = approvals.pending().into_iter().next() {
-            return p;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("no approval became pending");
+    tokio::time::timeout(Duration::from_secs(30), approvals.next_pending())
+        .await
+        .expect("an approval becomes pending")
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::json;
-use warden_api::{CallRequest, Grants, ToolHost};
+use warden_api::{CallHooks, CallRequest, Grants, ToolHost};
 use warden_gate::{Gate, Registration};
 use warden_policy::{AgentPolicy, Mode, RuleSet};
 use warden_registry::{AdmissionPolicy, Registry, load_file, signature_path};
@@ -34,6 +34,41 @@ fn which(id: usize, millis: u64) -> CallRequest {
     }
 }
 
+/// Counts the calls that reported they began.
+#[derive(Debug, Default)]
+struct Started {
+    count: std::sync::atomic::AtomicUsize,
+    changed: tokio::sync::Notify,
+}
+
+impl warden_api::CallEvents for Started {
+    fn progress(&self, _done: f64, _total: Option<f64>, message: Option<&str>) {
+        if message == Some("started") {
+            self.count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.changed.notify_waiters();
+        }
+    }
+
+    fn log(&self, _level: warden_api::LogLevel, _source: &str, _message: &str) {}
+}
+
+impl Started {
+    async fn wait_for(&self, n: usize) {
+        let wait = async {
+            loop {
+                let changed = self.changed.notified();
+                if self.count.load(std::sync::atomic::Ordering::SeqCst) >= n {
+                    return;
+                }
+                changed.await;
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(60), wait)
+            .await
+            .expect("every call began");
+    }
+}
+
 async fn swap_gate() -> (Gate, Plugin, Plugin) {
     let rt = common::runtime();
     let v1 = common::load(&rt, warden_test_artifacts::SWAP_V1).await;
@@ -55,13 +90,20 @@ async fn swap_gate() -> (Gate, Plugin, Plugin) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_plugin_swapped_under_twenty_calls_fails_none_and_mixes_none() {
     let (gate, _, v2) = swap_gate().await;
+    // Each call reports when it has begun (a progress line from inside
+    // the guest): the swap comes once all twenty run, not after a guess.
+    let started = Arc::new(Started::default());
     let in_flight: Vec<_> = (0..20)
         .map(|i| {
             let gate = gate.clone();
-            tokio::spawn(async move { gate.call(which(i, 1500)).await })
+            let hooks = CallHooks {
+                events: Some(started.clone() as Arc<dyn warden_api::CallEvents>),
+                ..CallHooks::default()
+            };
+            tokio::spawn(async move { gate.call_with(which(i, 1500), hooks).await })
         })
         .collect();
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    started.wait_for(20).await;
     assert!(
         in_flight.iter().all(|h| !h.is_finished()),
         "all 20 calls are still running when the plugin is replaced"

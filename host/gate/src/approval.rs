@@ -37,6 +37,8 @@ pub struct PendingApprovals {
     next: AtomicU64,
     waiting: Mutex<BTreeMap<String, Waiting>>,
     expiry: Duration,
+    /// Woken whenever a request starts waiting.
+    asked: tokio::sync::Notify,
 }
 
 impl std::fmt::Debug for PendingApprovals {
@@ -53,6 +55,19 @@ impl PendingApprovals {
             next: AtomicU64::new(1),
             waiting: Mutex::new(BTreeMap::new()),
             expiry,
+            asked: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// The oldest waiting request, as soon as there is one (what a prompt
+    /// shows next).
+    pub async fn next_pending(&self) -> ApprovalRequest {
+        loop {
+            let asked = self.asked.notified();
+            if let Some(request) = self.pending().into_iter().next() {
+                return request;
+            }
+            asked.await;
         }
     }
 
@@ -83,6 +98,7 @@ impl Approver for PendingApprovals {
             request.id = id.clone();
             let (reply, answer) = oneshot::channel();
             self.lock().insert(id.clone(), Waiting { request, reply });
+            self.asked.notify_waiters();
             // Removed however this ends: answered, expired, or the call
             // itself dropped (a cancelled request leaves nothing pending).
             let _pending = Forget {

@@ -29,8 +29,10 @@ mod swap {
         side_effect = false,
         example(description = "A tenth of a second", args = r#"{"millis": 100}"#)
     )]
-    fn which(_ctx: &Context, args: Args) -> Result<Which, ToolError> {
+    fn which(ctx: &Context, args: Args) -> Result<Which, ToolError> {
         let started = env!("CARGO_PKG_VERSION").to_owned();
+        // Tells the host (and a test waiting for it) that the call began.
+        ctx.progress(0.0, None, Some("started"));
         std::thread::sleep(std::time::Duration::from_millis(args.millis.min(5000)));
         Ok(Which {
             started,
