@@ -271,9 +271,15 @@ struct Session {
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<String>,
+    /// The server's log, line by line, as it writes it.
+    log: Receiver<String>,
+    /// Every log line read so far.
+    logged: Vec<String>,
     next: u64,
     /// Notifications seen so far.
     notes: Vec<Value>,
+    /// List changes already waited for.
+    changes_waited: usize,
 }
 
 impl Session {
@@ -291,21 +297,17 @@ impl Session {
             .spawn()
             .unwrap();
         let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = line_by_line(child.stdout.take().unwrap());
+        let log = line_by_line(child.stderr.take().unwrap());
         let mut s = Session {
             child,
             stdin,
             lines,
+            log,
+            logged: Vec::new(),
             next: 1,
             notes: Vec::new(),
+            changes_waited: 0,
         };
         s.request(
             "initialize",
@@ -359,12 +361,33 @@ impl Session {
         self.request("tools/call", json!({"name": tool, "arguments": args}))["result"].clone()
     }
 
-    /// Polls until `check` holds (the watcher works in the background).
-    fn wait_for(&mut self, what: &str, mut check: impl FnMut(&mut Session) -> bool) {
+    /// Waits for the server's next `tools/list_changed` (the watcher
+    /// applied a change and announced it).
+    fn next_list_change(&mut self, what: &str) {
         let deadline = Instant::now() + Duration::from_secs(60);
-        while !check(self) {
-            assert!(Instant::now() < deadline, "timed out waiting for {what}");
-            std::thread::sleep(Duration::from_millis(50));
+        while self.list_changed() <= self.changes_waited {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = match self.lines.recv_timeout(left) {
+                Ok(l) => l,
+                Err(_) => panic!("no list change for {what}"),
+            };
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v.get("method").is_some() && v.get("id").is_none() {
+                self.notes.push(v);
+            }
+        }
+        self.changes_waited += 1;
+    }
+
+    /// Waits for a server log line containing `text`.
+    fn logged(&mut self, text: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !self.logged.iter().any(|l| l.contains(text)) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.log.recv_timeout(left) {
+                Ok(l) => self.logged.push(l),
+                Err(_) => panic!("the server never logged `{text}`"),
+            }
         }
     }
 
@@ -378,13 +401,22 @@ impl Session {
     fn stop(mut self) -> String {
         drop(self.stdin);
         let _ = self.child.wait();
-        let mut err = String::new();
-        if let Some(mut e) = self.child.stderr.take() {
-            use std::io::Read;
-            let _ = e.read_to_string(&mut err);
-        }
-        err
+        self.logged.extend(self.log.try_iter());
+        self.logged.join("\n")
     }
+}
+
+/// The lines of `stream`, as they come, on a channel.
+fn line_by_line(stream: impl std::io::Read + Send + 'static) -> Receiver<String> {
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
 }
 
 fn base_config(dir: &Path) -> PathBuf {
@@ -500,21 +532,26 @@ fn a_watched_directory_adds_replaces_and_removes_plugins_live() {
             .map(str::to_owned)
     };
 
+    // Each change is announced to the client (tools/list_changed), which
+    // then sees it.
     place(warden_test_artifacts::SWAP_V1, &watched, false);
-    s.wait_for("swap v1", |s| s.tools().iter().any(|t| t == "swap.which"));
+    s.next_list_change("swap v1");
+    assert!(s.tools().iter().any(|t| t == "swap.which"));
     assert_eq!(version(&mut s).as_deref(), Some("1.0.0"));
-    assert!(s.list_changed() >= 1, "the client heard the list change");
 
     place(warden_test_artifacts::SWAP_V2, &watched, false);
-    s.wait_for("swap v2", |s| version(s).as_deref() == Some("2.0.0"));
+    s.next_list_change("swap v2");
+    assert_eq!(version(&mut s).as_deref(), Some("2.0.0"));
 
-    // A tampered replacement is refused and v2 keeps serving.
+    // A tampered replacement is refused (the server says so) and v2
+    // keeps serving.
     place(warden_test_artifacts::SWAP_V1, &watched, true);
-    std::thread::sleep(Duration::from_millis(500));
+    s.logged("did not load; the previous version keeps serving");
     assert_eq!(version(&mut s).as_deref(), Some("2.0.0"));
 
     std::fs::remove_file(watched.join("swap.wasm")).unwrap();
-    s.wait_for("removal", |s| s.tools().is_empty());
+    s.next_list_change("removal");
+    assert!(s.tools().is_empty());
     let log = s.stop();
     assert!(
         log.contains("did not load; the previous version keeps serving")
