@@ -204,9 +204,12 @@ async def scenario_pending_approval(args, server) -> None:
 
 async def scenario_progress_logging_cancel(args, server) -> None:
     logs: list = []
+    plugin_said = asyncio.Event()
 
     async def on_log(params) -> None:
         logs.append(params)
+        if "plugin says hi" in json.dumps(params.data):
+            plugin_said.set()
 
     async with connect(args, "alice", server, args.config, logging_callback=on_log) as alice:
         if args.protocol == "legacy":
@@ -223,23 +226,26 @@ async def scenario_progress_logging_cancel(args, server) -> None:
 
         if args.protocol == "legacy":
             result = await call(alice, "probe.run", {"action": "log", "message": "plugin says hi"})
-            await asyncio.sleep(0.2)
+            await asyncio.wait_for(plugin_said.wait(), 10)
             messages = [json.dumps(l.data) for l in logs]
             expect(any("plugin says hi" in m for m in messages), "plugin log lines reach the client", messages)
             expect(any("probe.run" in m and "Allow" in m for m in messages), "host log lines reach the client", messages)
 
         late: list = []
+        running = asyncio.Event()
 
         async def on_late(done, total, message) -> None:
             late.append(time.time())
+            running.set()
 
         task = asyncio.create_task(call(alice, "probe.run", {"action": "steps", "steps": 400, "ms": 50}, progress_callback=on_late))
-        while not late:
-            await asyncio.sleep(0.05)
+        await asyncio.wait_for(running.wait(), 30)
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
         cancelled_at = time.time()
+        # Absence takes time to see: a call still running would report
+        # progress every 50 ms within this second.
         await asyncio.sleep(1.0)
         result = await call(alice, "probe.run", {"action": "noop"})
         expect(not result.is_error, "the server serves on after a cancellation", result)
