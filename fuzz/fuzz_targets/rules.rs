@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use warden_policy::{AgentPolicy, Call, Env, Mode, RuleSet, ToolFacts};
+use warden_policy::{AgentPolicy, Call, Env, Isolation, Mode, RuleSet, ToolFacts};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
@@ -15,7 +15,16 @@ fuzz_target!(|data: &[u8]| {
         1 => "file-system",
         _ => "web",
     };
-    let Ok(rules) = RuleSet::parse(&[rule.clone()], &[rule.clone()], &[rule]) else {
+    let isolation = match data.get(1).copied().unwrap_or(0) % 3 {
+        0 => Isolation::Host,
+        1 => Isolation::Wasm,
+        _ => Isolation::Container,
+    };
+    let Ok(rules) = RuleSet::parse(
+        std::slice::from_ref(&rule),
+        std::slice::from_ref(&rule),
+        std::slice::from_ref(&rule),
+    ) else {
         return;
     };
     let agent = AgentPolicy::rules_only("fuzz", Mode::Default, rules);
@@ -25,7 +34,7 @@ fuzz_target!(|data: &[u8]| {
             category,
             action_type: "code:write",
             side_effect: true,
-            isolated: true,
+            isolation,
         },
         specifier: Some(spec),
         resolved_path: parts.next(),

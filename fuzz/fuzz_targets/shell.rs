@@ -3,7 +3,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use warden_shell::{CommandLine, Pattern, allowed_by_patterns, circuit_breaker, is_read_only, matches_any_pattern};
+use warden_shell::{
+    CommandLine, Pattern, allowed_by_patterns, circuit_breaker, is_read_only, matches_any_pattern,
+};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

@@ -309,6 +309,17 @@ const GUEST_WORKSPACES: [&str; 3] = [
 fn lint(root: &Path) -> anyhow::Result<()> {
     ensure_wasm_target(root)?;
     run(root, "cargo", &["fmt", "--all", "--check"])?;
+    run(
+        root,
+        "cargo",
+        &[
+            "fmt",
+            "--manifest-path",
+            "fuzz/Cargo.toml",
+            "--all",
+            "--check",
+        ],
+    )?;
     for manifest in GUEST_WORKSPACES {
         run(
             root,
@@ -344,5 +355,19 @@ fn lint(root: &Path) -> anyhow::Result<()> {
             ],
         )?;
     }
+    // The fuzz crate is its own workspace: lint it here so an API change
+    // that breaks a target fails in seconds, not after the fuzz build.
+    run(
+        root,
+        "cargo",
+        &[
+            "clippy",
+            "--manifest-path",
+            "fuzz/Cargo.toml",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )?;
     Ok(())
 }
