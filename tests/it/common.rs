@@ -123,3 +123,28 @@ pub fn _assert_send_sync() {
     is::<Plugin>();
     is::<Arc<Runtime>>();
 }
+
+/// A clock tests move by hand, so time-boxed behaviour is asserted
+/// without waiting for it.
+#[derive(Debug, Default)]
+pub struct ManualClock(std::sync::atomic::AtomicU64);
+
+impl ManualClock {
+    pub fn at(ms: u64) -> Arc<ManualClock> {
+        Arc::new(ManualClock(std::sync::atomic::AtomicU64::new(ms)))
+    }
+
+    pub fn set(&self, ms: u64) {
+        self.0.store(ms, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn advance(&self, ms: u64) {
+        self.0.fetch_add(ms, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl warden_api::Clock for ManualClock {
+    fn now_ms(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}

@@ -4,25 +4,16 @@
 //! and both decision and outcome land in the verified audit chain.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::json;
 use warden_api::{CallRequest, FsAccess, ToolHost};
-use warden_gate::{Clock, Gate, PolicyEnv};
+use warden_gate::{Gate, PolicyEnv};
 use warden_policy::config::PolicyConfig;
 use warden_policy::{Boundary, Capability, CapabilityGrant, Layer, Policy, Verdict};
 use warden_server::StoreGrants;
 use warden_store::{Store, host_key};
 
-use crate::common;
-
-struct ManualClock(AtomicU64);
-
-impl Clock for ManualClock {
-    fn now_ms(&self) -> u64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
+use crate::common::{self, ManualClock};
 
 struct Fixture {
     gate: Gate,
@@ -38,7 +29,7 @@ async fn fixture() -> Fixture {
     let store = Arc::new(Store::open(&dir.path().join("warden.db"), key).unwrap());
     let config: PolicyConfig = toml::from_str("[agents.writer]\nlevel = \"standard\"\n").unwrap();
     let policy = Policy::from_config(&config, &warden_api::BUILTIN_ACTION_TYPES).unwrap();
-    let clock = Arc::new(ManualClock(AtomicU64::new(0)));
+    let clock = ManualClock::at(0);
     let mut builder = Gate::builder()
         .env(PolicyEnv {
             workspace: "/workspace".into(),
@@ -102,7 +93,7 @@ async fn a_grant_applies_only_inside_its_window() {
         (1_999, Verdict::Allow),
         (2_000, Verdict::Ask),
     ] {
-        f.clock.0.store(now, Ordering::SeqCst);
+        f.clock.set(now);
         let d = f.gate.decide(&write("out/a.txt"));
         assert_eq!(d.decision, verdict, "at {now}: {d:?}");
         if verdict == Verdict::Allow {
@@ -113,7 +104,7 @@ async fn a_grant_applies_only_inside_its_window() {
         }
     }
     // Outside the boundary the grant never applies.
-    f.clock.0.store(1_500, Ordering::SeqCst);
+    f.clock.set(1_500);
     assert_eq!(f.gate.decide(&write("notes.txt")).decision, Verdict::Ask);
 }
 
@@ -121,7 +112,7 @@ async fn a_grant_applies_only_inside_its_window() {
 async fn a_revoked_grant_stops_at_once() {
     let f = fixture().await;
     let g = f.store.issue_grant(grant(0, u64::MAX / 2), None).unwrap();
-    f.clock.0.store(10, Ordering::SeqCst);
+    f.clock.set(10);
     assert_eq!(f.gate.decide(&write("out/a.txt")).decision, Verdict::Allow);
     f.store.revoke_grant(&g.id, &operator()).unwrap();
     assert_eq!(f.gate.decide(&write("out/a.txt")).decision, Verdict::Ask);
@@ -131,7 +122,7 @@ async fn a_revoked_grant_stops_at_once() {
 async fn granted_calls_are_audited_with_their_grant() {
     let f = fixture().await;
     let g = f.store.issue_grant(grant(0, u64::MAX / 2), None).unwrap();
-    f.clock.0.store(10, Ordering::SeqCst);
+    f.clock.set(10);
     let envelope = f.gate.call(write("out/a.txt")).await;
     assert!(envelope.is_ok(), "{envelope:?}");
     assert_eq!(
@@ -169,7 +160,7 @@ async fn a_symlink_inside_the_boundary_does_not_carry_a_grant_out() {
     std::fs::create_dir_all(ws.join("keys")).unwrap();
     std::os::unix::fs::symlink("../keys", ws.join("out/link")).unwrap();
     f.store.issue_grant(grant(0, u64::MAX / 2), None).unwrap();
-    f.clock.0.store(10, Ordering::SeqCst);
+    f.clock.set(10);
 
     let through_link = f.gate.decide(&write("out/link/id_rsa"));
     assert_eq!(through_link.decision, Verdict::Ask, "{through_link:?}");

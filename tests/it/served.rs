@@ -6,24 +6,15 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::common::ManualClock;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use warden_api::{CallContext, CallRequest, ToolHost, TrustAdmin};
-use warden_gate::Clock;
 use warden_server::{Config, Host, HostOptions, ServeOptions};
 
 const DAY: u64 = 24 * 60 * 60 * 1000;
-
-struct ManualClock(AtomicU64);
-
-impl Clock for ManualClock {
-    fn now_ms(&self) -> u64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
 
 struct Served {
     host: Host,
@@ -63,10 +54,11 @@ async fn start_in(extra: &str, dir: tempfile::TempDir) -> Served {
     let path = dir.path().join("warden.toml");
     std::fs::write(&path, text).unwrap();
     let config = Config::load(&path).unwrap();
-    let clock = Arc::new(ManualClock(AtomicU64::new(DAY)));
-    let mut options = ServeOptions::new(HostOptions::new(config, dir.path().join("state")));
+    let clock = ManualClock::at(DAY);
+    let mut host = HostOptions::new(config, dir.path().join("state"));
+    host.clock = clock.clone();
+    let mut options = ServeOptions::new(host);
     options.agent = "worker".into();
-    options.clock = clock.clone();
     // The tick is driven by hand here (`Gate::trust_tick`, which the
     // server's periodic task calls).
     options.trust_tick = Duration::from_secs(3600);
@@ -134,7 +126,7 @@ async fn a_served_host_keeps_trust_in_memory_and_ticks_it() {
     assert_eq!(gate.show("worker").unwrap()["level"], "restricted");
 
     // Three days later, without a call: the tick decays the idle agent.
-    s.clock.0.store(DAY + 3 * DAY, Ordering::SeqCst);
+    s.clock.set(DAY + 3 * DAY);
     gate.trust_tick();
     assert_eq!(gate.show("worker").unwrap()["level"], "sandboxed");
     assert_eq!(stored_trust(&s).unwrap()["level"], "sandboxed");

@@ -15,6 +15,7 @@ mod action;
 mod admin;
 mod approval;
 mod category;
+mod clock;
 mod code;
 mod env;
 mod envelope;
@@ -37,6 +38,7 @@ pub use approval::{
     Attribution,
 };
 pub use category::Category;
+pub use clock::{Clock, SystemClock};
 pub use code::{HostCode, UnknownHostCode};
 pub use env::{EnvGrant, Secret, check_env_key};
 pub use envelope::{Envelope, ErrorType};

@@ -20,23 +20,7 @@ pub trait GrantStore: Send + Sync {
     fn issue(&self, grant: CapabilityGrant) -> Result<CapabilityGrant, JournalError>;
 }
 
-/// Milliseconds since the Unix epoch. Injected so tests can move time.
-pub trait Clock: Send + Sync {
-    fn now_ms(&self) -> u64;
-}
-
-/// The system clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now_ms(&self) -> u64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-            .unwrap_or(0)
-    }
-}
+pub use warden_api::{Clock, SystemClock};
 
 pub(crate) fn decision_event(
     request: &CallRequest,

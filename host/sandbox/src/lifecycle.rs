@@ -68,9 +68,8 @@ pub fn place(strategy: Strategy, kind: ImageKind, context: &CallContext) -> Plac
 pub struct Slot {
     pub container: tokio::sync::Mutex<Option<String>>,
     pub active: AtomicUsize,
-    /// Bumped by every acquire: a grace timer that finds it changed knows
-    /// the slot was used since it started.
-    pub epoch: AtomicU64,
+    /// When its last call ended (ms since the epoch, the sandbox's clock).
+    pub idle_since_ms: AtomicU64,
 }
 
 /// The pool of reusable containers.
@@ -81,29 +80,45 @@ pub struct Pool {
 
 impl Pool {
     /// Takes a slot for a call (creating it if needed) and marks it busy.
-    pub fn acquire(&self, key: &Key) -> (Arc<Slot>, u64) {
+    pub fn acquire(&self, key: &Key) -> Arc<Slot> {
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         let slot = slots.entry(key.clone()).or_default().clone();
         slot.active.fetch_add(1, Ordering::SeqCst);
-        let epoch = slot.epoch.fetch_add(1, Ordering::SeqCst) + 1;
-        (slot, epoch)
+        slot
     }
 
-    /// Marks a call done; returns the epoch a grace timer should check
-    /// when this was the last active call.
-    pub fn release(&self, slot: &Slot) -> Option<u64> {
+    /// Marks a call done at `now_ms` (idle from then when it was the last).
+    pub fn release(&self, slot: &Slot, now_ms: u64) {
         let _slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        (slot.active.fetch_sub(1, Ordering::SeqCst) == 1).then(|| slot.epoch.load(Ordering::SeqCst))
+        if slot.active.fetch_sub(1, Ordering::SeqCst) == 1 {
+            slot.idle_since_ms.store(now_ms, Ordering::SeqCst);
+        }
     }
 
-    /// Removes the slot from the pool if it is still idle at `epoch`
-    /// (or at any epoch when `None`); returns it so the caller can remove
-    /// its container.
-    pub fn take_idle(&self, key: &Key, epoch: Option<u64>) -> Option<Arc<Slot>> {
+    /// Removes and returns every slot idle for at least `grace_ms` at
+    /// `now_ms`.
+    pub fn take_expired(&self, now_ms: u64, grace_ms: u64) -> Vec<(Key, Arc<Slot>)> {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let expired: Vec<Key> = slots
+            .iter()
+            .filter(|(_, s)| {
+                s.active.load(Ordering::SeqCst) == 0
+                    && now_ms.saturating_sub(s.idle_since_ms.load(Ordering::SeqCst)) >= grace_ms
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        expired
+            .into_iter()
+            .filter_map(|k| slots.remove(&k).map(|s| (k, s)))
+            .collect()
+    }
+
+    /// Removes the slot from the pool if no call is using it; returns it
+    /// so the caller can remove its container.
+    pub fn take_idle(&self, key: &Key) -> Option<Arc<Slot>> {
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         let slot = slots.get(key)?;
-        let idle = slot.active.load(Ordering::SeqCst) == 0
-            && epoch.is_none_or(|e| slot.epoch.load(Ordering::SeqCst) == e);
+        let idle = slot.active.load(Ordering::SeqCst) == 0;
         if idle { slots.remove(key) } else { None }
     }
 
@@ -158,21 +173,34 @@ mod tests {
     }
 
     #[test]
-    fn a_slot_is_idle_only_after_its_last_call_and_unused_since() {
+    fn a_slot_expires_a_grace_period_after_its_last_call_ended() {
         let pool = Pool::default();
         let key = Key {
             kind: ImageKind::Base,
             owner: "agent:a".into(),
         };
-        let (s1, _) = pool.acquire(&key);
-        let (s2, _) = pool.acquire(&key);
+        let s1 = pool.acquire(&key);
+        let s2 = pool.acquire(&key);
         assert!(Arc::ptr_eq(&s1, &s2), "one slot per key");
-        assert_eq!(pool.release(&s1), None, "a call is still active");
-        let epoch = pool.release(&s2).unwrap();
-        let (s3, _) = pool.acquire(&key);
-        assert_eq!(pool.release(&s3).map(|e| e > epoch), Some(true));
-        assert!(pool.take_idle(&key, Some(epoch)).is_none(), "used since");
-        assert!(pool.take_idle(&key, None).is_some());
+        pool.release(&s1, 1_000);
+        assert!(
+            pool.take_expired(10_000, 5_000).is_empty(),
+            "a call is still active"
+        );
+        assert!(pool.take_idle(&key).is_none(), "a call is still active");
+        pool.release(&s2, 2_000);
+        assert!(pool.take_expired(6_999, 5_000).is_empty(), "idle 4.999 s");
+        let s3 = pool.acquire(&key);
+        pool.release(&s3, 6_000);
+        assert!(
+            pool.take_expired(10_999, 5_000).is_empty(),
+            "used again since"
+        );
+        let expired = pool.take_expired(11_000, 5_000);
+        assert_eq!(expired.len(), 1);
         assert!(pool.keys().is_empty());
+        let s4 = pool.acquire(&key);
+        pool.release(&s4, 0);
+        assert!(pool.take_idle(&key).is_some());
     }
 }

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use warden_api::{BoxFuture, CallContext, Grants, PathGuard};
+use warden_api::{BoxFuture, CallContext, Clock, Grants, PathGuard, SystemClock};
 
 use crate::docker::{Docker, ExecOutput, ExecRequest};
 use crate::images::ImageKind;
-use crate::lifecycle::{Key, Placement, Pool, Slot, place};
+use crate::lifecycle::{Placement, Pool, Slot, place};
 use crate::masks::Masks;
 use crate::reconcile::{is_orphan, process_start, this_host};
 use crate::spec::{
@@ -64,7 +64,6 @@ pub trait Sandbox: Send + Sync {
 }
 
 /// The Docker implementation of [`Sandbox`].
-#[derive(Debug)]
 pub struct DockerSandbox {
     docker: Docker,
     config: SandboxConfig,
@@ -72,25 +71,88 @@ pub struct DockerSandbox {
     pool: Pool,
     owned: std::sync::Mutex<HashSet<String>>,
     closing: AtomicBool,
+    /// Judges idle containers' grace periods.
+    clock: Arc<dyn Clock>,
+    /// One reaping pass at a time (the periodic one, or a caller's).
+    reaping: tokio::sync::Mutex<()>,
 }
+
+impl std::fmt::Debug for DockerSandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DockerSandbox")
+            .field("config", &self.config)
+            .field("host", &self.host)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How often idle containers are checked against their grace period, at
+/// most (a shorter grace period checks as often as it lasts).
+const REAP_EVERY: Duration = Duration::from_secs(1);
 
 impl DockerSandbox {
     /// Connects to the engine and removes orphans: managed containers
     /// whose host process is gone.
     pub async fn start(config: SandboxConfig) -> Result<Arc<DockerSandbox>, SandboxError> {
+        DockerSandbox::start_with(config, Arc::new(SystemClock)).await
+    }
+
+    /// [`DockerSandbox::start`], judging grace periods by `clock`. A task
+    /// removes containers idle past their grace period (see
+    /// [`DockerSandbox::reap`]) until the sandbox shuts down or is dropped.
+    pub async fn start_with(
+        config: SandboxConfig,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Arc<DockerSandbox>, SandboxError> {
         let docker = Docker::connect().await?;
         let removed = reconcile(&docker, &config.instance).await?;
         if removed > 0 {
             tracing::info!(removed, "removed orphaned sandbox containers");
         }
-        Ok(Arc::new(DockerSandbox {
+        let every = REAP_EVERY
+            .min(Duration::from_secs(config.grace_period_secs))
+            .max(Duration::from_millis(100));
+        let sandbox = Arc::new(DockerSandbox {
             docker,
             config,
             host: this_host(),
             pool: Pool::default(),
             owned: std::sync::Mutex::new(HashSet::new()),
             closing: AtomicBool::new(false),
-        }))
+            clock,
+            reaping: tokio::sync::Mutex::new(()),
+        });
+        let weak = Arc::downgrade(&sandbox);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                let Some(sandbox) = weak.upgrade() else {
+                    return;
+                };
+                if sandbox.closing.load(Ordering::SeqCst) {
+                    return;
+                }
+                sandbox.reap().await;
+            }
+        });
+        Ok(sandbox)
+    }
+
+    /// Removes every pooled container idle for its grace period by the
+    /// sandbox's clock; returns their ids. Waits for a pass in progress.
+    pub async fn reap(&self) -> Vec<String> {
+        let _one = self.reaping.lock().await;
+        let grace_ms = self.config.grace_period_secs.saturating_mul(1000);
+        let mut removed = Vec::new();
+        for (key, slot) in self.pool.take_expired(self.clock.now_ms(), grace_ms) {
+            let taken = slot.container.lock().await.take();
+            if let Some(id) = taken {
+                tracing::debug!(container = %id, owner = %key.owner, "grace period over");
+                self.remove(&id).await;
+                removed.push(id);
+            }
+        }
+        removed
     }
 
     /// The connection to the Docker engine the containers run on.
@@ -186,23 +248,8 @@ impl DockerSandbox {
         Ok((id, true))
     }
 
-    fn release(self: &Arc<Self>, key: Key, slot: &Slot) {
-        let Some(epoch) = self.pool.release(slot) else {
-            return;
-        };
-        let this = Arc::clone(self);
-        let grace = Duration::from_secs(self.config.grace_period_secs);
-        tokio::spawn(async move {
-            tokio::time::sleep(grace).await;
-            let Some(slot) = this.pool.take_idle(&key, Some(epoch)) else {
-                return;
-            };
-            let taken = slot.container.lock().await.take();
-            if let Some(id) = taken {
-                tracing::debug!(container = %id, owner = %key.owner, "grace period over");
-                this.remove(&id).await;
-            }
-        });
+    fn release(&self, slot: &Slot) {
+        self.pool.release(slot, self.clock.now_ms());
     }
 
     /// Runs the request's command in `container`; `true` beside the output
@@ -291,7 +338,7 @@ impl Sandbox for SharedSandbox {
             let placement = place(strategy, request.kind, request.context);
             match placement.key.clone() {
                 Some(key) => {
-                    let (slot, _) = this.pool.acquire(&key);
+                    let slot = this.pool.acquire(&key);
                     let result = async {
                         let (id, cold) = this
                             .pooled(&slot, request.kind, &placement, &request)
@@ -312,7 +359,7 @@ impl Sandbox for SharedSandbox {
                         })
                     }
                     .await;
-                    this.release(key, &slot);
+                    this.release(&slot);
                     result
                 }
                 None => {
@@ -341,7 +388,7 @@ impl Sandbox for SharedSandbox {
         Box::pin(async move {
             let owner = format!("task:{task}");
             for key in self.0.pool.keys().into_iter().filter(|k| k.owner == owner) {
-                let Some(slot) = self.0.pool.take_idle(&key, None) else {
+                let Some(slot) = self.0.pool.take_idle(&key) else {
                     continue;
                 };
                 let taken = slot.container.lock().await.take();

@@ -28,7 +28,7 @@ pub struct LimitOverrides {
 
 /// What to load a host from: a configuration and a command line's
 /// additions.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HostOptions {
     pub config: Config,
     /// Where the state lives (see [`crate::state::choose_dir`]).
@@ -41,6 +41,21 @@ pub struct HostOptions {
     /// Compile every plugin from scratch and cache nothing.
     pub no_cache: bool,
     pub limits: LimitOverrides,
+    /// The clock everything time-boxed is judged by (grants, approvals,
+    /// trust, idle containers). Default: the system clock.
+    pub clock: Arc<dyn warden_api::Clock>,
+}
+
+impl std::fmt::Debug for HostOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostOptions")
+            .field("state_dir", &self.state_dir)
+            .field("plugins", &self.plugins)
+            .field("signers", &self.signers)
+            .field("no_cache", &self.no_cache)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
 }
 
 impl HostOptions {
@@ -54,6 +69,7 @@ impl HostOptions {
             signers: None,
             no_cache: false,
             limits: LimitOverrides::default(),
+            clock: Arc::new(warden_api::SystemClock),
         }
     }
 
@@ -118,6 +134,8 @@ fn http_limits(config: &Config) -> warden_runtime::HttpLimits {
 /// A loaded host: its plugins and sandboxed tools, not yet behind a gate.
 pub struct Loaded {
     pub config: Config,
+    /// The options' clock.
+    pub clock: Arc<dyn warden_api::Clock>,
     pub state_dir: PathBuf,
     pub runtime: Runtime,
     /// Whose signatures admit a plugin.
@@ -174,7 +192,8 @@ impl Loaded {
                 state_guard::check(state, &g, at)?;
                 let mut sc = sc.clone();
                 sc.instance = state::sandbox_instance(state)?;
-                Some((Arc::new(SandboxTools::new(sc)?), g))
+                let tools = SandboxTools::new(sc)?.with_clock(options.clock.clone());
+                Some((Arc::new(tools), g))
             }
             None => None,
         };
@@ -190,6 +209,7 @@ impl Loaded {
         }
         Ok(Loaded {
             config,
+            clock: options.clock.clone(),
             state_dir: state.clone(),
             runtime,
             admission,
@@ -250,7 +270,7 @@ impl Loaded {
             config.state.audit_args,
             config.state.durability,
         )?;
-        let clock = Arc::new(warden_gate::SystemClock);
+        let clock = self.clock.clone();
         let trust = warden_gate::TrustKeeper::load(
             config.progressive_trust.clone(),
             Arc::new(crate::StoreTrust(store.clone())),
@@ -266,7 +286,8 @@ impl Loaded {
             .gate_builder(agents)?
             .approver(approver)
             .journal(store.clone())
-            .grants(Arc::new(crate::StoreGrants::new(store, clock)))
+            .grants(Arc::new(crate::StoreGrants::new(store, clock.clone())))
+            .clock(clock)
             .trust(Arc::new(trust))
             .build())
     }

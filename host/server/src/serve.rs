@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use warden_api::{ApprovalChannel, ToolHost};
-use warden_gate::{ApprovalBook, Clock, Gate, SystemClock, TrustKeeper};
+use warden_gate::{ApprovalBook, Gate, TrustKeeper};
 use warden_mcp::{HttpOptions, ServerOptions};
 use warden_policy::Mode;
 use warden_store::Store;
@@ -44,9 +44,6 @@ pub struct ServeOptions {
     /// A directory whose components load, change and unload while serving,
     /// polled this often.
     pub watch: Option<(PathBuf, Duration)>,
-    /// The clock everything time-boxed is judged by. Default: the system
-    /// clock.
-    pub clock: Arc<dyn Clock>,
     /// How often progressive trust ticks.
     pub trust_tick: Duration,
 }
@@ -71,7 +68,6 @@ impl ServeOptions {
             agent: SERVE_AGENT.to_owned(),
             mode: None,
             watch: None,
-            clock: Arc::new(SystemClock),
             trust_tick: TRUST_TICK,
         }
     }
@@ -178,7 +174,7 @@ impl Host {
         }
         loaded.start_sandbox().await;
         let serve = &config.serve;
-        let clock = options.clock.clone();
+        let clock = host.clock.clone();
         let book = Arc::new(
             ApprovalBook::durable(
                 Duration::from_secs(serve.approval_timeout_secs.max(1)),

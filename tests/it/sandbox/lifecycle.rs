@@ -10,8 +10,8 @@ use warden_sandbox::images::ImageKind;
 use warden_sandbox::spec::HOST_ID_LABEL;
 use warden_sandbox::{RunRequest, Sandbox, SandboxConfig, Strategy};
 
-use super::{rig, rig_with};
-use crate::common::data;
+use super::{rig, rig_clocked, rig_with};
+use crate::common::{ManualClock, data};
 
 fn container(d: &serde_json::Value) -> String {
     d["container"].as_str().unwrap().to_owned()
@@ -23,7 +23,8 @@ async fn per_agent_reuses_a_warm_container_until_the_grace_period_ends() {
         grace_period_secs: 5,
         ..SandboxConfig::default()
     };
-    let r = rig("grace", config).await;
+    let clock = ManualClock::at(1_000_000);
+    let r = rig_clocked("grace", config, clock.clone()).await;
     let first = r.sh("echo one > /tmp/state").await;
     let second = r.sh("cat /tmp/state").await;
     assert_eq!(
@@ -37,19 +38,32 @@ async fn per_agent_reuses_a_warm_container_until_the_grace_period_ends() {
     );
     assert_eq!(second["strategy"], "per-agent");
     assert_eq!(r.containers().await.len(), 1);
-    // Calls keep it warm; idleness past the grace period removes it.
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Calls keep it warm: idle 4 s of a 5 s grace period, used, then idle
+    // 4 s again, it stays.
+    clock.advance(4_000);
+    assert!(
+        r.sandbox.0.reap().await.is_empty(),
+        "idle within the grace period"
+    );
     r.sh("true").await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(
-        r.containers().await.len(),
-        1,
+    clock.advance(4_000);
+    assert!(
+        r.sandbox.0.reap().await.is_empty(),
         "used within the grace period"
     );
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(r.containers().await.len(), 1);
+    // Idle past the grace period: removed.
+    clock.advance(1_000);
+    // (The sandbox's own periodic pass may get there first; either way the
+    // pass has finished when `reap` returns.)
+    let reaped = r.sandbox.0.reap().await;
+    assert!(
+        reaped.is_empty() || (reaped.len() == 1 && reaped[0].starts_with(&container(&first))),
+        "only the idle container is reaped: {reaped:?}"
+    );
     assert!(
         r.containers().await.is_empty(),
-        "removed after the grace period"
+        "removed once idle for the grace period"
     );
     let third = r.sh("cat /tmp/state 2>/dev/null; echo fresh").await;
     assert_ne!(container(&third), container(&first));

@@ -62,6 +62,26 @@ pub async fn rig_with(
     net: &[String],
     extra: &str,
 ) -> Rig {
+    rig_of(name, SandboxTools::new(config).unwrap(), access, net, extra).await
+}
+
+/// A read-write rig whose sandbox judges grace periods by `clock`.
+pub async fn rig_clocked(
+    name: &str,
+    config: SandboxConfig,
+    clock: Arc<dyn warden_api::Clock>,
+) -> Rig {
+    let tools = SandboxTools::new(config).unwrap().with_clock(clock);
+    rig_of(name, tools, FsAccess::ReadWrite, &[], "").await
+}
+
+async fn rig_of(
+    name: &str,
+    tools: SandboxTools,
+    access: FsAccess,
+    net: &[String],
+    extra: &str,
+) -> Rig {
     let agent = agent(name);
     let dir = workspace();
     let grants = Grants {
@@ -69,7 +89,7 @@ pub async fn rig_with(
         net: net.iter().map(|n| n.parse().unwrap()).collect(),
         ..Grants::default()
     };
-    let tools = Arc::new(SandboxTools::new(config).unwrap());
+    let tools = Arc::new(tools);
     let sandbox = tools.start().await.unwrap_or_else(|e| {
         panic!("these tests need a Docker engine (run scripts/ensure-docker, then `warden sandbox build-images`): {e}")
     });

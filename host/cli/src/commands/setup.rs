@@ -171,6 +171,7 @@ impl HostArgs {
                 memory_mb: self.memory_mb,
                 max_output_bytes: self.max_output_bytes,
             },
+            clock: std::sync::Arc::new(warden_api::SystemClock),
             config,
         })
     }

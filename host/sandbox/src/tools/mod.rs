@@ -22,11 +22,19 @@ use crate::sandbox::{RunOutput, RunRequest, Sandbox};
 use crate::{DockerSandbox, SandboxConfig, SandboxError, SharedSandbox};
 
 /// The sandboxed tools.
-#[derive(Debug)]
 pub struct SandboxTools {
     config: SandboxConfig,
     specs: Vec<ToolSpec>,
     sandbox: tokio::sync::Mutex<Option<SharedSandbox>>,
+    clock: std::sync::Arc<dyn warden_api::Clock>,
+}
+
+impl std::fmt::Debug for SandboxTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SandboxTools")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Why a call failed, before it becomes an envelope.
@@ -79,7 +87,15 @@ impl SandboxTools {
             config,
             specs,
             sandbox: tokio::sync::Mutex::new(None),
+            clock: std::sync::Arc::new(warden_api::SystemClock),
         })
+    }
+
+    /// Idle containers' grace periods are judged by `clock` (the host's).
+    /// Default: the system clock.
+    pub fn with_clock(mut self, clock: std::sync::Arc<dyn warden_api::Clock>) -> SandboxTools {
+        self.clock = clock;
+        self
     }
 
     /// Connects to Docker and reconciles orphans, unless already done.
@@ -88,7 +104,9 @@ impl SandboxTools {
         if let Some(s) = guard.as_ref() {
             return Ok(s.clone());
         }
-        let sandbox = SharedSandbox(DockerSandbox::start(self.config.clone()).await?);
+        let sandbox = SharedSandbox(
+            DockerSandbox::start_with(self.config.clone(), self.clock.clone()).await?,
+        );
         *guard = Some(sandbox.clone());
         Ok(sandbox)
     }
