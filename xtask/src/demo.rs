@@ -26,16 +26,10 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
         "# Demo workspace\n\nWarden only sees what it is granted.\n",
     )?;
     std::fs::write(ws.join("notes/todo.md"), "- try warden\n- read the docs\n")?;
-    // The demo trusts the development key that signed the bundled plugins,
-    // explicitly, in a trust file every step passes.
-    let trust = scratch.join("trust.toml");
-    std::fs::write(
-        &trust,
-        format!(
-            "[[publishers]]\nname = \"warden-dev\"\nkey = {:?}\n",
-            plugins.join("warden-dev.pub").display().to_string()
-        ),
-    )?;
+    // The demo admits plugins signed by the development key that signed
+    // the bundled ones, named explicitly (a bare public key is a signers
+    // file of one publisher) for every step.
+    let signers = plugins.join("warden-dev.pub");
     let state = scratch.join("state");
     let state = state.to_str().context("state path is not UTF-8")?;
     let ws_str = ws.to_str().context("workspace path is not UTF-8")?;
@@ -47,7 +41,7 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
         "What the fs plugin declares (read without running it)",
         &["plugin", "inspect", fs],
         state,
-        &trust,
+        &signers,
     )?;
     let calls: &[Step<'_>] = &[
         (
@@ -134,7 +128,7 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
             argv.extend(["--grant-fs", g]);
         }
         argv.extend_from_slice(extra);
-        step(&warden, title, &argv, state, &trust)?;
+        step(&warden, title, &argv, state, &signers)?;
     }
     step(
         &warden,
@@ -151,7 +145,7 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
             "terminal.exec(npm test)",
         ],
         state,
-        &trust,
+        &signers,
     )?;
     println!("\nThe scratch workspace is in {}", ws.display());
     Ok(())
@@ -162,7 +156,7 @@ fn step(
     title: &str,
     args: &[&str],
     state: &str,
-    trust: &Path,
+    signers: &Path,
 ) -> anyhow::Result<()> {
     println!("\n== {title}");
     println!(
@@ -175,7 +169,7 @@ fn step(
     let out = Command::new(warden)
         .args(args)
         .env("WARDEN_STATE_DIR", state)
-        .env("WARDEN_TRUST", trust)
+        .env("WARDEN_SIGNERS", signers)
         .output()
         .context("running warden")?;
     print!("{}", String::from_utf8_lossy(&out.stdout));

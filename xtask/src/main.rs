@@ -163,7 +163,8 @@ pub fn plugins(root: &Path) -> anyhow::Result<PathBuf> {
 /// `WARDEN_SIGNING_KEY` names, else a development key made once per
 /// checkout in `target/dev-key/` (never committed). Its public half goes
 /// beside the plugins as `warden-dev.pub`, which `warden serve`'s embedded
-/// defaults trust by name, with `dev-trust.toml` naming it for `--trust`.
+/// defaults admit by name, and `--signers DIR/warden-dev.pub` names
+/// explicitly.
 fn sign_bundled(root: &Path, dir: &Path) -> anyhow::Result<()> {
     run(root, "cargo", &["build", "--package", "warden"])?;
     let warden = root.join("target/debug/warden");
@@ -192,12 +193,6 @@ fn sign_bundled(root: &Path, dir: &Path) -> anyhow::Result<()> {
     public.push(".pub");
     std::fs::copy(&public, dir.join("warden-dev.pub"))
         .with_context(|| format!("copying {}", PathBuf::from(&public).display()))?;
-    // A trust file for `warden call --trust` and friends during development.
-    std::fs::write(
-        dir.join("dev-trust.toml"),
-        "# Trusts the development key that signed these plugins (cargo xtask plugins).\n\
-         [[publishers]]\nname = \"warden-dev\"\nkey = \"warden-dev.pub\"\n",
-    )?;
     let mut wasm: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(Result::ok)
         .map(|e| e.path())

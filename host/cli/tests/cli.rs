@@ -17,7 +17,7 @@ fn warden(args: &[&str], state: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_warden"))
         .args(args)
         .env("WARDEN_STATE_DIR", state)
-        .env("WARDEN_TRUST", warden_test_artifacts::trust_file())
+        .env("WARDEN_SIGNERS", warden_test_artifacts::signers_file())
         .output()
         .expect("warden runs")
 }

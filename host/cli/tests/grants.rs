@@ -22,7 +22,7 @@ fn warden(args: &[&str], envs: &[(&str, &str)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_warden"))
         .args(args)
         .env("WARDEN_STATE_DIR", state_dir())
-        .env("WARDEN_TRUST", warden_test_artifacts::trust_file())
+        .env("WARDEN_SIGNERS", warden_test_artifacts::signers_file())
         // Everything Warden itself logs, at every level.
         .env(
             "WARDEN_LOG",

@@ -30,7 +30,7 @@ fn warden_in(cwd: &Path, args: &[&str], envs: &[(&str, &Path)]) -> Output {
         .env_remove("WARDEN_CONFIG")
         .env_remove("XDG_STATE_HOME")
         .env("HOME", cwd.join("home"))
-        .env("WARDEN_TRUST", warden_test_artifacts::trust_file())
+        .env("WARDEN_SIGNERS", warden_test_artifacts::signers_file())
         .env("WARDEN_LOG", "warn")
         .envs(envs.iter().map(|(k, v)| (*k, v.as_os_str())))
         .stdin(Stdio::null())
@@ -402,13 +402,13 @@ fn a_found_warden_toml_may_not_widen_trust() {
     let cases = [
         (
             format!(
-                "{fs_plugin}\n[trust]\npublishers = [{{ name = \"someone\", key = \"{}\" }}]\n",
+                "{fs_plugin}\n[signers]\npublishers = [{{ name = \"someone\", key = \"{}\" }}]\n",
                 warden_test_artifacts::public_key_file().display()
             ),
             "trusts publisher `someone`",
         ),
         (
-            format!("{fs_plugin}\n[trust]\ninsecure-allow-unsigned = true\n"),
+            format!("{fs_plugin}\n[signers]\ninsecure-allow-unsigned = true\n"),
             "insecure-allow-unsigned",
         ),
         (
@@ -447,7 +447,7 @@ fn a_found_warden_toml_may_not_widen_trust() {
             .current_dir(&cwd)
             .env("WARDEN_CONFIG", cwd.join("warden.toml"))
             .env("WARDEN_STATE_DIR", cwd.join("state"))
-            .env("WARDEN_TRUST", warden_test_artifacts::trust_file())
+            .env("WARDEN_SIGNERS", warden_test_artifacts::signers_file())
             .stdin(Stdio::null())
             .output()
             .unwrap();

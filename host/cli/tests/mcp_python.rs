@@ -66,7 +66,7 @@ token = "alice-token-0123456789"
 agent = "bob"
 token = "bob-token-0123456789ab"
 
-[trust]
+[signers]
 publishers = [{{ name = "warden-tests", key = "{key}" }}]
 "#,
                 key = warden_test_artifacts::public_key_file().display(),

@@ -172,7 +172,7 @@ fn keygen_sign_and_verify_report_the_signer_or_the_failed_check() {
     assert!(o.status.success(), "{:?}", out(&o));
     let acme = trust(dir.path(), "acme", &public);
     let t = acme.to_str().unwrap();
-    let o = warden(&["verify", c, "--trust", t], &state);
+    let o = warden(&["verify", c, "--signers", t], &state);
     assert_eq!(o.status.code(), Some(0), "{:?}", out(&o));
     assert!(out(&o).0.contains("signed by acme"), "{:?}", out(&o));
 
@@ -185,7 +185,7 @@ fn keygen_sign_and_verify_report_the_signer_or_the_failed_check() {
     );
     let other_trust = trust(dir.path(), "other", &dir.path().join("other.key.pub"));
     let o = warden(
-        &["verify", c, "--trust", other_trust.to_str().unwrap()],
+        &["verify", c, "--signers", other_trust.to_str().unwrap()],
         &state,
     );
     assert_eq!(o.status.code(), Some(1));
@@ -196,13 +196,13 @@ fn keygen_sign_and_verify_report_the_signer_or_the_failed_check() {
     let at = bytes.len() / 2;
     bytes[at] ^= 0x40;
     std::fs::write(&component, bytes).unwrap();
-    let o = warden(&["verify", c, "--trust", t], &state);
+    let o = warden(&["verify", c, "--signers", t], &state);
     assert_eq!(o.status.code(), Some(1));
     assert!(out(&o).0.contains("tampered"), "{:?}", out(&o));
 
     // No signature at all.
     std::fs::remove_file(dir.path().join("hello.wasm.sig")).unwrap();
-    let o = warden(&["verify", c, "--trust", t], &state);
+    let o = warden(&["verify", c, "--signers", t], &state);
     assert_eq!(o.status.code(), Some(1));
     assert!(out(&o).0.contains("unsigned"), "{:?}", out(&o));
 }
@@ -506,7 +506,7 @@ fn place(component: &str, dir: &Path, tamper: bool) {
 
 #[test]
 fn a_watched_directory_adds_replaces_and_removes_plugins_live() {
-    warden_test_artifacts::trust_file();
+    warden_test_artifacts::signers_file();
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
     let watched = dir.path().join("watched");

@@ -241,7 +241,7 @@ fn without_docker_the_sandboxed_tools_fail_clearly_and_plugins_keep_working() {
             .arg("--args")
             .arg(args.to_string())
             .env("DOCKER_HOST", "unix:///nonexistent/warden-test/docker.sock")
-            .env("WARDEN_TRUST", warden_test_artifacts::trust_file())
+            .env("WARDEN_TRUST", warden_test_artifacts::signers_file())
             .output()
             .unwrap();
         serde_json::from_slice::<serde_json::Value>(&out.stdout)

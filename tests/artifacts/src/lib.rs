@@ -14,7 +14,7 @@ key-id: 296132a9a66e1e67
 seed: cfbf6a964e730b98ad6b348479e3d19b734a4ecbd5d4086898fab9ffcbca8264
 ";
 
-/// The test publisher's name in [`trust_file`].
+/// The test publisher's name in [`signers_file`].
 pub const TEST_PUBLISHER: &str = "warden-tests";
 
 /// The test-only secret key.
@@ -26,10 +26,10 @@ pub fn test_key() -> warden_signing::SecretKey {
 }
 
 /// Signs every guest with the test key (`NAME.wasm.sig` beside each) and
-/// returns a trust file (`--trust`, `WARDEN_TRUST`) that trusts that key.
+/// returns a signers file (`--signers`, `WARDEN_SIGNERS`) that admits that key.
 /// Safe to call from many test processes at once: every write is atomic
 /// and ed25519 signatures are deterministic.
-pub fn trust_file() -> &'static Path {
+pub fn signers_file() -> &'static Path {
     static FILE: OnceLock<PathBuf> = OnceLock::new();
     FILE.get_or_init(|| match sign_all() {
         Ok(path) => path,
@@ -44,21 +44,21 @@ fn sign_all() -> Result<PathBuf, Box<dyn std::error::Error>> {
     }
     let dir = Path::new(env!("OUT_DIR"));
     let public = dir.join("warden-tests.pub");
-    let trust = dir.join("trust.toml");
+    let signers = dir.join("signers.toml");
     write_new_or_same(&public, &key.public().to_text())?;
     write_new_or_same(
-        &trust,
+        &signers,
         &format!(
             "[[publishers]]\nname = \"{TEST_PUBLISHER}\"\nkey = {:?}\n",
             public.display().to_string()
         ),
     )?;
-    Ok(trust)
+    Ok(signers)
 }
 
 /// The test publisher's public key file (signs the guests first).
 pub fn public_key_file() -> PathBuf {
-    trust_file().with_file_name("warden-tests.pub")
+    signers_file().with_file_name("warden-tests.pub")
 }
 
 /// Writes `text` through a unique temporary file and a rename.

@@ -150,7 +150,7 @@ pub fn setup(dir: &Path, extra: &str) -> (std::path::PathBuf, std::path::PathBuf
         format!(
             "workspace = \"/workspace\"\n\n[[plugins]]\npath = \"{}\"\ngrant-fs = [\"{}:/workspace:rw\"]\n\n\
              [[plugins]]\npath = \"{}\"\n\n[agents.alice]\nlevel = \"standard\"\n\n\
-             [trust]\npublishers = [{{ name = \"warden-tests\", key = \"{}\" }}]\n\n{extra}\n",
+             [signers]\npublishers = [{{ name = \"warden-tests\", key = \"{}\" }}]\n\n{extra}\n",
             warden_test_artifacts::FS,
             ws.display(),
             warden_test_artifacts::HTTP,

@@ -1,4 +1,4 @@
-//! `[trust]` in `warden.toml`: which strategy, and its thresholds.
+//! `[progressive-trust]` in `warden.toml`: which strategy, and its thresholds.
 
 use std::collections::BTreeMap;
 
