@@ -406,9 +406,7 @@ impl TrustAdmin for Gate {
         if let Some(levels) = levels {
             self.inner.agents.set_trust(agent, levels);
         }
-        serde_json::to_value(state).map_err(|e| {
-            TrustError::NotRecorded(warden_api::JournalError::with_source("encoding trust", e))
-        })
+        crate::trust::json(&state)
     }
 
     fn approve(&self, agent: &str, by: Attribution) -> Result<serde_json::Value, TrustError> {
@@ -416,8 +414,6 @@ impl TrustAdmin for Gate {
         if let Some(levels) = levels {
             self.inner.agents.set_trust(agent, levels);
         }
-        serde_json::to_value(state).map_err(|e| {
-            TrustError::NotRecorded(warden_api::JournalError::with_source("encoding trust", e))
-        })
+        crate::trust::json(&state)
     }
 }

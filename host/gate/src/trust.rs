@@ -274,7 +274,8 @@ impl TrustKeeper {
     }
 }
 
-fn json(state: &TrustState) -> Result<serde_json::Value, TrustError> {
+/// A trust state as the admin API shows it.
+pub(crate) fn json(state: &TrustState) -> Result<serde_json::Value, TrustError> {
     serde_json::to_value(state)
         .map_err(|e| TrustError::NotRecorded(JournalError::with_source("encoding trust", e)))
 }
