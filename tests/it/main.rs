@@ -12,6 +12,7 @@ mod answers;
 mod architecture;
 mod batch;
 mod common;
+mod conformance;
 mod dns;
 mod fs;
 mod gate_policy;
@@ -33,6 +34,7 @@ mod served;
 mod server;
 mod specifiers;
 mod store;
+mod wire;
 
 // The two builds of plugin `swap` are tested together, in `reload`.
 use reload as swap_v1;

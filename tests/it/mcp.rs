@@ -8,14 +8,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 use warden_api::{ApprovalAnswer, Grants};
 use warden_gate::{ApprovalBook, Gate, PolicyEnv};
 use warden_mcp::{DisclosureConfig, HttpOptions, Server, ServerOptions};
 use warden_policy::{Policy, config::PolicyConfig};
+use warden_test_artifacts::error_envelope;
 
 use crate::common;
+use crate::wire::Wire;
 
 struct Host {
     server: Server,
@@ -92,98 +94,6 @@ async fn host_with(disclosure: DisclosureConfig, elicitation: bool) -> Host {
     }
 }
 
-/// A JSON-RPC peer over newline-delimited JSON.
-struct Wire {
-    write: WriteHalf<DuplexStream>,
-    read: tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>,
-}
-
-impl Wire {
-    /// Starts a session for `agent` and returns the client's end.
-    fn start(server: &Server, agent: &str) -> Wire {
-        use rmcp_free::serve;
-        let (client, server_side) = tokio::io::duplex(1 << 20);
-        serve(server, agent, server_side);
-        let (read, write) = tokio::io::split(client);
-        Wire {
-            write,
-            read: BufReader::new(read).lines(),
-        }
-    }
-
-    async fn send(&mut self, message: Value) {
-        self.send_raw(&message.to_string()).await;
-    }
-
-    async fn send_raw(&mut self, line: &str) {
-        self.write.write_all(line.as_bytes()).await.unwrap();
-        self.write.write_all(b"\n").await.unwrap();
-        self.write.flush().await.unwrap();
-    }
-
-    async fn recv(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(30), self.read.next_line())
-            .await
-            .expect("the server answers in time")
-            .unwrap()
-            .expect("the server keeps the stream open");
-        serde_json::from_str(&line).unwrap()
-    }
-
-    /// Sends a request and returns its response, collecting whatever
-    /// notifications and server requests arrive first.
-    async fn request(&mut self, id: u64, method: &str, params: Value) -> (Value, Vec<Value>) {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
-        self.until_response(id).await
-    }
-
-    async fn until_response(&mut self, id: u64) -> (Value, Vec<Value>) {
-        let mut seen = Vec::new();
-        loop {
-            let message = self.recv().await;
-            if message.get("id") == Some(&json!(id)) && message.get("method").is_none() {
-                return (message, seen);
-            }
-            seen.push(message);
-        }
-    }
-
-    async fn initialize(&mut self, capabilities: Value) {
-        let (response, _) = self
-            .request(
-                0,
-                "initialize",
-                json!({
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": capabilities,
-                    "clientInfo": {"name": "raw", "version": "0"}
-                }),
-            )
-            .await;
-        assert_eq!(
-            response["result"]["protocolVersion"], "2025-11-25",
-            "{response}"
-        );
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
-    }
-}
-
-/// Keeps rmcp's serve call in one place (the test crate has no rmcp).
-mod rmcp_free {
-    use tokio::io::DuplexStream;
-    use warden_mcp::Server;
-
-    pub fn serve(server: &Server, agent: &str, io: DuplexStream) {
-        let server = server.clone();
-        let agent = agent.to_owned();
-        tokio::spawn(async move {
-            let _ = warden_mcp::serve_stream(server, agent, io).await;
-        });
-    }
-}
-
 fn tool_names(response: &Value) -> Vec<String> {
     response["result"]["tools"]
         .as_array()
@@ -230,15 +140,15 @@ async fn lists_calls_denials_and_pending_approvals() {
     );
 
     let (denied, _) = call(&mut alice, 3, "fs.read", json!({"path": "/etc/shadow"})).await;
-    let envelope = &denied["result"]["structuredContent"];
-    assert_eq!(denied["result"]["isError"], true, "{denied}");
+    let envelope = &error_envelope(&denied["result"]);
     assert_eq!(envelope["status"], "error");
     assert_eq!(envelope["error_type"], "PermissionDenied");
 
     let write = json!({"path": "new.txt", "content": "x"});
     let (pending, _) = call(&mut alice, 4, "fs.write", write.clone()).await;
     assert_eq!(
-        pending["result"]["structuredContent"]["domain_code"], "approval_pending",
+        error_envelope(&pending["result"])["domain_code"],
+        "approval_pending",
         "{pending}"
     );
     let id = host.book.pending()[0].id.clone();
@@ -287,7 +197,8 @@ async fn elicitation_answers_an_ask_inside_the_call() {
         .await;
     let (refused, _) = alice.until_response(1).await;
     assert_eq!(
-        refused["result"]["structuredContent"]["domain_code"], "approval_response_refused",
+        error_envelope(&refused["result"])["domain_code"],
+        "approval_response_refused",
         "{refused}"
     );
     // The prefilled exact rule is the person's to add.
@@ -333,7 +244,8 @@ async fn with_elicitation_off_asks_wait_for_the_operator() {
         "{seen:?}"
     );
     assert_eq!(
-        pending["result"]["structuredContent"]["domain_code"], "approval_pending",
+        error_envelope(&pending["result"])["domain_code"],
+        "approval_pending",
         "{pending}"
     );
 }

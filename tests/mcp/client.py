@@ -49,7 +49,17 @@ def expect(cond: bool, what: str, detail: Any = "") -> None:
 
 
 def envelope(result: types.CallToolResult) -> dict:
-    return result.structured_content or {}
+    """A result's envelope: an error's is its text (errors carry no
+    structured content, which clients would hold to the output schema)."""
+    if not result.is_error:
+        return result.structured_content or {}
+    if result.structured_content is not None:
+        raise Check(f"an error result carries structured content: {result}")
+    text = "".join(c.text for c in result.content if isinstance(c, types.TextContent))
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {}
 
 
 class Server:

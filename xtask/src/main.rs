@@ -10,6 +10,11 @@
 //!                       builds the sandbox images first)
 //!   cargo xtask lint    rustfmt and clippy (-D warnings), host and guests
 //!   cargo xtask plugins build the bundled plugins (release, wasm32-wasip2)
+//!   cargo xtask install [PREFIX]
+//!                       install a release `warden` as PREFIX/bin/warden and
+//!                       the signed bundled plugins in
+//!                       PREFIX/share/warden/plugins (default PREFIX:
+//!                       ~/.local), so it serves them from any directory
 //!   cargo xtask fuzz [SECONDS]
 //!                       run each fuzz target (cargo-fuzz) for SECONDS (default 30)
 
@@ -29,8 +34,11 @@ fn main() -> anyhow::Result<()> {
         "test" => test(&root),
         "lint" => lint(&root),
         "plugins" => plugins(&root).map(drop),
+        "install" => install(&root, std::env::args().nth(2)),
         "fuzz" => fuzz(&root, std::env::args().nth(2).as_deref().unwrap_or("30")),
-        _ => bail!("usage: cargo xtask serve [ARGS]|demo|test|lint|plugins|fuzz [SECONDS]"),
+        _ => bail!(
+            "usage: cargo xtask serve [ARGS]|demo|test|lint|plugins|install [PREFIX]|fuzz [SECONDS]"
+        ),
     }
 }
 
@@ -123,6 +131,34 @@ fn mcp_python(root: &Path) -> anyhow::Result<PathBuf> {
     Ok(python)
 }
 
+/// `tests/mcp-ts/node_modules` with the MCP TypeScript SDK the MCP tests
+/// drive Warden with (`tests/mcp-ts/package-lock.json`); `npm ci` runs
+/// when it is missing or the lockfile changed. Returns that directory.
+fn mcp_node(root: &Path) -> anyhow::Result<PathBuf> {
+    let dir = root.join("tests/mcp-ts");
+    let modules = dir.join("node_modules");
+    let lockfile = dir.join("package-lock.json");
+    let wanted = std::fs::read_to_string(&lockfile)
+        .with_context(|| format!("reading {}", lockfile.display()))?;
+    let stamp = modules.join(".warden-lock.installed");
+    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(&wanted) {
+        return Ok(modules);
+    }
+    let has_npm = Command::new("npm")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_npm {
+        // Debian's packages, as scripts/ensure-docker installs the engine.
+        run(root, "apt-get", &["update", "-q"])?;
+        run(root, "apt-get", &["install", "-y", "-q", "nodejs", "npm"])?;
+    }
+    run(&dir, "npm", &["ci", "--no-audit", "--no-fund"])
+        .context("installing the MCP TypeScript SDK needs Node.js and npm")?;
+    std::fs::write(&stamp, wanted)?;
+    Ok(modules)
+}
+
 /// Makes sure the wasm32-wasip2 target is installed for this toolchain.
 pub fn ensure_wasm_target(root: &Path) -> anyhow::Result<()> {
     let installed = Command::new("rustup")
@@ -157,6 +193,51 @@ pub fn plugins(root: &Path) -> anyhow::Result<PathBuf> {
     let dir = root.join("plugins/target/wasm32-wasip2/release");
     sign_bundled(root, &dir)?;
     Ok(dir)
+}
+
+/// Installs a release `warden` and the signed bundled plugins under
+/// `prefix` (default `~/.local`): `bin/warden` and
+/// `share/warden/plugins/`, where the binary looks for them.
+fn install(root: &Path, prefix: Option<String>) -> anyhow::Result<()> {
+    let prefix = match prefix {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(std::env::var_os("HOME").context("HOME is not set; name a PREFIX")?)
+            .join(".local"),
+    };
+    let plugins_dir = plugins(root)?;
+    run(
+        root,
+        "cargo",
+        &["build", "--release", "--package", "warden"],
+    )?;
+    let bin = prefix.join("bin");
+    let share = prefix.join("share/warden/plugins");
+    std::fs::create_dir_all(&bin).with_context(|| format!("creating {}", bin.display()))?;
+    std::fs::create_dir_all(&share).with_context(|| format!("creating {}", share.display()))?;
+    // Replace, never write into, a binary that may be running.
+    let staged = bin.join(".warden.new");
+    std::fs::copy(root.join("target/release/warden"), &staged)
+        .with_context(|| format!("copying warden to {}", staged.display()))?;
+    std::fs::rename(&staged, bin.join("warden"))?;
+    let mut copied = 0;
+    for entry in std::fs::read_dir(&plugins_dir)? {
+        let path = entry?.path();
+        let bundled = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+            n.ends_with(".wasm") || n.ends_with(".wasm.sig") || n == "warden-dev.pub"
+        });
+        if bundled && path.is_file() {
+            let name = path.file_name().context("plugin file name")?;
+            std::fs::copy(&path, share.join(name))
+                .with_context(|| format!("copying {}", path.display()))?;
+            copied += 1;
+        }
+    }
+    println!(
+        "installed {} and {copied} plugin files in {}",
+        bin.join("warden").display(),
+        share.display()
+    );
+    Ok(())
 }
 
 /// Signs every bundled plugin in `dir` with the signing key: the file
@@ -242,12 +323,20 @@ fn test(root: &Path) -> anyhow::Result<()> {
         .to_str()
         .context("venv path is not UTF-8")?
         .to_owned();
+    let node_modules = mcp_node(root)?;
+    let node_modules = node_modules
+        .to_str()
+        .context("node_modules path is not UTF-8")?
+        .to_owned();
     if has_nextest(root) {
         run_env(
             root,
             "cargo",
             &["nextest", "run", "--workspace", "--no-fail-fast"],
-            &[("WARDEN_TEST_PYTHON", &python)],
+            &[
+                ("WARDEN_TEST_PYTHON", &python),
+                ("WARDEN_TEST_NODE_MODULES", &node_modules),
+            ],
         )?;
         // nextest does not run doctests.
         run(root, "cargo", &["test", "--workspace", "--doc"])
@@ -257,7 +346,10 @@ fn test(root: &Path) -> anyhow::Result<()> {
             root,
             "cargo",
             &["test", "--workspace", "--no-fail-fast"],
-            &[("WARDEN_TEST_PYTHON", &python)],
+            &[
+                ("WARDEN_TEST_PYTHON", &python),
+                ("WARDEN_TEST_NODE_MODULES", &node_modules),
+            ],
         )
     }
 }

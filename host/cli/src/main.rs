@@ -9,6 +9,7 @@
 mod approver;
 mod commands;
 mod logging;
+mod out;
 
 use std::process::ExitCode;
 
@@ -145,7 +146,7 @@ fn main() -> ExitCode {
         Err(e) => {
             #[expect(clippy::print_stderr, reason = "the CLI reports errors on stderr")]
             {
-                eprintln!("error: {e:#}");
+                eprintln!("error: {}", out::causes(e.as_ref()));
             }
             ExitCode::from(2)
         }

@@ -518,3 +518,23 @@ fn call_of_a_fifo_ends_with_a_reason() {
     let message = v["message"].as_str().unwrap_or_default();
     assert!(message.contains("FIFO"), "{v}");
 }
+
+/// `warden … | head`: a reader that closes early ends the command quietly,
+/// with no panic and no backtrace.
+#[test]
+fn a_closed_stdout_ends_a_command_quietly() {
+    let state = tempfile::tempdir().unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["plugin", "inspect", warden_test_artifacts::FS])
+        .env("WARDEN_STATE_DIR", state.path())
+        .env("RUST_BACKTRACE", "1")
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}

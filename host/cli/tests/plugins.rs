@@ -189,7 +189,12 @@ fn keygen_sign_and_verify_report_the_signer_or_the_failed_check() {
         &state,
     );
     assert_eq!(o.status.code(), Some(1));
-    assert!(out(&o).0.contains("unknown key"), "{:?}", out(&o));
+    assert_eq!(
+        out(&o).0.matches("unknown key").count(),
+        1,
+        "the cause is said once: {:?}",
+        out(&o)
+    );
 
     // One flipped byte: tampered.
     let mut bytes = std::fs::read(&component).unwrap();

@@ -112,7 +112,8 @@ fn capability_requests_are_granted_within_bounds_and_otherwise_asked() {
         json!({"capability": "level:elevated", "justification": "more", "ttl": 60}),
     );
     assert_eq!(
-        level["structuredContent"]["domain_code"], "grant_not_possible",
+        warden_test_artifacts::error_envelope(&level)["domain_code"],
+        "grant_not_possible",
         "{level}"
     );
 

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
-use serde_json::{Value, json};
+use serde_json::Value;
 use warden_api::{Envelope, ToolSpec};
 
 /// A JSON Schema as an MCP schema object (a non-object schema is wrapped
@@ -53,7 +53,14 @@ fn is_open_world(spec: &ToolSpec) -> bool {
 
 /// An envelope as a tools/call result: data as text plus structured
 /// content (when it is an object); an error as `isError` with the whole
-/// envelope as structured content and its message as text.
+/// envelope as JSON text and no structured content.
+///
+/// Structured content is the tool's output, and clients hold it to the
+/// tool's `outputSchema` whatever `isError` says (the TypeScript SDK does,
+/// and turns a mismatch into an exception that hides the refusal). Both
+/// official SDKs and the specification accept an error result of text
+/// content alone, so the denial reason, the approval id and the domain
+/// code reach every client as text an agent reads.
 pub(crate) fn result(envelope: &Envelope) -> CallToolResult {
     match envelope {
         Envelope::Ok { data } => {
@@ -68,10 +75,8 @@ pub(crate) fn result(envelope: &Envelope) -> CallToolResult {
             result
         }
         Envelope::Error { message, .. } => {
-            let envelope = serde_json::to_value(envelope).unwrap_or_else(|_| json!({}));
-            let mut result = CallToolResult::error(vec![ContentBlock::text(message.clone())]);
-            result.structured_content = Some(envelope);
-            result
+            let text = serde_json::to_string(envelope).unwrap_or_else(|_| message.clone());
+            CallToolResult::error(vec![ContentBlock::text(text)])
         }
     }
 }

@@ -2,8 +2,8 @@
 //! `./warden.toml` when present (and it does not widen trust: see
 //! `found_config`), else the embedded defaults — the bundled plugins (from
 //! `--plugin-dir`, `WARDEN_PLUGIN_DIR`, a development checkout's
-//! `plugins/target/wasm32-wasip2/release`, or `plugins/` beside the
-//! binary), `./workspace` granted read-write at `/workspace`, and the
+//! `plugins/target/wasm32-wasip2/release`, `plugins/` beside the binary,
+//! or `share/warden/plugins` under its prefix), `./workspace` granted read-write at `/workspace`, and the
 //! development key that signed the bundled plugins trusted by name.
 
 use std::path::{Path, PathBuf};
@@ -16,26 +16,44 @@ use crate::signers::{PublisherConfig, SignersConfig};
 /// by `cargo xtask plugins`, which signs them with its secret half.
 pub const DEV_KEY_FILE: &str = "warden-dev.pub";
 
-/// The bundled plugins' directory.
+/// The bundled plugins' directory: `flag` (`--plugin-dir`,
+/// `WARDEN_PLUGIN_DIR`) when given, else the first of
+/// [`bundled_candidates`] that exists.
 pub fn bundled_dir(flag: Option<&Path>) -> Result<PathBuf, ServerError> {
     if let Some(dir) = flag {
         return Ok(dir.to_path_buf());
     }
-    let checkout = PathBuf::from("plugins/target/wasm32-wasip2/release");
-    if checkout.is_dir() {
-        return Ok(checkout);
+    let exe = std::env::current_exe().ok();
+    let candidates = bundled_candidates(exe.as_deref());
+    if let Some(dir) = candidates.iter().find(|d| d.is_dir()) {
+        return Ok(dir.clone());
     }
-    let beside = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|d| d.join("plugins")));
-    match beside {
-        Some(dir) if dir.is_dir() => Ok(dir),
-        _ => Err(ServerError::Usage(
-            "no bundled plugins found: build them with `cargo xtask plugins`, or pass \
-             --plugin-dir DIR, --plugin FILE or --config FILE"
-                .into(),
-        )),
+    let looked: Vec<String> = candidates
+        .iter()
+        .map(|d| format!("`{}`", d.display()))
+        .collect();
+    Err(ServerError::Usage(format!(
+        "no bundled plugins found (looked in {}): install Warden with `cargo xtask install`, \
+         build them with `cargo xtask plugins`, or pass --plugin-dir DIR, --plugin FILE or \
+         --config FILE",
+        looked.join(", ")
+    )))
+}
+
+/// Where bundled plugins may be, in order: a development checkout's build
+/// (`plugins/target/wasm32-wasip2/release`, from the working directory),
+/// `plugins/` beside the binary, and `share/warden/plugins` under the
+/// binary's prefix (`PREFIX/bin/warden`, as `cargo xtask install`
+/// lays it out).
+pub fn bundled_candidates(exe: Option<&Path>) -> Vec<PathBuf> {
+    let mut dirs = vec![PathBuf::from("plugins/target/wasm32-wasip2/release")];
+    if let Some(bin) = exe.and_then(Path::parent) {
+        dirs.push(bin.join("plugins"));
+        if let Some(prefix) = bin.parent() {
+            dirs.push(prefix.join("share/warden/plugins"));
+        }
     }
+    dirs
 }
 
 /// The embedded default configuration: the bundled plugins of

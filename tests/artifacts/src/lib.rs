@@ -67,3 +67,20 @@ fn write_new_or_same(path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::write(&tmp, text)?;
     std::fs::rename(&tmp, path)
 }
+
+/// The envelope of an MCP `tools/call` error result (the `result` object):
+/// its JSON text. Fails the test when the result is not an error or
+/// carries structured content, which clients would hold to the tool's
+/// output schema.
+#[expect(clippy::panic, reason = "a test helper: it fails the test")]
+pub fn error_envelope(result: &serde_json::Value) -> serde_json::Value {
+    assert_eq!(result["isError"], true, "not an error result: {result}");
+    assert!(
+        result.get("structuredContent").is_none(),
+        "an error result carries structured content: {result}"
+    );
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    serde_json::from_str(text).unwrap_or_else(|e| {
+        panic!("an error result's text is its envelope as JSON ({e}): {result}")
+    })
+}

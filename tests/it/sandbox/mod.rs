@@ -139,7 +139,27 @@ impl Rig {
     }
 
     pub async fn call(&self, tool: &str, args: Value) -> Envelope {
-        self.gate.call(self.request(tool, args)).await
+        let envelope = self.gate.call(self.request(tool, args)).await;
+        self.conforms(tool, &envelope);
+        envelope
+    }
+
+    /// A success's data is valid against the tool's declared result
+    /// schema, which MCP clients hold it to (see `conformance.rs`).
+    fn conforms(&self, tool: &str, envelope: &Envelope) {
+        use warden_api::Backend as _;
+        let Envelope::Ok { data } = envelope else {
+            return;
+        };
+        let specs = self.tools.tools();
+        let Some(spec) = specs.iter().find(|s| s.name.as_str() == tool) else {
+            return;
+        };
+        let problems = crate::conformance::schema_problems(&spec.result_schema, data);
+        assert!(
+            problems.is_empty(),
+            "{tool}'s result does not match its result schema: {problems:?}\n{data}"
+        );
     }
 
     /// [`Rig::call`] with a person who allows an ask once (a circuit
@@ -158,7 +178,9 @@ impl Rig {
             approver: Some(Arc::new(AllowOnce)),
             ..warden_api::CallHooks::default()
         };
-        self.gate.call_with(self.request(tool, args), hooks).await
+        let envelope = self.gate.call_with(self.request(tool, args), hooks).await;
+        self.conforms(tool, &envelope);
+        envelope
     }
 
     /// `terminal.exec` that must succeed; its data.

@@ -2,6 +2,7 @@
 //! `warden serve`, through its admin socket (same state directory) or its
 //! HTTP admin API (`--url` with an admin token).
 
+use crate::out::out;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
@@ -73,7 +74,6 @@ fn client(target: &Target) -> AdminClient {
     }
 }
 
-#[expect(clippy::print_stdout, reason = "the command's output")]
 pub fn run(command: ApprovalsCommand) -> anyhow::Result<Outcome> {
     let rt = setup::tokio()?;
     let value = match &command {
@@ -118,6 +118,6 @@ pub fn run(command: ApprovalsCommand) -> anyhow::Result<Outcome> {
             rt.block_on(client(target).answer(id, &body))?
         }
     };
-    println!("{}", serde_json::to_string_pretty(&value)?);
+    out!("{}", serde_json::to_string_pretty(&value)?);
     Ok(Outcome::Ok)
 }

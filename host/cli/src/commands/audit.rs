@@ -1,6 +1,7 @@
 //! `warden audit tail|verify|export`: read and check the signed audit
 //! chain in a state directory (the server may be running).
 
+use crate::out::out;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -48,7 +49,6 @@ pub enum AuditCommand {
     },
 }
 
-#[expect(clippy::print_stdout, reason = "the command's output")]
 pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
     match command {
         AuditCommand::Tail {
@@ -60,7 +60,7 @@ pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
             let mut last = 0;
             for record in store.tail(lines)? {
                 last = record.seq;
-                println!("{}", serde_json::to_string(&record)?);
+                out!("{}", serde_json::to_string(&record)?);
             }
             if !follow {
                 return Ok(Outcome::Ok);
@@ -69,7 +69,7 @@ pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
                 std::thread::sleep(Duration::from_millis(200));
                 for record in store.records_after(last, 1000)? {
                     last = record.seq;
-                    println!("{}", serde_json::to_string(&record)?);
+                    out!("{}", serde_json::to_string(&record)?);
                 }
             }
         }
@@ -78,7 +78,7 @@ pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
             let key = warden_server::state::key(&state.state_dir)?.public();
             match store.verify(&key)? {
                 Ok(verified) => {
-                    println!(
+                    out!(
                         "{}",
                         serde_json::json!({
                             "ok": true,
@@ -90,7 +90,7 @@ pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
                     Ok(Outcome::Ok)
                 }
                 Err(broken) => {
-                    println!(
+                    out!(
                         "{}",
                         serde_json::json!({ "ok": false, "break": broken, "message": broken.to_string() })
                     );
@@ -105,7 +105,7 @@ pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
         AuditCommand::Export { json: _, state } => {
             let store = warden_server::state::open(&state.state_dir, false)?;
             let records = store.records_after(0, u64::MAX)?;
-            println!("{}", serde_json::to_string_pretty(&records)?);
+            out!("{}", serde_json::to_string_pretty(&records)?);
             Ok(Outcome::Ok)
         }
     }

@@ -1,6 +1,7 @@
 //! `warden bench`: end-to-end figures on this machine (the measurements
 //! are `warden_server::bench`).
 
+use crate::out::out;
 use anyhow::Context;
 use clap::Args;
 
@@ -42,9 +43,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     } else {
         warden_server::bench::render(&report)
     };
-    #[expect(clippy::print_stdout, reason = "the report is this command's output")]
     {
-        println!("{text}");
+        out!("{text}");
     }
     Ok(Outcome::Ok)
 }

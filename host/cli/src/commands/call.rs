@@ -3,6 +3,7 @@
 //! default the per-user one, so that granting the working directory never
 //! grants the host's own state).
 
+use crate::out::out;
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -55,9 +56,8 @@ pub fn run(mut args: CallArgs) -> anyhow::Result<Outcome> {
         host.stop_sandbox().await;
         anyhow::Ok(envelope)
     })?;
-    #[expect(clippy::print_stdout, reason = "the envelope is this command's output")]
     {
-        println!("{}", envelope.to_json());
+        out!("{}", envelope.to_json());
     }
     Ok(if envelope.is_ok() {
         Outcome::Ok

@@ -1,5 +1,6 @@
 //! `warden config schema|check`.
 
+use crate::out::out;
 use std::path::Path;
 
 use warden_server::{AgentOverrides, Config};
@@ -7,9 +8,8 @@ use warden_server::{AgentOverrides, Config};
 use crate::Outcome;
 
 pub fn schema() -> anyhow::Result<Outcome> {
-    #[expect(clippy::print_stdout, reason = "the schema is this command's output")]
     {
-        println!(
+        out!(
             "{}",
             serde_json::to_string_pretty(&warden_server::config::schema())?
         );
@@ -30,12 +30,11 @@ pub fn check(file: &Path) -> anyhow::Result<Outcome> {
         .progressive_trust
         .validate()
         .map_err(anyhow::Error::msg)?;
-    #[expect(clippy::print_stdout, reason = "the summary is this command's output")]
     {
         for deprecation in config.deprecations() {
-            println!("warning: {deprecation}");
+            out!("warning: {deprecation}");
         }
-        println!(
+        out!(
             "{}: ok ({} plugins, {} agents: {})",
             file.display(),
             config.plugins.len(),

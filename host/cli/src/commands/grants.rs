@@ -1,6 +1,7 @@
 //! `warden grants list|issue|revoke`: the time-boxed capability grants in
 //! a state directory. A running server sees changes on its next decision.
 
+use crate::out::out;
 use clap::Subcommand;
 use warden_policy::{Boundary, Capability, CapabilityGrant};
 use warden_store::now_ms;
@@ -58,7 +59,6 @@ pub enum GrantsCommand {
     },
 }
 
-#[expect(clippy::print_stdout, reason = "the command's output")]
 pub fn run(command: GrantsCommand) -> anyhow::Result<Outcome> {
     let value = match command {
         GrantsCommand::List { all, state } => {
@@ -136,6 +136,6 @@ pub fn run(command: GrantsCommand) -> anyhow::Result<Outcome> {
             serde_json::to_value(store.revoke_grant(&id, &by)?)?
         }
     };
-    println!("{}", serde_json::to_string_pretty(&value)?);
+    out!("{}", serde_json::to_string_pretty(&value)?);
     Ok(Outcome::Ok)
 }

@@ -1,5 +1,6 @@
 //! `warden plugin inspect`: what a component declares, without running it.
 
+use crate::out::out;
 use std::fmt::Write;
 use std::path::PathBuf;
 
@@ -69,12 +70,8 @@ pub fn run(args: InspectArgs) -> anyhow::Result<Outcome> {
     } else {
         render(&inspection, gap.as_ref())?
     };
-    #[expect(
-        clippy::print_stdout,
-        reason = "the inspection is this command's output"
-    )]
     {
-        println!("{text}");
+        out!("{text}");
     }
     Ok(Outcome::Ok)
 }

@@ -1,6 +1,7 @@
 //! `warden keygen`, `warden sign`, `warden verify`: publisher keys and
 //! detached plugin signatures.
 
+use crate::out::out;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -41,9 +42,8 @@ pub struct VerifyArgs {
 
 pub fn keygen(args: KeygenArgs) -> anyhow::Result<Outcome> {
     let (key, public) = warden_server::keys::keygen(&args.out)?;
-    #[expect(clippy::print_stdout, reason = "the command's output")]
     {
-        println!(
+        out!(
             "key {} written: secret {} (keep private), public {}",
             key.public().key_id(),
             args.out.display(),
@@ -56,9 +56,8 @@ pub fn keygen(args: KeygenArgs) -> anyhow::Result<Outcome> {
 pub fn sign(args: SignArgs) -> anyhow::Result<Outcome> {
     let key = warden_server::keys::read_secret(&args.key)?;
     let signature = warden_registry::sign_file(&args.component, &key)?;
-    #[expect(clippy::print_stdout, reason = "the command's output")]
     {
-        println!(
+        out!(
             "signed {} ({}) with key {}: {}",
             args.component.display(),
             signature.digest,
@@ -96,14 +95,13 @@ pub fn verify(args: VerifyArgs) -> anyhow::Result<Outcome> {
             let sig = read_signature(&args.component)?;
             policy.admit(&args.component, &bytes, sig.as_ref())
         });
-    #[expect(clippy::print_stdout, reason = "the command's output")]
     match checked {
         Ok(admission) => {
             let signer = admission.signer.map_or_else(
                 || "nobody".to_owned(),
                 |s| format!("{} (key {})", s.publisher, s.key_id),
             );
-            println!(
+            out!(
                 "ok: {} ({}) is signed by {signer}",
                 args.component.display(),
                 admission.digest
@@ -111,7 +109,7 @@ pub fn verify(args: VerifyArgs) -> anyhow::Result<Outcome> {
             Ok(Outcome::Ok)
         }
         Err(e) => {
-            println!("refused: {e}");
+            out!("refused: {}", crate::out::causes(&e));
             Ok(Outcome::CallFailed)
         }
     }

@@ -2,6 +2,7 @@
 //! its admin API when one answers (so it swaps the plugins in at once),
 //! else against the state directory.
 
+use crate::out::out;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -76,9 +77,8 @@ fn offline(target: &Target) -> anyhow::Result<OfflinePlugins> {
     )?)
 }
 
-#[expect(clippy::print_stdout, reason = "the command's output")]
 fn print(value: &Value) {
-    println!(
+    out!(
         "{}",
         serde_json::to_string_pretty(value).unwrap_or_default()
     );
@@ -131,15 +131,14 @@ pub fn list(args: ListArgs) -> anyhow::Result<Outcome> {
     })
 }
 
-#[expect(clippy::print_stdout, reason = "the command's output")]
 fn table(value: &Value) {
     if value["insecure_allow_unsigned"].as_bool() == Some(true) {
-        println!("WARNING: insecure-allow-unsigned is set: unsigned plugins are admitted");
+        out!("WARNING: insecure-allow-unsigned is set: unsigned plugins are admitted");
     }
     let empty = Vec::new();
     let installed = value["installed"].as_array().unwrap_or(&empty);
     if installed.is_empty() {
-        println!("no plugins installed");
+        out!("no plugins installed");
     }
     for p in installed {
         let signer = match (p["publisher"].as_str(), p["key-id"].as_str()) {
@@ -152,7 +151,7 @@ fn table(value: &Value) {
             .iter()
             .filter_map(Value::as_str)
             .collect();
-        println!(
+        out!(
             "{} {}  {}  {}  tools: {}",
             p["name"].as_str().unwrap_or("?"),
             p["version"].as_str().unwrap_or("?"),
@@ -163,6 +162,6 @@ fn table(value: &Value) {
     }
     if let Some(loaded) = value["loaded"].as_array() {
         let names: Vec<&str> = loaded.iter().filter_map(Value::as_str).collect();
-        println!("loaded in the running server: {}", names.join(", "));
+        out!("loaded in the running server: {}", names.join(", "));
     }
 }

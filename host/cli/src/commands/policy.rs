@@ -1,6 +1,7 @@
 //! `warden policy check`: what the policy decides for a described call,
 //! as JSON (the check is `warden_server::policy_check`).
 
+use crate::out::out;
 use clap::Args;
 use serde_json::json;
 use warden_server::Config;
@@ -75,9 +76,8 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
         cwd: args.cwd.clone(),
     };
     let d = warden_server::policy_check::check(&call, &as_)?;
-    #[expect(clippy::print_stdout, reason = "the decision is this command's output")]
     {
-        println!(
+        out!(
             "{}",
             json!({"decision": d.decision, "reason": d.reason, "rule": d.rule, "layer": d.layer})
         );

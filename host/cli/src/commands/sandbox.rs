@@ -1,6 +1,7 @@
 //! `warden sandbox build-images`: build the Docker images the sandboxed
 //! tools run in, from Debian packages (no registry pulls).
 
+use crate::out::out;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -69,12 +70,8 @@ fn build(args: BuildArgs) -> anyhow::Result<Outcome> {
             build_images(&docker, &options, &mut show).await
         })
         .context("building the sandbox images")?;
-    #[expect(
-        clippy::print_stdout,
-        reason = "the image names are this command's output"
-    )]
     for image in images {
-        println!("{image}");
+        out!("{image}");
     }
     Ok(Outcome::Ok)
 }

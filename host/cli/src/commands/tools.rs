@@ -1,5 +1,6 @@
 //! `warden tools list`: the tools an agent may use.
 
+use crate::out::out;
 use std::sync::Arc;
 
 use clap::Args;
@@ -52,9 +53,8 @@ pub fn list(args: ListArgs) -> anyhow::Result<Outcome> {
             .collect::<Vec<_>>()
             .join("\n")
     };
-    #[expect(clippy::print_stdout, reason = "the list is this command's output")]
     {
-        println!("{text}");
+        out!("{text}");
     }
     Ok(Outcome::Ok)
 }

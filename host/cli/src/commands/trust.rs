@@ -4,6 +4,7 @@
 //! state database directly. `approve` is the only way an agent reaches
 //! elevated through trust: a person runs it.
 
+use crate::out::out;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -88,7 +89,6 @@ async fn running(target: &Target) -> Option<AdminClient> {
     answers.then_some(AdminClient::Socket(socket))
 }
 
-#[expect(clippy::print_stdout, reason = "the command's output")]
 pub fn run(command: TrustCommand) -> anyhow::Result<Outcome> {
     let rt = setup::tokio()?;
     let value: Value = rt.block_on(async {
@@ -130,6 +130,6 @@ pub fn run(command: TrustCommand) -> anyhow::Result<Outcome> {
             }
         })
     })?;
-    println!("{}", serde_json::to_string_pretty(&value)?);
+    out!("{}", serde_json::to_string_pretty(&value)?);
     Ok(Outcome::Ok)
 }

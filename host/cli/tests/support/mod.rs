@@ -25,11 +25,18 @@ pub struct Server {
 
 impl Server {
     pub fn start(config: &Path, state: &Path) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_warden"));
+        command
             .args(["serve", "--stdio", "--agent", "alice", "--config"])
             .arg(config)
             .arg("--state-dir")
-            .arg(state)
+            .arg(state);
+        Server::spawn(command)
+    }
+
+    /// Runs `command` (a `warden serve --stdio`) and initializes a session.
+    pub fn spawn(mut command: Command) -> Server {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

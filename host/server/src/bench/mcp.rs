@@ -31,10 +31,10 @@ fn fail(e: impl std::fmt::Display) -> ServerError {
 
 /// Installs the benchmark's plugins into a registry under `dir/state`,
 /// each signed by a key made for the run, and returns the config the
-/// served host runs: that key trusted, the bench directory granted
-/// read-only to installed plugins, an agent that may do everything. The
+/// served host runs: that key trusted, `files` granted read-only to
+/// installed plugins, an agent that may do everything. The
 /// served host loads them as installed plugins, from the compile cache.
-pub async fn install(plugins: &[&Path], dir: &Path) -> Result<String, ServerError> {
+pub async fn install(plugins: &[&Path], dir: &Path, files: &Path) -> Result<String, ServerError> {
     let key = warden_signing::SecretKey::generate().map_err(fail)?;
     let public = dir.join("bench.pub");
     std::fs::write(&public, key.public().to_text()).map_err(io("writing the bench key"))?;
@@ -63,10 +63,10 @@ pub async fn install(plugins: &[&Path], dir: &Path) -> Result<String, ServerErro
         "state-dir = \"{state}\"\nworkspace = \"/workspace\"\n\
          [agents.bench]\nlevel = \"elevated\"\nmode = \"autonomous\"\n\
          [signers]\npublishers = [{{ name = \"bench\", key = \"{public}\" }}]\n\
-         [plugin-grants.\"*\"]\ngrant-fs = [\"{dir}:/workspace:ro\"]\n",
+         [plugin-grants.\"*\"]\ngrant-fs = [\"{files}:/workspace:ro\"]\n",
         state = state.display(),
         public = public.display(),
-        dir = dir.display(),
+        files = files.display(),
     ))
 }
 
@@ -83,6 +83,7 @@ struct Stdio_ {
     child: Child,
     input: ChildStdin,
     output: tokio::io::Lines<BufReader<ChildStdout>>,
+    log: std::path::PathBuf,
 }
 
 impl Stdio_ {
@@ -97,6 +98,7 @@ impl Stdio_ {
             child,
             input,
             output,
+            log: stdio_log(config),
         };
         s.request(0, "initialize", initialize()).await?;
         s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
@@ -126,7 +128,10 @@ impl Stdio_ {
                 .await
                 .map_err(|_| failed("the server did not answer within 60 s"))?
                 .map_err(io("reading from the server"))?
-                .ok_or_else(|| failed("the server closed its stdout"))?;
+                .ok_or_else(|| {
+                    let said = std::fs::read_to_string(&self.log).unwrap_or_default();
+                    failed(format!("the server closed its stdout: {}", said.trim()))
+                })?;
             let v: Value = serde_json::from_str(&line).map_err(fail)?;
             if v.get("id").is_some() && v.get("method").is_none() {
                 if v.get("error").is_some() || v["result"]["isError"] == true {
@@ -149,7 +154,20 @@ impl Stdio_ {
     }
 }
 
+/// Where a stdio server's stderr goes (its stdout is the protocol), so a
+/// server that stops early can say why.
+fn stdio_log(config: &Path) -> std::path::PathBuf {
+    config.with_file_name("serve-stdio.log")
+}
+
 fn serve(warden: &Path, config: &Path, extra: &[&str]) -> Result<Child, ServerError> {
+    let stderr = if extra.contains(&"--stdio") {
+        std::fs::File::create(stdio_log(config))
+            .map_err(io("creating the server's log"))?
+            .into()
+    } else {
+        Stdio::piped()
+    };
     Command::new(warden)
         .arg("serve")
         .arg("--config")
@@ -158,11 +176,7 @@ fn serve(warden: &Path, config: &Path, extra: &[&str]) -> Result<Child, ServerEr
         .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(if extra.contains(&"--stdio") {
-            Stdio::null()
-        } else {
-            Stdio::piped()
-        })
+        .stderr(stderr)
         .kill_on_drop(true)
         .spawn()
         .map_err(io("starting warden serve"))

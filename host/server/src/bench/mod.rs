@@ -84,13 +84,17 @@ pub async fn run(args: &BenchOptions) -> Result<Value, ServerError> {
         loads.push(load_figures(path).await?);
     }
 
+    // The granted files live apart from the served host's state (`dir/state`),
+    // which no grant may contain.
     let dir = tempfile_dir()?;
-    std::fs::write(dir.join("4k.txt"), "abcdefghijklmno\n".repeat(256))
+    let files = dir.join("files");
+    std::fs::create_dir_all(&files).map_err(io("creating the bench files' directory"))?;
+    std::fs::write(files.join("4k.txt"), "abcdefghijklmno\n".repeat(256))
         .map_err(io("writing the bench file"))?;
-    std::fs::write(dir.join("1b.txt"), "a").map_err(io("writing the bench file"))?;
+    std::fs::write(files.join("1b.txt"), "a").map_err(io("writing the bench file"))?;
     let grants = Grants {
         fs: vec![FsGrant {
-            host_path: dir.clone(),
+            host_path: files.clone(),
             guest_path: "/workspace".into(),
             access: FsAccess::Read,
         }],
@@ -150,14 +154,14 @@ pub async fn run(args: &BenchOptions) -> Result<Value, ServerError> {
             .iter()
             .any(|t| t.name.as_str() == "search.grep")
     }) {
-        Some((search, _)) => grep_figures(search, &dir, &grants).await?,
+        Some((search, _)) => grep_figures(search, &files, &grants).await?,
         None => Value::Null,
     };
     let mcp = match &args.mcp {
         Some(warden) => {
             let plugins: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
             let config = dir.join("warden.toml");
-            std::fs::write(&config, mcp::install(&plugins, &dir).await?)
+            std::fs::write(&config, mcp::install(&plugins, &dir, &files).await?)
                 .map_err(io("writing the bench configuration"))?;
             let n = args.iterations.min(1000);
             json!({
