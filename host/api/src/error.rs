@@ -11,10 +11,12 @@ pub enum SpecError {
     )]
     UnknownActionType(String),
     #[error(
-        "invalid tool name `{0}`: expected lower-case `<plugin>.<tool>` made of [a-z0-9_] segments"
+        "invalid tool name `{0}`: expected `<plugin>_<tool>` (e.g. `fs_read`): a lower-case \
+         letter, then letters, digits, `_` or `-`, at most 64 in all, as model APIs require{hint}",
+        hint = crate::spec::renamed_hint(.0)
     )]
     InvalidToolName(String),
-    #[error("tool `{tool}` is named outside its plugin's namespace `{plugin}.`")]
+    #[error("tool `{tool}` is named outside its plugin's namespace `{plugin}_`")]
     ForeignNamespace { tool: String, plugin: String },
     #[error("tool `{tool}`: {problem}")]
     InvalidSpec { tool: String, problem: String },

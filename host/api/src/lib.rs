@@ -56,5 +56,5 @@ pub use manifest::{
     CapabilityGap, MANIFEST_SECTION, MANIFEST_VERSION, Manifest, PluginId, RequestedCapabilities,
     WIT_PACKAGE,
 };
-pub use spec::{Example, ToolName, ToolSpec, render_template};
+pub use spec::{Example, MAX_TOOL_NAME, ToolName, ToolSpec, renamed, render_template};
 pub use trust::{TrustAdmin, TrustError};

@@ -153,7 +153,7 @@ impl Manifest {
         }
         let mut seen = BTreeSet::new();
         for tool in &self.tools {
-            if tool.name.namespace() != self.plugin.name {
+            if !tool.name.in_namespace(&self.plugin.name) {
                 return Err(SpecError::ForeignNamespace {
                     tool: tool.name.to_string(),
                     plugin: self.plugin.name.clone(),

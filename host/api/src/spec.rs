@@ -18,16 +18,50 @@ impl ToolName {
         &self.0
     }
 
-    /// The namespace, e.g. `fs` for `fs.read`.
-    pub fn namespace(&self) -> &str {
-        self.0.split_once('.').map_or(self.0.as_str(), |(ns, _)| ns)
+    /// Whether the name is in `namespace` (a plugin's name): `fs_read` is
+    /// in `fs`, `my_plugin_run` in `my_plugin`.
+    pub fn in_namespace(&self, namespace: &str) -> bool {
+        self.0
+            .strip_prefix(namespace)
+            .and_then(|rest| rest.strip_prefix('_'))
+            .is_some_and(|tool| !tool.is_empty())
     }
 }
 
-fn valid_segment(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some('a'..='z'))
-        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
+/// The longest tool name model APIs accept for a function.
+pub const MAX_TOOL_NAME: usize = 64;
+
+/// `name` as a tool name: a lower-case letter, then lower-case letters,
+/// digits, `_` and `-` (`^[a-z][a-z0-9_-]*$`, a subset of what model APIs
+/// accept for function names, `^[a-zA-Z0-9_-]{1,64}$`), with a namespace
+/// before its first `_`.
+fn valid_tool_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    name.len() <= MAX_TOOL_NAME
+        && matches!(chars.next(), Some('a'..='z'))
+        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_' | '-'))
+        && name
+            .split_once('_')
+            .is_some_and(|(ns, tool)| !ns.is_empty() && !tool.is_empty())
+}
+
+/// The name as tools are named now, when `name` is spelled the old way
+/// (`fs.read`, `browser.*`): every `.` becomes `_`. `None` when there is
+/// no `.` to replace.
+pub fn renamed(name: &str) -> Option<String> {
+    name.contains('.').then(|| name.replace('.', "_"))
+}
+
+/// " (tools are now named `fs_read`)" for an old-style name, for messages.
+pub(crate) fn renamed_hint(name: &str) -> String {
+    renamed(name.trim())
+        .map(|new| {
+            format!(
+                "; dotted names were renamed: use `{}`",
+                new.to_ascii_lowercase()
+            )
+        })
+        .unwrap_or_default()
 }
 
 impl FromStr for ToolName {
@@ -35,10 +69,7 @@ impl FromStr for ToolName {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let normal = s.trim().to_ascii_lowercase();
-        let mut segments = normal.split('.');
-        let ok =
-            normal.len() <= 128 && segments.clone().count() >= 2 && segments.all(valid_segment);
-        if ok {
+        if valid_tool_name(&normal) {
             Ok(ToolName(normal))
         } else {
             Err(SpecError::InvalidToolName(s.to_owned()))

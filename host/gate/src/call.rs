@@ -151,10 +151,16 @@ impl Inner {
             return Envelope::host(
                 ErrorType::UnknownTool,
                 HostCode::NotFound,
-                format!(
-                    "no tool named `{}` is available; list the tools to see what is",
-                    request.tool
-                ),
+                match warden_api::renamed(request.tool.trim()) {
+                    Some(new) if self.table().get(&new).is_some() => format!(
+                        "no tool named `{}` is available: tools are named `{new}` now",
+                        request.tool
+                    ),
+                    _ => format!(
+                        "no tool named `{}` is available; list the tools to see what is",
+                        request.tool
+                    ),
+                },
             );
         };
         let context = &request.context;

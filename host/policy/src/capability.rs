@@ -51,7 +51,9 @@ impl FromStr for Capability {
             return Err(bad());
         }
         match kind {
-            "tool" => Ok(Capability::Tool(value)),
+            "tool" => Ok(Capability::Tool(
+                crate::renamed_tool(&value).unwrap_or(value),
+            )),
             "category" => Ok(Capability::Category(value)),
             "action" if value.contains(':') => Ok(Capability::Action(value)),
             "level" => Ok(Capability::Level(value)),

@@ -162,7 +162,14 @@ impl AgentPolicy {
         let own = RuleSet::parse(&agent.rules.allow, &agent.rules.ask, &agent.rules.deny)
             .map_err(|e| at(&format!("agents.{id}.rules"), e))?;
         rules.extend(&own);
-        let tools = |list: &[String]| list.iter().map(|t| t.trim().to_ascii_lowercase()).collect();
+        let tools = |list: &[String]| {
+            list.iter()
+                .map(|t| {
+                    let t = t.trim().to_ascii_lowercase();
+                    crate::renamed_tool(&t).unwrap_or(t)
+                })
+                .collect()
+        };
         Ok(AgentPolicy {
             id: id.to_owned(),
             level: Some(level),

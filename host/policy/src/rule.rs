@@ -66,12 +66,22 @@ impl Rule {
         if tool.is_empty()
             || !tool
                 .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._*".contains(c))
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._*-".contains(c))
         {
             return Err(invalid(
-                "the tool part must be a tool name or a `*` glob such as `fs.*`",
+                "the tool part must be a tool name or a `*` glob such as `fs_*`",
             ));
         }
+        // The old dotted spelling (`fs.read`) names the same tool as
+        // `fs_read`; the rule is read, and cited, with the new name.
+        let (tool, trimmed) = match crate::renamed_tool(&tool) {
+            Some(new) => {
+                let rest = &trimmed[trimmed.find('(').unwrap_or(trimmed.len())..];
+                (new.clone(), format!("{new}{rest}"))
+            }
+            None => (tool, trimmed.to_owned()),
+        };
+        let trimmed = trimmed.as_str();
         if spec.is_some_and(|s| s.contains('\0')) {
             return Err(invalid("the specifier contains a NUL byte"));
         }

@@ -326,6 +326,27 @@ impl Config {
                 path.display()
             ));
         }
+        let mut renamed = config.policy().renamed_tools();
+        for (list, capabilities) in [
+            ("auto-grant", &config.capability_grants.auto_grant),
+            ("high-risk", &config.capability_grants.high_risk),
+        ] {
+            for old in capabilities {
+                if let Some(new) = warden_policy::renamed_capability(old) {
+                    renamed.push(format!(
+                        "capability-grants.{list}: `{}` is now `{new}`",
+                        old.trim()
+                    ));
+                }
+            }
+        }
+        for message in renamed {
+            config.deprecate(format!(
+                "{}: {message} (tools are named `plugin_tool` now; the dotted name is read for \
+                 one more release)",
+                path.display()
+            ));
+        }
         Ok(config)
     }
 

@@ -4,7 +4,7 @@ use super::*;
 
 fn spec() -> ToolSpec {
     ToolSpec {
-        name: "fs.read".parse().unwrap(),
+        name: "fs_read".parse().unwrap(),
         summary: "Read a file".into(),
         description: "Read a file".into(),
         category: Category::FileSystem,
@@ -20,13 +20,31 @@ fn spec() -> ToolSpec {
 
 #[test]
 fn tool_names_are_normalised_and_checked() {
-    assert_eq!(" FS.Read ".parse::<ToolName>().unwrap().as_str(), "fs.read");
+    assert_eq!(" FS_Read ".parse::<ToolName>().unwrap().as_str(), "fs_read");
+    for good in ["fs_read", "fs_re-ad", "browser_accessibility_scan", "a_1"] {
+        assert!(good.parse::<ToolName>().is_ok(), "{good} refused");
+    }
+    let longest = format!("a_{}", "b".repeat(MAX_TOOL_NAME - 2));
+    assert!(longest.parse::<ToolName>().is_ok());
     for bad in [
-        "read", "fs.", ".read", "fs.re-ad", "fs.1read", "fs read", "",
+        "read",
+        "fs_",
+        "_read",
+        "1fs_read",
+        "fs read",
+        "",
+        "fs.read",
+        "fs:read",
+        "fs_réad",
+        &format!("{longest}c"),
     ] {
         assert!(bad.parse::<ToolName>().is_err(), "{bad} accepted");
     }
-    assert_eq!("a.b.c".parse::<ToolName>().unwrap().namespace(), "a");
+    let err = "fs.read".parse::<ToolName>().unwrap_err().to_string();
+    assert!(err.contains("use `fs_read`"), "{err}");
+    let name = "my_plugin_run".parse::<ToolName>().unwrap();
+    assert!(name.in_namespace("my_plugin") && name.in_namespace("my"));
+    assert!(!name.in_namespace("my_plugin_run") && !name.in_namespace("other"));
 }
 
 #[test]

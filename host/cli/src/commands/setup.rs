@@ -108,7 +108,7 @@ pub struct AgentArgs {
     /// Override the agent's mode: default, plan, accept-edits, autonomous.
     #[arg(long, value_parser = parse_mode)]
     pub mode: Option<Mode>,
-    /// Add an allow rule, e.g. 'fs.write(/src/**)' (repeatable).
+    /// Add an allow rule, e.g. 'fs_write(/src/**)' (repeatable).
     #[arg(long = "allow", value_name = "RULE")]
     pub allow: Vec<String>,
     /// Add an ask rule (repeatable).
@@ -121,6 +121,20 @@ pub struct AgentArgs {
 
 impl AgentArgs {
     pub fn overrides(&self) -> AgentOverrides {
+        for (flag, rules) in [
+            ("--allow", &self.allow),
+            ("--ask", &self.ask),
+            ("--deny", &self.deny),
+        ] {
+            for rule in rules {
+                if let Some(new) = warden_policy::renamed_rule(rule) {
+                    warn_renamed(
+                        &format!("{flag} '{}'", rule.trim()),
+                        &format!("{flag} '{new}'"),
+                    );
+                }
+            }
+        }
         AgentOverrides {
             agent: self.agent.clone(),
             mode: self.mode,
