@@ -30,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
     let agent = AgentPolicy::rules_only("fuzz", Mode::Default, rules);
     let call = Call {
         tool: ToolFacts {
-            name: "t.x",
+            name: "t_x",
             category,
             action_type: "code:write",
             side_effect: true,

@@ -21,7 +21,7 @@
 //!     }
 //!
 //!     /// Greet someone.
-//!     #[tool(name = "hello.greet", category = "communication",
+//!     #[tool(name = "hello_greet", category = "communication",
 //!            action = "comms:internal", side_effect = false)]
 //!     fn greet(args: Args) -> Result<String, ToolError> {
 //!         Ok(format!("hello, {}", args.name))

@@ -39,7 +39,7 @@ impl Backend for Deployer {
     fn tools(&self) -> Vec<ToolSpec> {
         vec![
             serde_json::from_value(json!({
-                "name": "ship.deploy",
+                "name": "ship_deploy",
                 "summary": "Deploys a build.",
                 "description": "Deploys a build to an environment.",
                 "category": "deployment",
@@ -152,31 +152,31 @@ type Case = (fn() -> CallRequest, &'static str, &'static str);
 async fn a_client_answer_adds_only_the_asked_call_and_an_operator_any_rule() {
     let write = || {
         request(
-            "fs.write",
+            "fs_write",
             json!({"path": "notes/a.txt", "content": "x", "create_dirs": true}),
         )
     };
-    let breaker = || request("fs.delete", json!({"path": "/workspace"}));
-    let deploy = || request("ship.deploy", json!({"env": "production"}));
+    let breaker = || request("fs_delete", json!({"path": "/workspace"}));
+    let deploy = || request("ship_deploy", json!({"env": "production"}));
     // (call, rule the answer adds, what the call is)
     let cases: Vec<Case> = vec![
         (write, "*", "a bare `*`"),
-        (write, "fs.delete(//workspace/notes/a.txt)", "another tool"),
-        (write, "fs.*", "a tool glob"),
-        (write, "fs.write(/**)", "a broader specifier"),
+        (write, "fs_delete(//workspace/notes/a.txt)", "another tool"),
+        (write, "fs_*", "a tool glob"),
+        (write, "fs_write(/**)", "a broader specifier"),
         (
             write,
-            "fs.write(//workspace/notes/*)",
+            "fs_write(//workspace/notes/*)",
             "a broader specifier",
         ),
         (
             breaker,
-            "fs.delete(//workspace)",
+            "fs_delete(//workspace)",
             "a circuit breaker's exact call",
         ),
         (
             deploy,
-            "ship.deploy(production)",
+            "ship_deploy(production)",
             "a high-risk action's exact call",
         ),
     ];
@@ -233,7 +233,7 @@ async fn a_client_answer_adds_only_the_asked_call_and_an_operator_any_rule() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_exact_call_is_the_clients_to_allow_for_good() {
     let f = fixture().await;
-    let call = request("fs.write", json!({"path": "a.txt", "content": "x"}));
+    let call = request("fs_write", json!({"path": "a.txt", "content": "x"}));
     let probe = answered(
         &f,
         &call,
@@ -263,7 +263,7 @@ async fn the_exact_call_is_the_clients_to_allow_for_good() {
     .await;
     assert!(again.is_ok());
     assert!(person.asked.lock().unwrap().is_empty());
-    let other = request("fs.write", json!({"path": "b.txt", "content": "x"}));
+    let other = request("fs_write", json!({"path": "b.txt", "content": "x"}));
     let (denied, person) = answered(
         &f,
         &other,
@@ -276,8 +276,8 @@ async fn the_exact_call_is_the_clients_to_allow_for_good() {
     assert_eq!(person.asked.lock().unwrap().len(), 1);
     // Breakers and high-risk actions are not offered "always" at all.
     for call in [
-        request("fs.delete", json!({"path": "/workspace"})),
-        request("ship.deploy", json!({"env": "production"})),
+        request("fs_delete", json!({"path": "/workspace"})),
+        request("ship_deploy", json!({"env": "production"})),
     ] {
         let probe = answered(
             &f,

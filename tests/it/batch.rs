@@ -45,7 +45,7 @@ async fn gate() -> Gate {
 async fn arguments_are_validated_with_the_field_path() {
     let gate = gate().await;
     let e = gate
-        .call(request("fs.read", json!({"path": "a", "limit": "ten"}), 1))
+        .call(request("fs_read", json!({"path": "a", "limit": "ten"}), 1))
         .await;
     let (ty, code, msg) = error(&e);
     assert_eq!(
@@ -53,25 +53,32 @@ async fn arguments_are_validated_with_the_field_path() {
         ("ArgumentValidationError", "invalid_argument")
     );
     assert!(msg.contains("/limit"), "{msg}");
-    let e = gate.call(request("fs.read", json!({"pth": "a"}), 2)).await;
+    let e = gate.call(request("fs_read", json!({"pth": "a"}), 2)).await;
     let (_, _, msg) = error(&e);
     assert!(msg.contains("path") && msg.contains("pth"), "{msg}");
-    let e = gate.call(request("fs.read", json!("a"), 3)).await;
+    let e = gate.call(request("fs_read", json!("a"), 3)).await;
     assert_eq!(error(&e).0, "ArgumentValidationError");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn unknown_tools_are_error_results() {
     let gate = gate().await;
-    let e = gate.call(request("fs.teleport", json!({}), 1)).await;
+    let e = gate.call(request("fs_teleport", json!({}), 1)).await;
     let (ty, _, msg) = error(&e);
     assert_eq!(ty, "UnknownTool");
-    assert!(msg.contains("fs.teleport"), "{msg}");
+    assert!(msg.contains("fs_teleport"), "{msg}");
     // Names are normalised.
     let e = gate
-        .call(request(" PROBE.Run ", json!({"action": "noop"}), 2))
+        .call(request(" PROBE_Run ", json!({"action": "noop"}), 2))
         .await;
     assert_eq!(data(&e)["ok"], true);
+    // The old dotted spelling is not a name, but the error gives the new one.
+    let e = gate
+        .call(request(" PROBE.Run ", json!({"action": "noop"}), 3))
+        .await;
+    let (ty, _, msg) = error(&e);
+    assert_eq!(ty, "UnknownTool");
+    assert!(msg.contains("tools are named `probe_run` now"), "{msg}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -85,12 +92,12 @@ async fn tools_are_listed_sorted() {
     assert_eq!(
         names,
         [
-            "fs.delete",
-            "fs.edit",
-            "fs.list",
-            "fs.read",
-            "fs.write",
-            "probe.run"
+            "fs_delete",
+            "fs_edit",
+            "fs_list",
+            "fs_read",
+            "fs_write",
+            "probe_run"
         ]
     );
 }
@@ -100,20 +107,20 @@ async fn a_failing_call_never_aborts_its_siblings() {
     let gate = gate().await;
     let requests = vec![
         request(
-            "probe.run",
+            "probe_run",
             json!({"action": "panic", "message": "first"}),
             0,
         ),
-        request("probe.run", json!({"action": "noop"}), 1),
-        request("probe.run", json!({"action": "spin", "ms": 60_000}), 2),
-        request("probe.run", json!({"action": "bogus"}), 3),
-        request("nope.tool", json!({}), 4),
+        request("probe_run", json!({"action": "noop"}), 1),
+        request("probe_run", json!({"action": "spin", "ms": 60_000}), 2),
+        request("probe_run", json!({"action": "bogus"}), 3),
+        request("nope_tool", json!({}), 4),
         request(
-            "probe.run",
+            "probe_run",
             json!({"action": "alloc", "bytes": 500_000_000u64}),
             5,
         ),
-        request("probe.run", json!({"action": "emit", "bytes": 3}), 6),
+        request("probe_run", json!({"action": "emit", "bytes": 3}), 6),
     ];
     let results = gate.call_batch(requests, Some(3)).await;
     let kinds: Vec<String> = results
@@ -153,7 +160,7 @@ async fn two_plugins_exporting_one_name_is_a_clear_error() {
     assert!(matches!(err, GateError::DuplicateTool { .. }));
     let msg = err.to_string();
     assert!(
-        msg.contains("first copy") && msg.contains("second copy") && msg.contains("probe.run"),
+        msg.contains("first copy") && msg.contains("second copy") && msg.contains("probe_run"),
         "{msg}"
     );
 }
@@ -171,7 +178,7 @@ impl warden_api::Backend for Counter {
     fn tools(&self) -> Vec<warden_api::ToolSpec> {
         vec![
             serde_json::from_value(json!({
-                "name": "count.wait",
+                "name": "count_wait",
                 "summary": "Waits for a permit.",
                 "description": "Waits for a permit, counting the calls that wait together.",
                 "category": "memory",
@@ -226,7 +233,7 @@ async fn a_batch_runs_at_most_its_concurrency_limit_at_once() {
         .unwrap()
         .build();
     let requests = (0..10)
-        .map(|i| request("count.wait", json!({}), i))
+        .map(|i| request("count_wait", json!({}), i))
         .collect();
     let batch = {
         let gate = gate.clone();

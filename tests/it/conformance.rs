@@ -35,47 +35,47 @@ fn samples(http: &HttpServer) -> BTreeMap<&'static str, Sample> {
         s.insert(name, Sample { ok, fails });
     };
     add(
-        "fs.read",
+        "fs_read",
         json!({"path": "hello.txt"}),
         json!({"path": "missing.txt"}),
     );
     add(
-        "fs.write",
+        "fs_write",
         json!({"path": "new.txt", "content": "x"}),
         json!({"path": "sub", "content": "x"}),
     );
     add(
-        "fs.edit",
+        "fs_edit",
         json!({"path": "hello.txt", "old": "hello", "new": "hi"}),
         json!({"path": "hello.txt", "old": "not in the file", "new": "x"}),
     );
     add(
-        "fs.list",
+        "fs_list",
         json!({"path": ".", "recursive": true}),
         json!({"path": "missing"}),
     );
     add(
-        "fs.delete",
+        "fs_delete",
         json!({"path": "doomed.txt"}),
         json!({"path": "missing.txt"}),
     );
     add(
-        "http.fetch",
+        "http_fetch",
         json!({"url": http.url("/hello")}),
         json!({"url": "http://127.0.0.1:1/"}),
     );
     add(
-        "search.grep",
+        "search_grep",
         json!({"pattern": "hel+o"}),
         json!({"pattern": "(unclosed"}),
     );
     add(
-        "search.glob",
+        "search_glob",
         json!({"pattern": "**/*.txt"}),
         json!({"pattern": "*.txt", "path": "missing"}),
     );
     add(
-        "json.query",
+        "json_query",
         json!({"filter": ".items[] | .name", "input": {"items": [{"name": "a"}]}}),
         json!({"filter": ".[", "input": {}}),
     );

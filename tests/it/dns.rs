@@ -37,7 +37,7 @@ async fn a_refused_name_sends_no_query_to_the_resolver() {
     let mut details = Vec::new();
     for name in [REFUSED, GRANTED] {
         let action = json!({"action": "connect", "host": name, "port": 9});
-        let e = common::call(&probe, "probe.run", action, &grants, common::limits()).await;
+        let e = common::call(&probe, "probe_run", action, &grants, common::limits()).await;
         details.push((name, data(&e)["detail"].as_str().unwrap().to_owned()));
     }
     let asked = asked.lock().unwrap().clone();

@@ -24,11 +24,11 @@ async fn specs_are_what_the_issue_asks_for() {
     assert_eq!(
         tools,
         [
-            ("fs.read", "code:read", false),
-            ("fs.write", "code:write", true),
-            ("fs.edit", "code:write", true),
-            ("fs.list", "code:read", false),
-            ("fs.delete", "code:delete", true),
+            ("fs_read", "code:read", false),
+            ("fs_write", "code:write", true),
+            ("fs_edit", "code:write", true),
+            ("fs_list", "code:read", false),
+            ("fs_delete", "code:delete", true),
         ]
     );
     for t in &fs.manifest().tools {
@@ -56,7 +56,7 @@ async fn read_with_offset_and_limit() {
     let fs = common::fs_plugin().await;
     let e = common::call(
         &fs,
-        "fs.read",
+        "fs_read",
         json!({"path": "lines.txt", "offset": 1, "limit": 2}),
         &g,
         common::limits(),
@@ -75,7 +75,7 @@ async fn read_with_offset_and_limit() {
     assert_eq!(d["truncated"], true);
     let e = common::call(
         &fs,
-        "fs.read",
+        "fs_read",
         json!({"path": "/workspace/lines.txt"}),
         &g,
         common::limits(),
@@ -84,7 +84,7 @@ async fn read_with_offset_and_limit() {
     assert_eq!(data(&e)["content"], "one\ntwo\nthree\nfour\n");
     let e = common::call(
         &fs,
-        "fs.read",
+        "fs_read",
         json!({"path": "missing.txt"}),
         &g,
         common::limits(),
@@ -103,7 +103,7 @@ async fn binary_files_are_refused() {
     let (dir, g) = workspace();
     std::fs::write(dir.path().join("bin"), [0xff, 0xfe, 0x00]).unwrap();
     let fs = common::fs_plugin().await;
-    let e = common::call(&fs, "fs.read", json!({"path": "bin"}), &g, common::limits()).await;
+    let e = common::call(&fs, "fs_read", json!({"path": "bin"}), &g, common::limits()).await;
     assert_eq!(error(&e).1, "not_text");
 }
 
@@ -113,7 +113,7 @@ async fn write_then_edit() {
     let fs = common::fs_plugin().await;
     let e = common::call(
         &fs,
-        "fs.write",
+        "fs_write",
         json!({"path": "deep/new.txt", "content": "a\nb\na\n", "create_dirs": true}),
         &g,
         common::limits(),
@@ -127,7 +127,7 @@ async fn write_then_edit() {
 
     let e = common::call(
         &fs,
-        "fs.edit",
+        "fs_edit",
         json!({"path": "deep/new.txt", "old": "a\n", "new": "z\n"}),
         &g,
         common::limits(),
@@ -145,7 +145,7 @@ async fn write_then_edit() {
 
     let e = common::call(
         &fs,
-        "fs.edit",
+        "fs_edit",
         json!({"path": "deep/new.txt", "old": "nope", "new": "z"}),
         &g,
         common::limits(),
@@ -155,7 +155,7 @@ async fn write_then_edit() {
 
     let e = common::call(
         &fs,
-        "fs.edit",
+        "fs_edit",
         json!({"path": "deep/new.txt", "old": "b\na", "new": "B\nA"}),
         &g,
         common::limits(),
@@ -175,7 +175,7 @@ async fn write_under_a_read_only_grant_is_denied() {
     let fs = common::fs_plugin().await;
     let e = common::call(
         &fs,
-        "fs.write",
+        "fs_write",
         json!({"path": "x.txt", "content": "x"}),
         &ro,
         common::limits(),
@@ -207,7 +207,7 @@ async fn list_recursive_with_glob_does_not_follow_symlinks_out() {
 
     let e = common::call(
         &fs,
-        "fs.list",
+        "fs_list",
         json!({"path": "src", "recursive": true, "glob": "**/*.rs"}),
         &g,
         common::limits(),
@@ -221,14 +221,14 @@ async fn list_recursive_with_glob_does_not_follow_symlinks_out() {
         .collect();
     assert_eq!(paths, ["bin/tool.rs", "main.rs"]);
 
-    let e = common::call(&fs, "fs.list", json!({"path": "src"}), &g, common::limits()).await;
+    let e = common::call(&fs, "fs_list", json!({"path": "src"}), &g, common::limits()).await;
     let entries = data(&e)["entries"].as_array().unwrap().clone();
     let link = entries.iter().find(|e| e["path"] == "link").unwrap();
     assert_eq!(link["kind"], "symlink");
 
     let e = common::call(
         &fs,
-        "fs.list",
+        "fs_list",
         json!({"path": "src", "max_entries": 1}),
         &g,
         common::limits(),
@@ -238,7 +238,7 @@ async fn list_recursive_with_glob_does_not_follow_symlinks_out() {
 
     let e = common::call(
         &fs,
-        "fs.list",
+        "fs_list",
         json!({"path": "src", "glob": "[oops"}),
         &g,
         common::limits(),
@@ -255,7 +255,7 @@ async fn delete_files_and_trees() {
     let fs = common::fs_plugin().await;
     let e = common::call(
         &fs,
-        "fs.delete",
+        "fs_delete",
         json!({"path": "tree"}),
         &g,
         common::limits(),
@@ -266,7 +266,7 @@ async fn delete_files_and_trees() {
     assert!(dir.path().join("tree/inner/f").exists());
     let e = common::call(
         &fs,
-        "fs.delete",
+        "fs_delete",
         json!({"path": "tree", "recursive": true}),
         &g,
         common::limits(),
@@ -276,7 +276,7 @@ async fn delete_files_and_trees() {
     assert!(!dir.path().join("tree").exists());
     let e = common::call(
         &fs,
-        "fs.delete",
+        "fs_delete",
         json!({"path": "lines.txt"}),
         &g,
         common::limits(),
@@ -293,7 +293,7 @@ async fn resources_and_unknown_tools_are_errors_not_crashes() {
     // The gate refuses unknown tools before dispatch; the plugin itself
     // also answers an unknown name with an error, never a trap.
     let mut spec = fs.manifest().tools[0].clone();
-    spec.name = "fs.nope".parse().unwrap();
+    spec.name = "fs_nope".parse().unwrap();
     let args = json!({});
     let ctx = common::context();
     let e = fs

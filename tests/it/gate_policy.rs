@@ -55,7 +55,7 @@ async fn gate_with(
 
 const POLICY: &str = r#"
 [rules]
-deny = ["fs.read(/secrets/**)"]
+deny = ["fs_read(/secrets/**)"]
 
 [agents.reader]
 level = "sandboxed"
@@ -63,7 +63,7 @@ mode = "plan"
 
 [agents.writer]
 level = "standard"
-rules = { allow = ["fs.write(/notes/**)"] }
+rules = { allow = ["fs_write(/notes/**)"] }
 
 [agents.boss]
 level = "elevated"
@@ -89,16 +89,16 @@ async fn tool_lists_differ_by_agent() {
     assert_eq!(
         names("reader"),
         [
-            "fs.delete",
-            "fs.edit",
-            "fs.list",
-            "fs.read",
-            "fs.write",
-            "probe.run"
+            "fs_delete",
+            "fs_edit",
+            "fs_list",
+            "fs_read",
+            "fs_write",
+            "probe_run"
         ]
     );
     assert!(names("nobody").is_empty());
-    let p = policy("[agents.narrow]\nlevel = \"elevated\"\ndenied = [\"fs.*\"]\n");
+    let p = policy("[agents.narrow]\nlevel = \"elevated\"\ndenied = [\"fs_*\"]\n");
     let gate = gate_with(
         &p,
         Arc::new(PendingApprovals::new(Duration::from_secs(5))),
@@ -110,11 +110,11 @@ async fn tool_lists_differ_by_agent() {
             .iter()
             .map(|t| t.name.to_string())
             .collect::<Vec<_>>(),
-        ["probe.run"]
+        ["probe_run"]
     );
     // Defence in depth: a tool the agent cannot see is denied at call time.
     let e = gate
-        .call(request("narrow", "fs.read", json!({"path": "a"})))
+        .call(request("narrow", "fs_read", json!({"path": "a"})))
         .await;
     let (ty, code, msg) = error(&e);
     assert_eq!(
@@ -136,16 +136,16 @@ async fn denials_name_the_rule_and_never_reach_the_plugin() {
     )
     .await;
     let e = gate
-        .call(request("boss", "fs.read", json!({"path": "secrets/key"})))
+        .call(request("boss", "fs_read", json!({"path": "secrets/key"})))
         .await;
     let (_, code, msg) = error(&e);
     assert_eq!(code, "denied_by_rule");
-    assert!(msg.contains("fs.read(/secrets/**)"), "{msg}");
+    assert!(msg.contains("fs_read(/secrets/**)"), "{msg}");
 
     // A symlink elsewhere in the workspace resolves into the denied tree.
     std::os::unix::fs::symlink(dir.path().join("secrets"), dir.path().join("innocent")).unwrap();
     let e = gate
-        .call(request("boss", "fs.read", json!({"path": "innocent/key"})))
+        .call(request("boss", "fs_read", json!({"path": "innocent/key"})))
         .await;
     assert_eq!(error(&e).1, "denied_by_rule");
 
@@ -153,7 +153,7 @@ async fn denials_name_the_rule_and_never_reach_the_plugin() {
     let e = gate
         .call(request(
             "reader",
-            "fs.write",
+            "fs_write",
             json!({"path": "x.txt", "content": "x"}),
         ))
         .await;
@@ -163,7 +163,7 @@ async fn denials_name_the_rule_and_never_reach_the_plugin() {
     assert!(!dir.path().join("x.txt").exists());
 
     let e = gate
-        .call(request("stranger", "fs.read", json!({"path": "a"})))
+        .call(request("stranger", "fs_read", json!({"path": "a"})))
         .await;
     assert!(error(&e).2.contains("not configured"));
 }
@@ -178,7 +178,7 @@ async fn asks_wait_for_a_person() {
     let e = gate
         .call(request(
             "writer",
-            "fs.write",
+            "fs_write",
             json!({"path": "notes/a.md", "content": "a", "create_dirs": true}),
         ))
         .await;
@@ -187,8 +187,8 @@ async fn asks_wait_for_a_person() {
     // Outside the rule: asks; answered "allow once".
     let call = spawn_call(&gate, json!({"path": "b.md", "content": "b"}));
     let pending = wait_for_pending(&approvals).await;
-    assert_eq!(pending.call, "fs.write(b.md)");
-    assert_eq!(pending.suggested_rule, "fs.write(//workspace/b.md)");
+    assert_eq!(pending.call, "fs_write(b.md)");
+    assert_eq!(pending.suggested_rule, "fs_write(//workspace/b.md)");
     assert!(approvals.answer(&pending.id, ApprovalAnswer::AllowOnce));
     assert!(call.await.unwrap().is_ok());
     assert_eq!(
@@ -221,7 +221,7 @@ async fn asks_wait_for_a_person() {
     approvals.answer(
         &pending.id,
         ApprovalAnswer::AlwaysAllow {
-            rule: "fs.write(/d/**)".into(),
+            rule: "fs_write(/d/**)".into(),
             by: warden_api::Answerer::Operator(warden_api::Attribution {
                 actor: "ops".into(),
                 confirm: true,
@@ -233,7 +233,7 @@ async fn asks_wait_for_a_person() {
     let e = gate
         .call(request(
             "writer",
-            "fs.write",
+            "fs_write",
             json!({"path": "d/2.md", "content": "2"}),
         ))
         .await;
@@ -261,7 +261,7 @@ async fn unanswered_asks_expire_as_denials() {
     let e = gate
         .call(request(
             "writer",
-            "fs.write",
+            "fs_write",
             json!({"path": "late.md", "content": "x"}),
         ))
         .await;
@@ -283,7 +283,7 @@ async fn decisions_come_before_argument_validation_and_dispatch() {
     let e = gate
         .call(request(
             "boss",
-            "fs.read",
+            "fs_read",
             json!({"path": "a", "limit": "x"}),
         ))
         .await;
@@ -292,7 +292,7 @@ async fn decisions_come_before_argument_validation_and_dispatch() {
     let e = gate
         .call(request(
             "boss",
-            "fs.read",
+            "fs_read",
             json!({"path": "secrets/k", "limit": "x"}),
         ))
         .await;
@@ -304,7 +304,7 @@ async fn decisions_come_before_argument_validation_and_dispatch() {
 /// Starts a call by `writer` that will wait for an answer.
 fn spawn_call(gate: &Gate, args: Value) -> tokio::task::JoinHandle<warden_api::Envelope> {
     let gate = gate.clone();
-    tokio::spawn(async move { gate.call(request("writer", "fs.write", args)).await })
+    tokio::spawn(async move { gate.call(request("writer", "fs_write", args)).await })
 }
 
 async fn wait_for_pending(approvals: &PendingApprovals) -> warden_gate::ApprovalRequest {

@@ -60,7 +60,7 @@ fn write(path: &str) -> CallRequest {
     let mut context = common::context();
     context.agent = "writer".into();
     CallRequest {
-        tool: "fs.write".into(),
+        tool: "fs_write".into(),
         args: json!({"path": path, "content": "x"}),
         context,
     }
@@ -71,7 +71,7 @@ fn grant(from: u64, to: u64) -> CapabilityGrant {
         id: String::new(),
         agent: "writer".into(),
         session: None,
-        capability: Capability::Tool("fs.write".into()),
+        capability: Capability::Tool("fs_write".into()),
         boundary: Boundary {
             paths: vec!["/workspace/out".into()],
             ..Boundary::default()

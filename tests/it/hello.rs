@@ -28,7 +28,7 @@ async fn the_documented_example_works_as_documented() {
     let args = json!({"path": "src/lib.rs", "containing": "fn "});
     let e = common::call(
         &hello,
-        "hello.count_lines",
+        "hello_count_lines",
         args.clone(),
         &ro,
         common::limits(),
@@ -38,7 +38,7 @@ async fn the_documented_example_works_as_documented() {
 
     let e = common::call(
         &hello,
-        "hello.count_lines",
+        "hello_count_lines",
         args,
         &Grants::default(),
         common::limits(),
@@ -51,7 +51,7 @@ async fn the_documented_example_works_as_documented() {
     );
     let e = common::call(
         &hello,
-        "hello.count_lines",
+        "hello_count_lines",
         json!({"path": "/workspace/src/lib.rs"}),
         &Grants::default(),
         common::limits(),

@@ -1,4 +1,4 @@
-//! The `http` plugin (`http.fetch`) against a real server on 127.0.0.1:
+//! The `http` plugin (`http_fetch`) against a real server on 127.0.0.1:
 //! responses, truncation, the host's body cap, and redirects, each hop
 //! checked by the host.
 
@@ -30,7 +30,7 @@ async fn plugin_with(http: HttpLimits) -> Plugin {
 }
 
 async fn fetch(plugin: &Plugin, grants: &Grants, args: Value) -> Envelope {
-    common::call(plugin, "http.fetch", args, grants, common::limits()).await
+    common::call(plugin, "http_fetch", args, grants, common::limits()).await
 }
 
 #[tokio::test(flavor = "multi_thread")]

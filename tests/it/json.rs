@@ -9,7 +9,7 @@ async fn query(ws: &std::path::Path, args: Value) -> warden_api::Envelope {
     let plugin = common::load(&common::runtime(), warden_test_artifacts::JSON).await;
     common::call(
         &plugin,
-        "json.query",
+        "json_query",
         args,
         &common::grant(ws, FsAccess::Read),
         common::limits(),

@@ -266,7 +266,7 @@ async fn manifest_that_lies_about_tools_is_refused() {
         matches!(err, RuntimeError::ManifestMismatch { .. }),
         "{err}"
     );
-    assert!(err.to_string().contains("fs.read"), "{err}");
+    assert!(err.to_string().contains("fs_read"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -51,7 +51,7 @@ async fn host_with(disclosure: DisclosureConfig, elicitation: bool) -> Host {
         code-execution = "containerized"
         [agents.alice]
         level = "standard"
-        rules = { allow = ["probe.run"] }
+        rules = { allow = ["probe_run"] }
         [agents.bob]
         level = "reader"
         "#,
@@ -115,12 +115,12 @@ async fn lists_calls_denials_and_pending_approvals() {
     alice.initialize(json!({})).await;
     let (list, _) = alice.request(1, "tools/list", json!({})).await;
     let names = tool_names(&list);
-    assert!(names.contains(&"probe.run".to_owned()), "{names:?}");
+    assert!(names.contains(&"probe_run".to_owned()), "{names:?}");
     let read = &list["result"]["tools"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|t| t["name"] == "fs.read")
+        .find(|t| t["name"] == "fs_read")
         .unwrap()["annotations"];
     assert_eq!(read["readOnlyHint"], true);
 
@@ -129,23 +129,23 @@ async fn lists_calls_denials_and_pending_approvals() {
     let (list, _) = bob.request(1, "tools/list", json!({})).await;
     let bob_names = tool_names(&list);
     assert!(
-        !bob_names.contains(&"probe.run".to_owned()) && bob_names.contains(&"fs.read".to_owned())
+        !bob_names.contains(&"probe_run".to_owned()) && bob_names.contains(&"fs_read".to_owned())
     );
 
-    let (ok, seen) = call(&mut alice, 2, "fs.read", json!({"path": "hello.txt"})).await;
+    let (ok, seen) = call(&mut alice, 2, "fs_read", json!({"path": "hello.txt"})).await;
     assert_eq!(ok["result"]["isError"], false, "{ok}");
     assert!(
         seen.is_empty(),
         "no log lines before logging/setLevel: {seen:?}"
     );
 
-    let (denied, _) = call(&mut alice, 3, "fs.read", json!({"path": "/etc/shadow"})).await;
+    let (denied, _) = call(&mut alice, 3, "fs_read", json!({"path": "/etc/shadow"})).await;
     let envelope = &error_envelope(&denied["result"]);
     assert_eq!(envelope["status"], "error");
     assert_eq!(envelope["error_type"], "PermissionDenied");
 
     let write = json!({"path": "new.txt", "content": "x"});
-    let (pending, _) = call(&mut alice, 4, "fs.write", write.clone()).await;
+    let (pending, _) = call(&mut alice, 4, "fs_write", write.clone()).await;
     assert_eq!(
         error_envelope(&pending["result"])["domain_code"],
         "approval_pending",
@@ -161,7 +161,7 @@ async fn lists_calls_denials_and_pending_approvals() {
             .is_err()
     );
     host.book.answer(&id, ApprovalAnswer::AllowOnce).unwrap();
-    let (done, _) = call(&mut alice, 5, "fs.write", write).await;
+    let (done, _) = call(&mut alice, 5, "fs_write", write).await;
     assert_eq!(done["result"]["isError"], false, "{done}");
 }
 
@@ -179,7 +179,7 @@ async fn elicitation_answers_an_ask_inside_the_call() {
     };
     let write = |id: u64, path: &str| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": "fs.write", "arguments": {"path": path, "content": "y"}}})
+            "params": {"name": "fs_write", "arguments": {"path": path, "content": "y"}}})
     };
     // A bare tool rule from the client would widen the agent's rules for
     // every write: refused, and the call does not run.
@@ -193,7 +193,7 @@ async fn elicitation_answers_an_ask_inside_the_call() {
         "the form shows the arguments: {message}"
     );
     alice
-        .send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": answer(Some("fs.write"))}))
+        .send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": answer(Some("fs_write"))}))
         .await;
     let (refused, _) = alice.until_response(1).await;
     assert_eq!(
@@ -213,7 +213,7 @@ async fn elicitation_answers_an_ask_inside_the_call() {
     let (again, seen) = call(
         &mut alice,
         3,
-        "fs.write",
+        "fs_write",
         json!({"path": "e.txt", "content": "y"}),
     )
     .await;
@@ -235,7 +235,7 @@ async fn with_elicitation_off_asks_wait_for_the_operator() {
     let (pending, seen) = call(
         &mut alice,
         1,
-        "fs.write",
+        "fs_write",
         json!({"path": "o.txt", "content": "x"}),
     )
     .await;
@@ -262,7 +262,7 @@ async fn progress_logging_and_cancellation() {
         .request(
             2,
             "tools/call",
-            json!({"name": "probe.run", "arguments": {"action": "steps", "steps": 3, "ms": 5},
+            json!({"name": "probe_run", "arguments": {"action": "steps", "steps": 3, "ms": 5},
                    "_meta": {"progressToken": "p1"}}),
         )
         .await;
@@ -282,7 +282,7 @@ async fn progress_logging_and_cancellation() {
     // A long call, cancelled: its progress stops and the session serves on.
     alice
         .send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-            "params": {"name": "probe.run", "arguments": {"action": "steps", "steps": 1000, "ms": 20},
+            "params": {"name": "probe_run", "arguments": {"action": "steps", "steps": 1000, "ms": 20},
                        "_meta": {"progressToken": "p2"}}}))
         .await;
     loop {
@@ -298,14 +298,14 @@ async fn progress_logging_and_cancellation() {
         )
         .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let (ok, seen) = call(&mut alice, 4, "probe.run", json!({"action": "noop"})).await;
+    let (ok, seen) = call(&mut alice, 4, "probe_run", json!({"action": "noop"})).await;
     assert_eq!(ok["result"]["isError"], false, "{ok}");
     let before = seen
         .iter()
         .filter(|m| m["params"]["progressToken"] == "p2")
         .count();
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let (_, later) = call(&mut alice, 5, "probe.run", json!({"action": "noop"})).await;
+    let (_, later) = call(&mut alice, 5, "probe_run", json!({"action": "noop"})).await;
     let after = later
         .iter()
         .filter(|m| m["params"]["progressToken"] == "p2")
@@ -338,7 +338,7 @@ async fn disclosure_loads_tools_and_announces_changes() {
             .len()
             >= 5
     );
-    let (l2, seen) = call(&mut alice, 3, "load_tool", json!({"name": "fs.read"})).await;
+    let (l2, seen) = call(&mut alice, 3, "load_tool", json!({"name": "fs_read"})).await;
     assert!(l2["result"]["structuredContent"]["tool"]["input_schema"].is_object());
     // The notice comes before the answer to the call that changed the list.
     assert!(
@@ -347,8 +347,8 @@ async fn disclosure_loads_tools_and_announces_changes() {
         "{seen:?}"
     );
     let (list, _) = alice.request(4, "tools/list", json!({})).await;
-    assert!(tool_names(&list).contains(&"fs.read".to_owned()));
-    let (missing, _) = call(&mut alice, 5, "load_tool", json!({"name": "nope.x"})).await;
+    assert!(tool_names(&list).contains(&"fs_read".to_owned()));
+    let (missing, _) = call(&mut alice, 5, "load_tool", json!({"name": "nope_x"})).await;
     assert_eq!(missing["result"]["isError"], true);
 }
 
@@ -484,12 +484,12 @@ async fn a_client_that_disconnects_mid_call_harms_no_one() {
     first.initialize(json!({})).await;
     first
         .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "probe.run", "arguments": {"action": "steps", "steps": 1000, "ms": 20}}}))
+            "params": {"name": "probe_run", "arguments": {"action": "steps", "steps": 1000, "ms": 20}}}))
         .await;
     drop(first);
     let mut second = Wire::start(&host.server, "alice");
     second.initialize(json!({})).await;
-    let (ok, _) = call(&mut second, 1, "probe.run", json!({"action": "noop"})).await;
+    let (ok, _) = call(&mut second, 1, "probe_run", json!({"action": "noop"})).await;
     assert_eq!(ok["result"]["isError"], false, "{ok}");
 }
 

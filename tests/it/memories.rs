@@ -17,7 +17,7 @@ use crate::common::{self, data, error};
 
 /// Pages each memory grows by per call: 20 MiB, under a 32 MiB limit.
 const PAGES: u32 = 320;
-const TOOL: &str = "mem.spread";
+const TOOL: &str = "mem_spread";
 
 /// Canonical-ABI data for the main module's memory, built front to back.
 #[derive(Default)]

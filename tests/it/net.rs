@@ -19,7 +19,7 @@ fn net(patterns: &[&str]) -> Grants {
 /// (ok, detail) of a probe action.
 async fn probe(grants: &Grants, action: Value) -> (bool, String) {
     let probe = common::probe().await;
-    let e = common::call(&probe, "probe.run", action, grants, common::limits()).await;
+    let e = common::call(&probe, "probe_run", action, grants, common::limits()).await;
     let out = data(&e);
     (
         out["ok"].as_bool().unwrap(),

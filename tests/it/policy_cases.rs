@@ -55,17 +55,17 @@ struct File {
 /// Defaults for the tools the cases use most.
 fn tool_defaults(tool: &str) -> Option<(&'static str, &'static str, bool)> {
     Some(match tool {
-        "fs.read" | "fs.list" => ("file-system", "code:read", false),
-        "fs.write" | "fs.edit" => ("file-system", "code:write", true),
-        "fs.delete" => ("file-system", "code:delete", true),
-        "terminal.exec" => ("terminal", "code:write", true),
-        "http.fetch" => ("web", "external_data:request", false),
-        "git.push" => ("version-control", "vcs:push", true),
-        "git.commit" => ("version-control", "vcs:commit", true),
-        "db.query" => ("database", "db:query", false),
-        "db.migrate" => ("database", "db:mutate", true),
-        "deploy.prod" => ("deployment", "deploy:production", true),
-        "code.run" => ("code-execution", "test:run", true),
+        "fs_read" | "fs_list" => ("file-system", "code:read", false),
+        "fs_write" | "fs_edit" => ("file-system", "code:write", true),
+        "fs_delete" => ("file-system", "code:delete", true),
+        "terminal_exec" => ("terminal", "code:write", true),
+        "http_fetch" => ("web", "external_data:request", false),
+        "git_push" => ("version-control", "vcs:push", true),
+        "git_commit" => ("version-control", "vcs:commit", true),
+        "db_query" => ("database", "db:query", false),
+        "db_migrate" => ("database", "db:mutate", true),
+        "deploy_prod" => ("deployment", "deploy:production", true),
+        "code_run" => ("code-execution", "test:run", true),
         _ => return None,
     })
 }
@@ -108,8 +108,8 @@ fn run(case: &Case) -> Result<(), String> {
         agent.set_mode(mode);
     }
     // As the gate does with its tool table: a deny rule on a file tool
-    // (every `fs.*` tool here is one) denies its path to every tool.
-    agent.deny_file_paths(|pattern| pattern.starts_with("fs."));
+    // (every `fs_*` tool here is one) denies its path to every tool.
+    agent.deny_file_paths(|pattern| pattern.starts_with("fs_"));
     let workspace = case.workspace.as_deref().unwrap_or("/work/proj");
     let env = Env {
         workspace,

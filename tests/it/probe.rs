@@ -116,7 +116,7 @@ async fn grant_matrix() {
         for (grants, expect) in grant_sets.iter().zip(expected) {
             let envelope = common::call(
                 &probe,
-                "probe.run",
+                "probe_run",
                 action.clone(),
                 grants,
                 common::limits(),
@@ -166,7 +166,7 @@ async fn effective_grant_is_the_weaker_side() {
     let ro = common::grant(&s.ws, FsAccess::Read);
     let e = common::call(
         &probe,
-        "probe.run",
+        "probe_run",
         json!({"action": "write", "path": "x", "content": "y"}),
         &ro,
         common::limits(),
@@ -179,7 +179,7 @@ async fn effective_grant_is_the_weaker_side() {
 async fn noop_works(probe: &warden_runtime::Plugin) {
     let e = common::call(
         probe,
-        "probe.run",
+        "probe_run",
         json!({"action": "noop"}),
         &Grants::default(),
         common::limits(),
@@ -201,7 +201,7 @@ async fn endless_loop_stops_at_the_deadline() {
     };
     let e = common::call(
         &probe,
-        "probe.run",
+        "probe_run",
         json!({"action": "spin", "ms": 60_000}),
         &Grants::default(),
         limits,
@@ -226,7 +226,7 @@ async fn memory_bomb_stops_at_the_limit() {
     };
     let e = common::call(
         &probe,
-        "probe.run",
+        "probe_run",
         json!({"action": "alloc", "bytes": 200_000_000u64}),
         &Grants::default(),
         limits,
@@ -242,7 +242,7 @@ async fn memory_bomb_stops_at_the_limit() {
     // Under the limit is fine.
     let e = common::call(
         &probe,
-        "probe.run",
+        "probe_run",
         json!({"action": "alloc", "bytes": 4_000_000}),
         &Grants::default(),
         limits,
@@ -257,7 +257,7 @@ async fn panic_is_an_error_result() {
     let probe = common::probe().await;
     let e = common::call(
         &probe,
-        "probe.run",
+        "probe_run",
         json!({"action": "panic", "message": "boom at the probe"}),
         &Grants::default(),
         common::limits(),
@@ -278,7 +278,7 @@ async fn oversized_output_is_refused() {
     };
     let e = common::call(
         &probe,
-        "probe.run",
+        "probe_run",
         json!({"action": "emit", "bytes": 5000}),
         &Grants::default(),
         limits,
@@ -292,7 +292,7 @@ async fn oversized_output_is_refused() {
     assert!(msg.contains("1000 bytes"), "{msg}");
     let e = common::call(
         &probe,
-        "probe.run",
+        "probe_run",
         json!({"action": "emit", "bytes": 10}),
         &Grants::default(),
         limits,
@@ -306,7 +306,7 @@ async fn chatty_stdout_is_capped_not_fatal() {
     let probe = common::probe().await;
     let e = common::call(
         &probe,
-        "probe.run",
+        "probe_run",
         json!({"action": "print", "bytes": 200_000}),
         &Grants::default(),
         common::limits(),
@@ -315,7 +315,7 @@ async fn chatty_stdout_is_capped_not_fatal() {
     assert_eq!(data(&e)["detail"], "printed");
     let e = common::call(
         &probe,
-        "probe.run",
+        "probe_run",
         json!({"action": "log", "message": "hello host"}),
         &Grants::default(),
         common::limits(),
@@ -335,7 +335,7 @@ async fn concurrent_calls_are_isolated() {
             let args = json!({"action": "count", "remember": format!("call-{i}")});
             common::call(
                 &probe,
-                "probe.run",
+                "probe_run",
                 args,
                 &Grants::default(),
                 common::limits(),
@@ -449,7 +449,7 @@ async fn a_fifo_cannot_hold_a_call_past_its_deadline() {
         let (p, g) = (probe.clone(), grants.clone());
         let args = json!({"action": action, "path": path, "content": "x"});
         let call =
-            tokio::spawn(async move { common::call(&p, "probe.run", args, &g, limits).await });
+            tokio::spawn(async move { common::call(&p, "probe_run", args, &g, limits).await });
         let Result::Ok(joined) = tokio::time::timeout(Duration::from_secs(30), call).await else {
             // Free the stuck thread (a writer and a reader end the
             // blocking opens), then fail.
@@ -514,7 +514,7 @@ async fn a_file_swapped_for_a_fifo_mid_open_cannot_hold_a_call() {
         let args = json!({"action": "read", "path": "target"});
         let call =
             tokio::spawn(
-                async move { common::call(&p, "probe.run", args, &g, common::limits()).await },
+                async move { common::call(&p, "probe_run", args, &g, common::limits()).await },
             );
         let Result::Ok(joined) = tokio::time::timeout(Duration::from_secs(30), call).await else {
             stop.store(true, Ordering::Relaxed);

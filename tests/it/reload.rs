@@ -28,7 +28,7 @@ fn which(id: usize, millis: u64) -> CallRequest {
     let mut context = common::context();
     context.request_id = format!("r{id}");
     CallRequest {
-        tool: "swap.which".into(),
+        tool: "swap_which".into(),
         args: json!({ "millis": millis }),
         context,
     }
@@ -111,7 +111,7 @@ async fn a_plugin_swapped_under_twenty_calls_fails_none_and_mixes_none() {
     let change = gate
         .replace(vec![("swap".into(), Some(registration(v2)))])
         .unwrap();
-    assert_eq!(change.replaced, vec!["swap.which"]);
+    assert_eq!(change.replaced, vec!["swap_which"]);
     let after: Vec<_> = (20..25)
         .map(|i| {
             let gate = gate.clone();
@@ -143,7 +143,7 @@ async fn a_conflicting_replacement_changes_nothing() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("swap.which") && e.contains("another (a copy)"),
+        e.contains("swap_which") && e.contains("another (a copy)"),
         "{e}"
     );
     let ok = gate.call(which(1, 1)).await;
@@ -386,7 +386,7 @@ async fn the_registry_installs_lists_refuses_conflicts_and_reloads_from_cache() 
         vec![("hello", "0.1.0"), ("swap", "1.0.0")]
     );
     assert_eq!(listed[1].publisher.as_deref(), Some("acme"));
-    assert_eq!(listed[1].tools, vec!["swap.which"]);
+    assert_eq!(listed[1].tools, vec!["swap_which"]);
 
     // The same name replaces; another name exporting the same tool clashes.
     let v2 = registry
@@ -401,7 +401,7 @@ async fn the_registry_installs_lists_refuses_conflicts_and_reloads_from_cache() 
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("hello.count_lines") && e.contains("hello"),
+        e.contains("hello_count_lines") && e.contains("hello"),
         "{e}"
     );
 

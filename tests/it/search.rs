@@ -67,7 +67,7 @@ fn matches(out: &Value) -> Vec<(String, u64)> {
 #[tokio::test(flavor = "multi_thread")]
 async fn grep_finds_matches_with_context_and_never_follows_symlinks() {
     let t = tree();
-    let e = call("search.grep", &t, json!({"pattern": "TODO", "context": 1})).await;
+    let e = call("search_grep", &t, json!({"pattern": "TODO", "context": 1})).await;
     let out = data(&e);
     assert_eq!(
         matches(out),
@@ -89,7 +89,7 @@ async fn grep_finds_matches_with_context_and_never_follows_symlinks() {
 async fn grep_filters_by_globs_case_and_count() {
     let t = tree();
     let e = call(
-        "search.grep",
+        "search_grep",
         &t,
         json!({"pattern": "todo", "ignore_case": true, "include": ["*.rs"], "exclude": ["target"]}),
     )
@@ -99,7 +99,7 @@ async fn grep_filters_by_globs_case_and_count() {
         [("src/main.rs".into(), 2), ("src/util/mod.rs".into(), 2)]
     );
     let e = call(
-        "search.grep",
+        "search_grep",
         &t,
         json!({"pattern": "TODO", "max_results": 2}),
     )
@@ -108,7 +108,7 @@ async fn grep_filters_by_globs_case_and_count() {
     assert_eq!(out["matches"].as_array().unwrap().len(), 2);
     assert_eq!(out["truncated"], true);
     let e = call(
-        "search.grep",
+        "search_grep",
         &t,
         json!({"pattern": "run()", "fixed_strings": true}),
     )
@@ -117,7 +117,7 @@ async fn grep_filters_by_globs_case_and_count() {
         matches(data(&e)),
         [("src/main.rs".into(), 3), ("src/util/mod.rs".into(), 1)]
     );
-    let e = call("search.grep", &t, json!({"pattern": "run("})).await;
+    let e = call("search_grep", &t, json!({"pattern": "run("})).await;
     let (_, code, msg) = error(&e);
     assert_eq!(code, "invalid_pattern", "{msg}");
 }
@@ -126,7 +126,7 @@ async fn grep_filters_by_globs_case_and_count() {
 async fn grep_through_a_symlink_out_of_the_grant_is_refused() {
     let t = tree();
     for path in ["linked_dir", "src/linked.rs", "/workspace/../outside"] {
-        let e = call("search.grep", &t, json!({"pattern": "TODO", "path": path})).await;
+        let e = call("search_grep", &t, json!({"pattern": "TODO", "path": path})).await;
         match &e {
             warden_api::Envelope::Ok { data } => {
                 assert_eq!(data["matches"], json!([]), "{path}: {data}");
@@ -143,20 +143,20 @@ async fn grep_through_a_symlink_out_of_the_grant_is_refused() {
 #[tokio::test(flavor = "multi_thread")]
 async fn glob_lists_matching_files_but_no_symlinks() {
     let t = tree();
-    let e = call("search.glob", &t, json!({"pattern": "**/*.rs"})).await;
+    let e = call("search_glob", &t, json!({"pattern": "**/*.rs"})).await;
     assert_eq!(
         data(&e)["paths"],
         json!(["src/main.rs", "src/util/mod.rs", "target/gen.rs"])
     );
     let e = call(
-        "search.glob",
+        "search_glob",
         &t,
         json!({"pattern": "*.md", "path": "docs"}),
     )
     .await;
     assert_eq!(data(&e)["paths"], json!(["notes.md"]));
     let e = call(
-        "search.glob",
+        "search_glob",
         &t,
         json!({"pattern": "*", "include_dirs": true, "exclude": ["target", "*.rs"], "max_results": 3}),
     )

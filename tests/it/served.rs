@@ -68,7 +68,7 @@ async fn start_in(extra: &str, dir: tempfile::TempDir) -> Served {
 
 fn read(n: u32) -> CallRequest {
     CallRequest {
-        tool: "fs.read".into(),
+        tool: "fs_read".into(),
         args: json!({"path": "a.txt"}),
         context: CallContext {
             agent: "worker".into(),
@@ -226,7 +226,7 @@ async fn tasks_named_by_a_client_share_a_container_until_the_session_ends() {
     for (id, task) in [(1, &t1), (2, &t1), (3, &t2)] {
         send(
             json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-            "name": "terminal.exec", "arguments": {"command": "hostname"},
+            "name": "terminal_exec", "arguments": {"command": "hostname"},
             "_meta": {"dev.warden/task": task}}}),
         )
         .await;

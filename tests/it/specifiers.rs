@@ -47,7 +47,7 @@ async fn a_private_target_is_refused_before_anything_connects() {
         net: vec!["example.com".parse().unwrap()],
         ..Grants::default()
     };
-    let policy = agents("[agents.a]\nlevel = \"standard\"\nrules = { allow = [\"http.fetch\"] }\n");
+    let policy = agents("[agents.a]\nlevel = \"standard\"\nrules = { allow = [\"http_fetch\"] }\n");
     let mut builder = Gate::builder()
         .env(env())
         .backend("http", Arc::new(plugin), grants)
@@ -65,7 +65,7 @@ async fn a_private_target_is_refused_before_anything_connects() {
         "http://169.254.169.254/latest/meta-data/".to_owned(),
     ] {
         let e = gate
-            .call(request("a", "http.fetch", json!({"url": url})))
+            .call(request("a", "http_fetch", json!({"url": url})))
             .await;
         let (ty, code, msg) = common::error(&e);
         assert_eq!(
@@ -86,7 +86,7 @@ impl Backend for Shell {
     fn tools(&self) -> Vec<ToolSpec> {
         vec![
             serde_json::from_value(json!({
-                "name": "sh.exec",
+                "name": "sh_exec",
                 "summary": "Runs a command.",
                 "description": "Runs a command line in `cwd`.",
                 "category": "terminal",
@@ -129,7 +129,7 @@ async fn relative_paths_of_a_command_resolve_against_its_cwd() {
         if let Some(cwd) = cwd {
             args["cwd"] = json!(cwd);
         }
-        request("a", "sh.exec", args)
+        request("a", "sh_exec", args)
     };
     assert!(gate.call(read(None)).await.is_ok(), "inside the workspace");
     assert!(gate.call(read(Some("/workspace/docs"))).await.is_ok());
@@ -165,7 +165,7 @@ async fn a_file_tool_opens_the_relative_path_the_decision_judged() {
         access: FsAccess::Read,
     };
     let policy = agents(
-        "[rules]\ndeny = [\"fs.read(//data/**)\"]\n[agents.a]\nlevel = \"elevated\"\nmode = \"autonomous\"\n",
+        "[rules]\ndeny = [\"fs_read(//data/**)\"]\n[agents.a]\nlevel = \"elevated\"\nmode = \"autonomous\"\n",
     );
     let runtime = common::runtime();
     for (grants, expect) in [
@@ -189,7 +189,7 @@ async fn a_file_tool_opens_the_relative_path_the_decision_judged() {
         }
         let gate = builder.build();
         let e = gate
-            .call(request("a", "fs.read", json!({"path": "secret.txt"})))
+            .call(request("a", "fs_read", json!({"path": "secret.txt"})))
             .await;
         match expect {
             Ok(text) => {

@@ -29,10 +29,10 @@ import {
 
 // Every tool name the client uses, in one place.
 const TOOL = {
-  read: "fs.read",
-  write: "fs.write",
-  probe: "probe.run",
-  helloCountLines: "hello.count_lines",
+  read: "fs_read",
+  write: "fs_write",
+  probe: "probe_run",
+  helloCountLines: "hello_count_lines",
 };
 
 const TOKENS = { alice: "alice-token-0123456789", bob: "bob-token-0123456789ab" };
@@ -202,7 +202,7 @@ const SCENARIOS = {
 
   async denial(args, server) {
     await session(args, server, "alice", {}, async (alice) => {
-      await alice.listTools(); // the SDK now validates fs.read's output
+      await alice.listTools(); // the SDK now validates fs_read's output
       const result = await alice.callTool({ name: TOOL.read, arguments: { path: "/etc/shadow" } });
       const env = readableError(result, "a denied call is an error result, not an exception");
       expect(env.error_type === "PermissionDenied", "it is a permission denial", env);

@@ -148,15 +148,15 @@ async def answer_input_required(session, name, arguments, result):
 async def scenario_lists_and_calls(args, server) -> None:
     async with connect(args, "alice", server, args.config) as alice:
         tools = {t.name: t for t in (await alice.list_tools()).tools}
-        expect({"fs.read", "fs.write", "probe.run"} <= set(tools), "alice sees fs and probe tools", sorted(tools))
-        expect(tools["fs.read"].annotations.read_only_hint is True, "fs.read is read-only", tools["fs.read"].annotations)
-        expect(tools["fs.delete"].annotations.destructive_hint is True, "fs.delete is destructive", tools["fs.delete"].annotations)
+        expect({"fs_read", "fs_write", "probe_run"} <= set(tools), "alice sees fs and probe tools", sorted(tools))
+        expect(tools["fs_read"].annotations.read_only_hint is True, "fs_read is read-only", tools["fs_read"].annotations)
+        expect(tools["fs_delete"].annotations.destructive_hint is True, "fs_delete is destructive", tools["fs_delete"].annotations)
 
-        result = await call(alice, "fs.read", {"path": "hello.txt"})
+        result = await call(alice, "fs_read", {"path": "hello.txt"})
         expect(not result.is_error, "an allowed call runs", result)
         expect("hello from the workspace" in json.dumps(result.structured_content), "it returns the file", result)
 
-        result = await call(alice, "fs.read", {"path": "/etc/passwd"})
+        result = await call(alice, "fs_read", {"path": "/etc/passwd"})
         env = envelope(result)
         expect(result.is_error and env.get("status") == "error", "a denied call is an error result", result)
         expect(env.get("error_type") == "PermissionDenied" and env.get("domain_code"), "its envelope says why", env)
@@ -172,26 +172,26 @@ async def scenario_lists_and_calls(args, server) -> None:
 
     async with connect(args, "bob", server, args.config) as bob:
         names = {t.name for t in (await bob.list_tools()).tools}
-        expect("fs.read" in names and "probe.run" not in names, "bob's level shows fewer tools", sorted(names))
-        result = await call(bob, "probe.run", {"action": "noop"})
+        expect("fs_read" in names and "probe_run" not in names, "bob's level shows fewer tools", sorted(names))
+        result = await call(bob, "probe_run", {"action": "noop"})
         expect(result.is_error and envelope(result).get("domain_code") == "denied_by_category", "bob cannot call a tool he cannot see", envelope(result))
 
 
 async def scenario_elicitation(args, server) -> None:
     async with connect(args, "alice", server, args.config, elicitation_callback=elicitation_callback) as alice:
         arguments = {"path": "elicited.txt", "content": "approved"}
-        result = await call(alice, "fs.write", arguments)
+        result = await call(alice, "fs_write", arguments)
         if isinstance(result, types.InputRequiredResult):
             expect(args.protocol == "modern", "input-required only on 2026-07-28", result)
             expect("approval" in (result.input_requests or {}), "it asks for an approval", result)
-            result = await answer_input_required(alice, "fs.write", arguments, result)
+            result = await answer_input_required(alice, "fs_write", arguments, result)
         expect(isinstance(result, types.CallToolResult) and not result.is_error, "an ask answered by elicitation runs", result)
 
 
 async def scenario_pending_approval(args, server) -> None:
     async with connect(args, "alice", server, args.config) as alice:
         arguments = {"path": "pending.txt", "content": "later"}
-        result = await call(alice, "fs.write", arguments)
+        result = await call(alice, "fs_write", arguments)
         env = envelope(result)
         expect(result.is_error and env.get("domain_code") == "approval_pending", "without elicitation an ask is pending", env)
         approval = re.search(r"approval (ap-\d+)", env.get("message", ""))
@@ -206,9 +206,9 @@ async def scenario_pending_approval(args, server) -> None:
             text=True,
             check=True,
         )
-        result = await call(alice, "fs.write", arguments)
+        result = await call(alice, "fs_write", arguments)
         expect(not result.is_error, "the retry after approval runs", result)
-        result = await call(alice, "fs.write", arguments)
+        result = await call(alice, "fs_write", arguments)
         expect(envelope(result).get("domain_code") == "approval_pending", "an approval is used once", envelope(result))
 
 
@@ -230,16 +230,16 @@ async def scenario_progress_logging_cancel(args, server) -> None:
             progress.append((done, total, message))
 
         arguments = {"action": "steps", "steps": 3, "ms": 20}
-        result = await call(alice, "probe.run", arguments, progress_callback=on_progress)
+        result = await call(alice, "probe_run", arguments, progress_callback=on_progress)
         expect(not result.is_error, "a call with progress runs", result)
         expect([p[0] for p in progress] == [1, 2, 3] and progress[-1][1] == 3, "progress notifications arrive in order", progress)
 
         if args.protocol == "legacy":
-            result = await call(alice, "probe.run", {"action": "log", "message": "plugin says hi"})
+            result = await call(alice, "probe_run", {"action": "log", "message": "plugin says hi"})
             await asyncio.wait_for(plugin_said.wait(), 10)
             messages = [json.dumps(l.data) for l in logs]
             expect(any("plugin says hi" in m for m in messages), "plugin log lines reach the client", messages)
-            expect(any("probe.run" in m and "Allow" in m for m in messages), "host log lines reach the client", messages)
+            expect(any("probe_run" in m and "Allow" in m for m in messages), "host log lines reach the client", messages)
 
         late: list = []
         running = asyncio.Event()
@@ -248,7 +248,7 @@ async def scenario_progress_logging_cancel(args, server) -> None:
             late.append(time.time())
             running.set()
 
-        task = asyncio.create_task(call(alice, "probe.run", {"action": "steps", "steps": 400, "ms": 50}, progress_callback=on_late))
+        task = asyncio.create_task(call(alice, "probe_run", {"action": "steps", "steps": 400, "ms": 50}, progress_callback=on_late))
         await asyncio.wait_for(running.wait(), 30)
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -257,7 +257,7 @@ async def scenario_progress_logging_cancel(args, server) -> None:
         # Absence takes time to see: a call still running would report
         # progress every 50 ms within this second.
         await asyncio.sleep(1.0)
-        result = await call(alice, "probe.run", {"action": "noop"})
+        result = await call(alice, "probe_run", {"action": "noop"})
         expect(not result.is_error, "the server serves on after a cancellation", result)
         expect(all(t <= cancelled_at + 0.5 for t in late), "a cancelled call stops running", [t - cancelled_at for t in late])
 
@@ -278,20 +278,20 @@ async def scenario_disclosure(args, server) -> None:
                "disclosure lists only the discovery tools and request_capability", names)
         listing = await call(alice, "list_tools", {})
         entries = listing.structured_content["tools"]
-        expect(any(e["name"] == "fs.read" and e["cost_tier"] for e in entries), "list_tools returns L1 entries", entries)
+        expect(any(e["name"] == "fs_read" and e["cost_tier"] for e in entries), "list_tools returns L1 entries", entries)
         if args.protocol == "modern":
             async with listen(alice, tools_list_changed=True) as subscription:
-                loaded = await call(alice, "load_tool", {"name": "fs.read"})
+                loaded = await call(alice, "load_tool", {"name": "fs_read"})
                 expect("input_schema" in loaded.structured_content["tool"], "load_tool returns the L2 body", loaded)
                 event = await asyncio.wait_for(subscription.__anext__(), 10)
                 expect(event is not None, "list_changed arrives on the listen stream", event)
         else:
-            loaded = await call(alice, "load_tool", {"name": "fs.read"})
+            loaded = await call(alice, "load_tool", {"name": "fs_read"})
             expect("input_schema" in loaded.structured_content["tool"], "load_tool returns the L2 body", loaded)
             await asyncio.wait_for(changed.wait(), 10)
             expect(True, "tools/list_changed arrives after load_tool")
         names = [t.name for t in (await alice.list_tools()).tools]
-        expect("fs.read" in names, "a loaded tool joins the list", names)
+        expect("fs_read" in names, "a loaded tool joins the list", names)
 
 
 async def scenario_plugins(args, server) -> None:
@@ -316,7 +316,7 @@ async def scenario_plugins(args, server) -> None:
 
     async with connect(args, "alice", server, args.config, message_handler=on_message) as alice:
         names = [t.name for t in (await alice.list_tools()).tools]
-        expect("hello.count_lines" not in names, "the extra plugin is not loaded yet", names)
+        expect("hello_count_lines" not in names, "the extra plugin is not loaded yet", names)
 
         async def heard(action: str, *argv: str) -> None:
             if args.protocol == "modern":
@@ -331,10 +331,10 @@ async def scenario_plugins(args, server) -> None:
 
         await heard("install", "install", args.extra_plugin)
         names = [t.name for t in (await alice.list_tools()).tools]
-        expect("hello.count_lines" in names, "the installed plugin's tool is listed", names)
+        expect("hello_count_lines" in names, "the installed plugin's tool is listed", names)
         await heard("remove", "remove", "hello", "--actor", "mcp-test", "--confirm", "--reason", "the test is done with it")
         names = [t.name for t in (await alice.list_tools()).tools]
-        expect("hello.count_lines" not in names, "the removed plugin's tool is gone", names)
+        expect("hello_count_lines" not in names, "the removed plugin's tool is gone", names)
 
 
 async def scenario_http_checks(args, server) -> None:
@@ -396,8 +396,8 @@ async def attack_answer_own_pending_ask(args, server) -> None:
     ask by sending the approval id as request state with an input response."""
     async with connect(args, "alice", server, args.operator_config, elicitation_callback=elicitation_callback) as alice:
         arguments = {"path": "self-approved.txt", "content": "the agent approved this itself"}
-        approval = pending_id(await call(alice, "fs.write", arguments), "with elicitation off an ask waits for the operator")
-        result = await call(alice, "fs.write", arguments, input_responses={"approval": ALLOW_ONCE}, request_state=approval)
+        approval = pending_id(await call(alice, "fs_write", arguments), "with elicitation off an ask waits for the operator")
+        result = await call(alice, "fs_write", arguments, input_responses={"approval": ALLOW_ONCE}, request_state=approval)
         refused(result, "an input response from the agent's own connection is refused")
         expect(not in_workspace(args, "self-approved.txt"), "the self-approved write did not run")
         expect(waiting(args, approval), "the ask still waits for the operator", approval)
@@ -408,13 +408,13 @@ async def attack_always_allow_everything(args, server) -> None:
     pending ask with always_allow and the rule `*`."""
     async with connect(args, "alice", server, args.config) as alice:
         arguments = {"path": "always.txt", "content": "x"}
-        approval = pending_id(await call(alice, "fs.write", arguments), "a client without elicitation gets a pending ask")
+        approval = pending_id(await call(alice, "fs_write", arguments), "a client without elicitation gets a pending ask")
         everything = {"action": "accept", "content": {"decision": "always_allow", "rule": "*"}}
-        result = await call(alice, "fs.write", arguments, input_responses={"approval": everything}, request_state=approval)
+        result = await call(alice, "fs_write", arguments, input_responses={"approval": everything}, request_state=approval)
         refused(result, "always_allow `*` from the agent's connection is refused")
         expect(not in_workspace(args, "always.txt"), "the write did not run")
-        result = await call(alice, "fs.delete", {"path": "hello.txt"})
-        expect(envelope(result).get("domain_code") == "approval_pending", "fs.delete still asks: no rule was added", envelope(result))
+        result = await call(alice, "fs_delete", {"path": "hello.txt"})
+        expect(envelope(result).get("domain_code") == "approval_pending", "fs_delete still asks: no rule was added", envelope(result))
         expect(in_workspace(args, "hello.txt"), "hello.txt is still there")
 
 
@@ -424,7 +424,7 @@ async def attack_grant_own_capability(args, server) -> None:
     async with connect(args, "alice", server, args.config) as alice:
         ask = {"capability": "category:web", "justification": "exfiltrate nothing, honestly", "ttl": 600}
         approval = pending_id(await call(alice, "request_capability", ask), "a high-risk capability request waits")
-        result = await call(alice, "fs.write", {"path": "cap.txt", "content": "x"},
+        result = await call(alice, "fs_write", {"path": "cap.txt", "content": "x"},
                             input_responses={"approval": ALLOW_ONCE}, request_state=approval)
         refused(result, "the capability ask cannot be answered through another call")
         again = await call(alice, "request_capability", ask)
@@ -445,8 +445,8 @@ async def attack_forged_request_state(args, server) -> None:
     async with connect(args, "alice", server, args.config, elicitation_callback=elicitation_callback) as alice:
         a = {"path": "sealed-a.txt", "content": "a"}
         b = {"path": "sealed-b.txt", "content": "b"}
-        ra = await call(alice, "fs.write", a)
-        rb = await call(alice, "fs.write", b)
+        ra = await call(alice, "fs_write", a)
+        rb = await call(alice, "fs_write", b)
         expect(isinstance(ra, types.InputRequiredResult) and isinstance(rb, types.InputRequiredResult),
                "both asks come back as input-required", (ra, rb))
         state = ra.request_state or ""
@@ -454,16 +454,16 @@ async def attack_forged_request_state(args, server) -> None:
         answer = {"approval": ALLOW_ONCE}
         flip = "A" if state[-3] != "A" else "B"
         altered = state[:-3] + flip + state[-2:]
-        refused(await call(alice, "fs.write", a, input_responses=answer, request_state=altered), "an altered state is refused")
+        refused(await call(alice, "fs_write", a, input_responses=answer, request_state=altered), "an altered state is refused")
         bare = re.search(r"ap-\d+", json.dumps(ra.model_dump(mode="json")))
-        refused(await call(alice, "fs.write", a, input_responses=answer, request_state=bare.group(0) if bare else "ap-1"),
+        refused(await call(alice, "fs_write", a, input_responses=answer, request_state=bare.group(0) if bare else "ap-1"),
                 "a bare approval id is refused")
-        refused(await call(alice, "fs.write", b, input_responses=answer, request_state=state), "a's state is refused for b")
+        refused(await call(alice, "fs_write", b, input_responses=answer, request_state=state), "a's state is refused for b")
         expect(not in_workspace(args, "sealed-b.txt"), "b did not run")
-        done = await call(alice, "fs.write", a, input_responses=answer, request_state=state)
+        done = await call(alice, "fs_write", a, input_responses=answer, request_state=state)
         expect(isinstance(done, types.CallToolResult) and not done.is_error, "the genuine state with the person's answer runs", done)
         os.remove(os.path.join(args.workspace, "sealed-a.txt"))
-        refused(await call(alice, "fs.write", a, input_responses=answer, request_state=state), "a used state cannot be replayed")
+        refused(await call(alice, "fs_write", a, input_responses=answer, request_state=state), "a used state cannot be replayed")
         expect(not in_workspace(args, "sealed-a.txt"), "the replay did not run")
 
 
@@ -483,21 +483,21 @@ async def scenario_client_rule_bounds(args, server) -> None:
 
     async with connect(args, "alice", server, args.config, elicitation_callback=always) as alice:
         arguments = {"path": "bounded.txt", "content": "x"}
-        for broad in ["*", "fs.*", "fs.write(/**)", "fs.delete(//workspace/bounded.txt)"]:
+        for broad in ["*", "fs_*", "fs_write(/**)", "fs_delete(//workspace/bounded.txt)"]:
             content.clear()
             content.update({"decision": "always_allow", "rule": broad})
-            result = await answer("fs.write", arguments, await call(alice, "fs.write", arguments))
+            result = await answer("fs_write", arguments, await call(alice, "fs_write", arguments))
             refused(result, f"always_allow `{broad}` from the client is refused")
             expect(not in_workspace(args, "bounded.txt"), f"the call answered with `{broad}` did not run")
         content.clear()
         content.update({"decision": "always_allow"})
-        result = await answer("fs.write", arguments, await call(alice, "fs.write", arguments))
+        result = await answer("fs_write", arguments, await call(alice, "fs_write", arguments))
         expect(isinstance(result, types.CallToolResult) and not result.is_error, "always_allow of the exact call runs", result)
         os.remove(os.path.join(args.workspace, "bounded.txt"))
         content.clear()
-        result = await call(alice, "fs.write", arguments)
+        result = await call(alice, "fs_write", arguments)
         expect(isinstance(result, types.CallToolResult) and not result.is_error, "the exact rule allows the same call again", result)
-        result = await call(alice, "fs.delete", {"path": "bounded.txt"})
+        result = await call(alice, "fs_delete", {"path": "bounded.txt"})
         expect(not isinstance(result, types.CallToolResult) or result.is_error, "the exact rule allows nothing else", result)
 
 

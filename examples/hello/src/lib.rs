@@ -4,7 +4,7 @@
 mod hello {
     use warden_sdk::prelude::*;
 
-    /// Arguments of `hello.count_lines`.
+    /// Arguments of `hello_count_lines`.
     #[derive(Deserialize)]
     pub struct Args {
         /// The file to count; relative paths resolve against the granted directory.
@@ -24,7 +24,7 @@ mod hello {
     /// The first line of this comment is the tool's one-line summary; the
     /// whole comment is its description.
     #[tool(
-        name = "hello.count_lines",
+        name = "hello_count_lines",
         category = "file-system",
         action = "code:read",
         side_effect = false,

@@ -6,9 +6,9 @@ use serde_json::Value;
 
 use crate::{ActionType, Category, SpecError};
 
-/// A namespaced tool name: `<plugin>.<tool>`, lower-case `[a-z0-9_]`
-/// segments, each starting with a letter. Normalised (trimmed, lower-cased)
-/// on parse so `FS.Read ` and `fs.read` are the same tool everywhere.
+/// A namespaced tool name: `<plugin>_<tool>`, as model APIs accept it.
+/// Normalised (trimmed, lower-cased)
+/// on parse so `FS_Read ` and `fs_read` are the same tool everywhere.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct ToolName(String);

@@ -42,7 +42,7 @@ fn call_prints_the_envelope_and_exits_by_outcome() {
     let out = warden(
         &[
             "call",
-            "fs.read",
+            "fs_read",
             "--plugin",
             warden_test_artifacts::FS,
             "--args",
@@ -67,7 +67,7 @@ fn call_prints_the_envelope_and_exits_by_outcome() {
     let out = warden(
         &[
             "call",
-            "fs.write",
+            "fs_write",
             "--plugin",
             warden_test_artifacts::FS,
             "--args",
@@ -75,7 +75,7 @@ fn call_prints_the_envelope_and_exits_by_outcome() {
             "--grant-fs",
             &grant,
             "--allow",
-            "fs.write",
+            "fs_write",
         ],
         state.path(),
     );
@@ -95,7 +95,7 @@ fn call_prints_the_envelope_and_exits_by_outcome() {
     let out = warden(
         &[
             "call",
-            "fs.read",
+            "fs_read",
             "--plugin",
             warden_test_artifacts::FS,
             "--args",
@@ -113,7 +113,7 @@ fn usage_and_load_errors_exit_2() {
     let out = warden(
         &[
             "call",
-            "fs.read",
+            "fs_read",
             "--plugin",
             warden_test_artifacts::FS,
             "--args",
@@ -127,7 +127,7 @@ fn usage_and_load_errors_exit_2() {
     let bad = state.path().join("broken.wasm");
     std::fs::write(&bad, b"\0asm garbage").unwrap();
     let out = warden(
-        &["call", "fs.read", "--plugin", bad.to_str().unwrap()],
+        &["call", "fs_read", "--plugin", bad.to_str().unwrap()],
         state.path(),
     );
     assert_eq!(out.status.code(), Some(2));
@@ -140,7 +140,7 @@ fn usage_and_load_errors_exit_2() {
     let out = warden(
         &[
             "call",
-            "fs.read",
+            "fs_read",
             "--plugin",
             warden_test_artifacts::FS,
             "--grant-fs",
@@ -174,7 +174,7 @@ fn inspect_shows_tools_without_running_code() {
         .collect();
     assert_eq!(
         names,
-        ["fs.read", "fs.write", "fs.edit", "fs.list", "fs.delete"]
+        ["fs_read", "fs_write", "fs_edit", "fs_list", "fs_delete"]
     );
     assert!(v["manifest"]["tools"][0]["params-schema"]["properties"]["path"].is_object());
 
@@ -184,7 +184,7 @@ fn inspect_shows_tools_without_running_code() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("fs.edit  [file-system, code:write, side effects]"),
+        text.contains("fs_edit  [file-system, code:write, side effects]"),
         "{text}"
     );
     assert!(text.contains("requests filesystem: read-write"), "{text}");
@@ -198,7 +198,7 @@ fn the_policy_decides_before_the_plugin_runs() {
     let write = |extra: &[&str]| {
         let mut argv = vec![
             "call",
-            "fs.write",
+            "fs_write",
             "--plugin",
             warden_test_artifacts::FS,
             "--args",
@@ -219,7 +219,7 @@ fn the_policy_decides_before_the_plugin_runs() {
         v["message"]
             .as_str()
             .unwrap()
-            .contains("fs.write(//workspace/n.md)"),
+            .contains("fs_write(//workspace/n.md)"),
         "{v}"
     );
     assert!(!ws.path().join("n.md").exists());
@@ -227,7 +227,7 @@ fn the_policy_decides_before_the_plugin_runs() {
     let out = write(&["--mode", "plan"]);
     assert_eq!(stdout_json(&out)["domain_code"], "denied_by_mode");
     // An allow rule lets it through.
-    let out = write(&["--allow", "fs.write(/n.md)"]);
+    let out = write(&["--allow", "fs_write(/n.md)"]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -257,41 +257,41 @@ fn policy_check_prints_the_decision() {
     };
     let v = check(&[
         "--tool",
-        "terminal.exec",
+        "terminal_exec",
         "--specifier",
         "ls && rm -rf /tmp/x",
         "--side-effect",
         "--allow",
-        "terminal.exec(ls *)",
+        "terminal_exec(ls *)",
         "--deny",
-        "terminal.exec(rm *)",
+        "terminal_exec(rm *)",
     ]);
     assert_eq!(
         v,
-        serde_json::json!({"decision": "deny", "reason": v["reason"], "rule": "terminal.exec(rm *)", "layer": "rule"})
+        serde_json::json!({"decision": "deny", "reason": v["reason"], "rule": "terminal_exec(rm *)", "layer": "rule"})
     );
     // A deny rule on a file tool guards the file from every tool.
     let v = check(&[
         "--tool",
-        "terminal.exec",
+        "terminal_exec",
         "--specifier",
         "cat secrets/key",
         "--side-effect",
         "--deny",
-        "fs.read(/secrets/**)",
+        "fs_read(/secrets/**)",
     ]);
     assert_eq!(v["decision"], "deny", "{v}");
     assert_eq!(v["rule"], "protect.read(/secrets/**)", "{v}");
     let v = check(&[
         "--tool",
-        "fs.write",
+        "fs_write",
         "--args",
         r#"{"path":"src/a.rs"}"#,
         "--side-effect",
         "--workspace",
         "/w",
         "--allow",
-        "fs.write(/src/**)",
+        "fs_write(/src/**)",
     ]);
     assert_eq!(
         (v["decision"].as_str(), v["layer"].as_str()),
@@ -299,7 +299,7 @@ fn policy_check_prints_the_decision() {
     );
     let v = check(&[
         "--tool",
-        "fs.write",
+        "fs_write",
         "--specifier",
         "a",
         "--side-effect",
@@ -310,7 +310,7 @@ fn policy_check_prints_the_decision() {
     // No level gating without a config: a deployment tool is decided by rules and mode alone.
     let v = check(&[
         "--tool",
-        "deploy.prod",
+        "deploy_prod",
         "--side-effect",
         "--mode",
         "autonomous",
@@ -357,7 +357,7 @@ fn tools_list_shows_what_the_agent_may_use() {
     std::fs::write(
         &config,
         format!(
-            "[[plugins]]\npath = {:?}\n\n[agents.cli]\nlevel = \"standard\"\ndenied = [\"fs.delete\"]\n",
+            "[[plugins]]\npath = {:?}\n\n[agents.cli]\nlevel = \"standard\"\ndenied = [\"fs_delete\"]\n",
             warden_test_artifacts::FS
         ),
     )
@@ -385,7 +385,7 @@ fn tools_list_shows_what_the_agent_may_use() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["fs.edit", "fs.list", "fs.read", "fs.write"]);
+    assert_eq!(names, ["fs_edit", "fs_list", "fs_read", "fs_write"]);
 }
 
 #[test]
@@ -424,9 +424,9 @@ fn unknown_categories_and_levels_name_the_key() {
             "godmode",
         ),
         (
-            "[agents.a]\nlevel = \"standard\"\nrules = { allow = [\"fs.read(x\"] }\n",
+            "[agents.a]\nlevel = \"standard\"\nrules = { allow = [\"fs_read(x\"] }\n",
             "agents.a.rules",
-            "fs.read(x",
+            "fs_read(x",
         ),
     ] {
         std::fs::write(&bad, text).unwrap();
@@ -465,7 +465,7 @@ fn the_documented_example_config_is_valid() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("claude"));
 }
 
-/// `warden call fs.read` of a FIFO ends (it used to hang past any
+/// `warden call fs_read` of a FIFO ends (it used to hang past any
 /// `--timeout-ms`, holding the open on the call's thread), with a reason
 /// that says what was refused. A watchdog frees the FIFO if it hangs.
 #[test]
@@ -499,7 +499,7 @@ fn call_of_a_fifo_ends_with_a_reason() {
     let out = warden(
         &[
             "call",
-            "fs.read",
+            "fs_read",
             "--plugin",
             warden_test_artifacts::FS,
             "--args",
@@ -537,4 +537,65 @@ fn a_closed_stdout_ends_a_command_quietly() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
+
+/// Tools were `plugin.tool`; they are `plugin_tool` now. A configuration
+/// and flags still spelling the old names keep working for a release, and
+/// each old name is reported with its rewrite.
+#[test]
+fn old_dotted_tool_names_still_apply_and_are_reported_with_their_rewrite() {
+    let state = tempfile::tempdir().unwrap();
+    let config = state.path().join("warden.toml");
+    std::fs::write(
+        &config,
+        "[agents.a]\nlevel = \"standard\"\ndenied = [\"http.*\"]\n\
+         rules = { deny = [\"fs.read(/secrets/**)\"] }\n\
+         [capability-grants]\nauto-grant = [\"tool:fs.write\"]\n",
+    )
+    .unwrap();
+    let c = config.to_str().unwrap();
+    let out = warden(&["config", "check", c], state.path());
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    for rewrite in [
+        "agents.a.rules.deny: `fs.read(/secrets/**)` is now `fs_read(/secrets/**)`",
+        "agents.a.denied: `http.*` is now `http_*`",
+        "capability-grants.auto-grant: `tool:fs.write` is now `tool:fs_write`",
+    ] {
+        assert!(said.contains(rewrite), "{rewrite}\n{said}");
+    }
+
+    let check = |extra: &[&str]| {
+        let mut argv = vec!["policy", "check", "--json", "--config", c, "--agent", "a"];
+        argv.extend_from_slice(extra);
+        let out = warden(&argv, state.path());
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        (
+            stdout_json(&out),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (v, _) = check(&["--tool", "fs_read", "--specifier", "/workspace/secrets/key"]);
+    assert_eq!(v["decision"], "deny", "{v}");
+    assert_eq!(
+        v["rule"], "fs_read(/secrets/**)",
+        "the rule is cited by its new name"
+    );
+    let (v, _) = check(&["--tool", "http_fetch", "--specifier", "https://example.com"]);
+    assert_eq!(v["decision"], "deny", "the old glob still denies: {v}");
+    let (v, stderr) = check(&[
+        "--tool",
+        "fs_write",
+        "--specifier",
+        "/workspace/tmp/x",
+        "--side-effect",
+        "--deny",
+        "fs.write(/tmp/**)",
+    ]);
+    assert_eq!(v["decision"], "deny", "{v}");
+    assert!(
+        stderr.contains("--deny 'fs.write(/tmp/**)' is deprecated")
+            && stderr.contains("--deny 'fs_write(/tmp/**)'"),
+        "{stderr}"
+    );
 }

@@ -38,7 +38,7 @@ fn a_killed_host_keeps_everything_it_reported_done() {
         if let Some((prev, id)) = answered.last() {
             server.call(
                 base,
-                "fs.write",
+                "fs_write",
                 json!({"path": format!("asked-{prev}.txt"), "content": "x"}),
             );
             let v = server.response(base);
@@ -51,7 +51,7 @@ fn a_killed_host_keeps_everything_it_reported_done() {
         // Every grant issued so far still allows writes under its path.
         server.call(
             base + 1,
-            "fs.write",
+            "fs_write",
             json!({"path": "granted/x.txt", "content": "x"}),
         );
         let v = server.response(base + 1);
@@ -69,7 +69,7 @@ fn a_killed_host_keeps_everything_it_reported_done() {
         // A new ask, answered by a person through the admin socket.
         server.call(
             base + 2,
-            "fs.write",
+            "fs_write",
             json!({"path": format!("asked-{round}.txt"), "content": "x"}),
         );
         let pending = server.response(base + 2);
@@ -88,7 +88,7 @@ fn a_killed_host_keeps_everything_it_reported_done() {
                 "--agent",
                 "alice",
                 "--capability",
-                "tool:fs.write",
+                "tool:fs_write",
                 "--goal",
                 "crash test",
                 "--ttl",
@@ -109,10 +109,10 @@ fn a_killed_host_keeps_everything_it_reported_done() {
         // the rest in flight.
         for i in 0..30 {
             let (tool, args) = if i % 2 == 0 {
-                ("fs.read", json!({"path": "hello.txt"}))
+                ("fs_read", json!({"path": "hello.txt"}))
             } else {
                 (
-                    "fs.write",
+                    "fs_write",
                     json!({"path": format!("granted/{round}-{i}.txt"), "content": "x"}),
                 )
             };

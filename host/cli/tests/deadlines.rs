@@ -1,4 +1,4 @@
-//! A served host under calls that would block: two concurrent `fs.read`s
+//! A served host under calls that would block: two concurrent `fs_read`s
 //! of FIFOs (an open that waits for a writer forever) end, and a third
 //! call and the admin API answer meanwhile. Before the host refused to
 //! open special files, each such call held a thread of the host past its
@@ -33,9 +33,9 @@ fn fifo_reads_end_and_the_host_keeps_answering() {
         );
     }
     let mut server = support::Server::start(&config, &state);
-    server.call(1, "fs.read", json!({"path": "pipe-1"}));
-    server.call(2, "fs.read", json!({"path": "pipe-2"}));
-    server.call(3, "fs.read", json!({"path": "hello.txt"}));
+    server.call(1, "fs_read", json!({"path": "pipe-1"}));
+    server.call(2, "fs_read", json!({"path": "pipe-2"}));
+    server.call(3, "fs_read", json!({"path": "hello.txt"}));
     // The admin API answers while those calls are in flight.
     let plugins = support::warden(&["plugin", "list", "--json"], &state);
     assert!(plugins.to_string().contains("fs"), "{plugins}");

@@ -48,11 +48,11 @@ fn a_granted_secret_never_shows_in_logs_or_output() {
         let out = warden(
             &[
                 "call",
-                "probe.run",
+                "probe_run",
                 "--plugin",
                 warden_test_artifacts::PROBE,
                 "--allow",
-                "probe.run",
+                "probe_run",
                 "--grant-env",
                 grant,
                 "--grant-env",
@@ -82,7 +82,7 @@ fn a_bad_env_grant_fails_without_echoing_its_value() {
     let out = warden(
         &[
             "call",
-            "probe.run",
+            "probe_run",
             "--plugin",
             warden_test_artifacts::PROBE,
             "--grant-env",

@@ -64,11 +64,11 @@ fn set_mode(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
-/// `fs.read` of `hello.txt` through `--grant-fs GRANT`.
+/// `fs_read` of `hello.txt` through `--grant-fs GRANT`.
 fn read_args(grant: &str) -> Vec<String> {
     [
         "call",
-        "fs.read",
+        "fs_read",
         "--plugin",
         warden_test_artifacts::FS,
         "--args",
@@ -149,7 +149,7 @@ fn a_grant_over_or_inside_the_state_directory_is_refused_for_every_source() {
             .unwrap();
             let out = warden_in(
                 &root,
-                &["call", "fs.read", "--config", config.to_str().unwrap()],
+                &["call", "fs_read", "--config", config.to_str().unwrap()],
                 &[],
             );
             assert_refused(&out, grant, &state, source);
@@ -309,7 +309,7 @@ fn state_files_are_owner_only_even_when_they_existed_wider() {
     let ws = root.path().join("ws");
     let call = [
         "call",
-        "fs.read",
+        "fs_read",
         "--config",
         config.to_str().unwrap(),
         "--agent",
@@ -513,17 +513,17 @@ fn warden_call_is_in_the_signed_audit_chain_beside_served_calls() {
         )
     };
     // Allowed and run; then a write that asks, denied without a terminal.
-    let out = call("fs.read", r#"{"path":"hello.txt"}"#);
+    let out = call("fs_read", r#"{"path":"hello.txt"}"#);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let out = call("fs.write", r#"{"path":"x.txt","content":"x"}"#);
+    let out = call("fs_write", r#"{"path":"x.txt","content":"x"}"#);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
 
     // A served call in between, then one more call.
     let mut server = support::Server::start(&config, &state);
-    let result = server.tool(1, "fs.read", serde_json::json!({"path": "hello.txt"}));
+    let result = server.tool(1, "fs_read", serde_json::json!({"path": "hello.txt"}));
     assert!(support::text(&result).contains("hello"), "{result}");
     server.kill();
-    let out = call("fs.read", r#"{"path":"hello.txt"}"#);
+    let out = call("fs_read", r#"{"path":"hello.txt"}"#);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 
     let verify = audit(&state, "verify");
@@ -539,7 +539,7 @@ fn warden_call_is_in_the_signed_audit_chain_beside_served_calls() {
         "the calls' decisions are audited: {text}"
     );
     assert!(
-        text.contains("fs.write"),
+        text.contains("fs_write"),
         "the denied write is audited: {text}"
     );
     assert!(

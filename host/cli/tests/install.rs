@@ -73,8 +73,8 @@ fn an_installed_warden_serves_its_bundled_plugins_from_any_directory() {
         .iter()
         .filter_map(|t| t["name"].as_str())
         .collect();
-    assert!(names.contains(&"fs.read"), "{list}");
-    let read = server.tool(2, "fs.read", json!({"path": "hello.txt"}));
+    assert!(names.contains(&"fs_read"), "{list}");
+    let read = server.tool(2, "fs_read", json!({"path": "hello.txt"}));
     assert_eq!(read["isError"], false, "{read}");
     assert!(support::text(&read).contains("hello"), "{read}");
     server.kill();

@@ -254,7 +254,7 @@ fn an_unsigned_plugin_stops_the_host_unless_the_insecure_flag_is_set() {
     let state = insecure.path().join("state");
     let mut s = Session::start(&["--config", config.to_str().unwrap()], &state, "warn");
     assert!(
-        s.tools().iter().any(|t| t == "hello.count_lines"),
+        s.tools().iter().any(|t| t == "hello_count_lines"),
         "the unsigned plugin loaded"
     );
     let err = s.stop();
@@ -474,11 +474,11 @@ fn five_installed_plugins_load_after_a_restart_without_compiling() {
     let mut s = Session::start(&["--config", cfg], &state, "warden=info");
     let tools = s.tools();
     for tool in [
-        "fs.read",
-        "hello.count_lines",
-        "http.fetch",
-        "json.query",
-        "search.grep",
+        "fs_read",
+        "hello_count_lines",
+        "http_fetch",
+        "json_query",
+        "search_grep",
     ] {
         assert!(tools.iter().any(|t| t == tool), "{tool} in {tools:?}");
     }
@@ -531,7 +531,7 @@ fn a_watched_directory_adds_replaces_and_removes_plugins_live() {
     );
     assert!(s.tools().is_empty());
     let version = |s: &mut Session| {
-        let r = s.call("swap.which", json!({"millis": 0}));
+        let r = s.call("swap_which", json!({"millis": 0}));
         r["structuredContent"]["started"]
             .as_str()
             .map(str::to_owned)
@@ -541,7 +541,7 @@ fn a_watched_directory_adds_replaces_and_removes_plugins_live() {
     // then sees it.
     place(warden_test_artifacts::SWAP_V1, &watched, false);
     s.next_list_change("swap v1");
-    assert!(s.tools().iter().any(|t| t == "swap.which"));
+    assert!(s.tools().iter().any(|t| t == "swap_which"));
     assert_eq!(version(&mut s).as_deref(), Some("1.0.0"));
 
     place(warden_test_artifacts::SWAP_V2, &watched, false);

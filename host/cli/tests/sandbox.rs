@@ -82,7 +82,7 @@ async fn orphans_of_a_killed_host_are_reconciled_and_live_hosts_are_kept() {
 
     // A host that is killed while its call runs.
     let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
-        .args(["call", "terminal.exec", "--config"])
+        .args(["call", "terminal_exec", "--config"])
         .arg(&cfg)
         .args(["--agent", &agent, "--args"])
         .arg(json!({"command": "sleep 120", "timeout_secs": 120}).to_string())
@@ -123,7 +123,7 @@ async fn orphans_of_a_killed_host_are_reconciled_and_live_hosts_are_kept() {
     // at start: its orphan goes; the live host's, the other instance's and
     // the unlabelled container stay.
     let next = Command::new(env!("CARGO_BIN_EXE_warden"))
-        .args(["call", "terminal.exec", "--config"])
+        .args(["call", "terminal_exec", "--config"])
         .arg(&cfg)
         .args(["--agent", &agent, "--args"])
         .arg(json!({"command": "true"}).to_string())
@@ -201,7 +201,7 @@ async fn warden_call_runs_a_sandboxed_tool_and_leaves_nothing() {
     let agent = format!("clicall-{}", std::process::id());
     let cfg = config(dir.path(), &agent);
     let out = Command::new(env!("CARGO_BIN_EXE_warden"))
-        .args(["call", "code.run", "--config"])
+        .args(["call", "code_run", "--config"])
         .arg(&cfg)
         .args(["--agent", &agent, "--args"])
         .arg(json!({"language": "python3", "source": "print(6 * 7)"}).to_string())
@@ -247,7 +247,7 @@ fn without_docker_the_sandboxed_tools_fail_clearly_and_plugins_keep_working() {
         serde_json::from_slice::<serde_json::Value>(&out.stdout)
             .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
     };
-    let sandboxed = call("terminal.exec", json!({"command": "echo hi"}));
+    let sandboxed = call("terminal_exec", json!({"command": "echo hi"}));
     assert_eq!(sandboxed["status"], "error", "{sandboxed}");
     assert_eq!(
         sandboxed["domain_code"], "docker_unavailable",
@@ -260,7 +260,7 @@ fn without_docker_the_sandboxed_tools_fail_clearly_and_plugins_keep_working() {
             .contains("ensure-docker"),
         "the message says what to do: {sandboxed}"
     );
-    let plugin = call("fs.read", json!({"path": "hello.txt"}));
+    let plugin = call("fs_read", json!({"path": "hello.txt"}));
     assert_eq!(plugin["status"], "ok", "{plugin}");
     assert_eq!(plugin["data"]["content"], "hi there\n");
 }

@@ -20,7 +20,7 @@ fn is_error(result: &Value) -> bool {
 }
 
 fn write(server: &mut Server, id: u64, path: &str) -> Value {
-    server.tool(id, "fs.write", json!({"path": path, "content": "x"}))
+    server.tool(id, "fs_write", json!({"path": path, "content": "x"}))
 }
 
 #[test]
@@ -28,7 +28,7 @@ fn capability_requests_are_granted_within_bounds_and_otherwise_asked() {
     let dir = tempfile::tempdir().unwrap();
     let (config, state) = setup(
         dir.path(),
-        "[capability-grants]\nauto-grant = [\"tool:fs.write\", \"category:web\"]\nmax-auto-ttl-secs = 600\nmax-ttl-secs = 1200\n",
+        "[capability-grants]\nauto-grant = [\"tool:fs_write\", \"category:web\"]\nmax-auto-ttl-secs = 600\nmax-ttl-secs = 1200\n",
     );
     let mut server = Server::start(&config, &state);
     server.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}));
@@ -47,13 +47,13 @@ fn capability_requests_are_granted_within_bounds_and_otherwise_asked() {
     let before = write(&mut server, 2, "granted/a.txt");
     assert!(is_error(&before));
     assert!(text(&before).contains("request_capability"), "{before}");
-    assert!(text(&before).contains("tool:fs.write"), "{before}");
+    assert!(text(&before).contains("tool:fs_write"), "{before}");
 
     // Within bounds: granted at once.
     let granted = server.tool(
         3,
         "request_capability",
-        json!({"capability": "tool:fs.write", "justification": "write the report", "ttl": 60,
+        json!({"capability": "tool:fs_write", "justification": "write the report", "ttl": 60,
                "boundary": {"paths": ["/workspace/granted"]}}),
     );
     assert!(!is_error(&granted), "{granted}");
@@ -68,7 +68,7 @@ fn capability_requests_are_granted_within_bounds_and_otherwise_asked() {
     let long = server.tool(
         6,
         "request_capability",
-        json!({"capability": "tool:fs.write", "justification": "the week", "ttl": 6000}),
+        json!({"capability": "tool:fs_write", "justification": "the week", "ttl": 6000}),
     );
     assert!(
         text(&long).contains("approval_pending") || text(&long).contains("waiting"),
@@ -81,7 +81,7 @@ fn capability_requests_are_granted_within_bounds_and_otherwise_asked() {
     let capped = server.tool(
         20,
         "request_capability",
-        json!({"capability": "tool:fs.write", "justification": "the week", "ttl": 6000}),
+        json!({"capability": "tool:fs_write", "justification": "the week", "ttl": 6000}),
     );
     let g = &capped["structuredContent"]["granted"];
     assert_eq!(g["issuer"], "person", "{capped}");
@@ -202,8 +202,8 @@ fn capability_requests_are_granted_within_bounds_and_otherwise_asked() {
         })
         .collect();
     for expected in [
-        ("request_capability(tool:fs.write)", "allow"),
-        ("request_capability(tool:fs.write)", "ask"),
+        ("request_capability(tool:fs_write)", "allow"),
+        ("request_capability(tool:fs_write)", "ask"),
         ("request_capability(level:elevated)", "deny"),
         ("request_capability(category:web)", "ask"),
     ] {
@@ -273,7 +273,7 @@ fn always_allow_rules_survive_a_restart() {
             "approve",
             &id,
             "--always",
-            "fs.write(/**)",
+            "fs_write(/**)",
             "--state-dir",
         ])
         .arg(&state)
@@ -335,17 +335,17 @@ fn trust_follows_outcomes_and_elevated_waits_for_a_person() {
     // Sandboxed by trust: web tools are out of reach, whatever the
     // configured level says.
     let fetch = json!({"url": "http://127.0.0.1:9/"});
-    let before = server.tool(1, "http.fetch", fetch.clone());
+    let before = server.tool(1, "http_fetch", fetch.clone());
     assert!(
         text(&before).contains("earned trust level `sandboxed`"),
         "{before}"
     );
     // Successful calls earn trust, one level per outcome.
     for id in 2..6 {
-        let read = server.tool(id, "fs.read", json!({"path": "hello.txt"}));
+        let read = server.tool(id, "fs_read", json!({"path": "hello.txt"}));
         assert!(!is_error(&read), "{read}");
     }
-    let after = server.tool(6, "http.fetch", fetch);
+    let after = server.tool(6, "http_fetch", fetch);
     assert!(!text(&after).contains("earned trust level"), "{after}");
     server.kill();
 
@@ -419,7 +419,7 @@ fn trust_and_grant_settings_are_checked_at_load() {
             "progressive-trust.initial-level",
         ),
         (
-            "[capability-grants]\nauto-grant = [\"fs.write\"]\n",
+            "[capability-grants]\nauto-grant = [\"fs_write\"]\n",
             "capability-grants.auto-grant[0]",
         ),
         (

@@ -433,7 +433,7 @@ mod tests {
             id: String::new(),
             agent: agent.into(),
             request_id: "r1".into(),
-            tool: "fs.write".into(),
+            tool: "fs_write".into(),
             call: call.into(),
             reason: "side effect".into(),
             suggested_rule: call.into(),
@@ -453,38 +453,38 @@ mod tests {
     #[test]
     fn an_answer_is_bound_to_its_call_and_used_once() {
         let book = ApprovalBook::new(Duration::from_secs(60));
-        let id = pending_id(book.lookup(ask("a", "fs.write(/x)")));
-        assert_eq!(pending_id(book.lookup(ask("a", "fs.write(/x)"))), id);
+        let id = pending_id(book.lookup(ask("a", "fs_write(/x)")));
+        assert_eq!(pending_id(book.lookup(ask("a", "fs_write(/x)"))), id);
         assert_eq!(book.pending().len(), 1);
         book.answer(&id, ApprovalAnswer::AllowOnce).unwrap();
         // A different call does not get the answer.
-        let other = pending_id(book.lookup(ask("a", "fs.write(/y)")));
+        let other = pending_id(book.lookup(ask("a", "fs_write(/y)")));
         assert_ne!(other, id);
         assert_eq!(
-            book.lookup(ask("a", "fs.write(/x)")),
+            book.lookup(ask("a", "fs_write(/x)")),
             ApprovalAnswer::AllowOnce
         );
         // Used once: the next try asks again.
-        let again = pending_id(book.lookup(ask("a", "fs.write(/x)")));
+        let again = pending_id(book.lookup(ask("a", "fs_write(/x)")));
         assert_ne!(again, id);
     }
 
     #[test]
     fn another_agent_cannot_answer_or_reuse() {
         let book = ApprovalBook::new(Duration::from_secs(60));
-        let id = pending_id(book.lookup(ask("a", "fs.write(/x)")));
+        let id = pending_id(book.lookup(ask("a", "fs_write(/x)")));
         assert!(matches!(
-            book.answer_for_call(&id, &ask("b", "fs.write(/x)"), ApprovalAnswer::AllowOnce),
+            book.answer_for_call(&id, &ask("b", "fs_write(/x)"), ApprovalAnswer::AllowOnce),
             Err(AnswerError::WrongAgent { .. })
         ));
         assert!(matches!(
-            book.answer_for_call(&id, &ask("a", "fs.write(/y)"), ApprovalAnswer::AllowOnce),
+            book.answer_for_call(&id, &ask("a", "fs_write(/y)"), ApprovalAnswer::AllowOnce),
             Err(AnswerError::OtherCall(other)) if other == id
         ));
-        book.answer_for_call(&id, &ask("a", "fs.write(/x)"), ApprovalAnswer::AllowOnce)
+        book.answer_for_call(&id, &ask("a", "fs_write(/x)"), ApprovalAnswer::AllowOnce)
             .unwrap();
         assert!(matches!(
-            book.lookup(ask("b", "fs.write(/x)")),
+            book.lookup(ask("b", "fs_write(/x)")),
             ApprovalAnswer::Pending { .. }
         ));
         assert!(matches!(
@@ -496,7 +496,7 @@ mod tests {
     #[test]
     fn unanswered_asks_expire_as_denials() {
         let book = ApprovalBook::new(Duration::from_millis(0));
-        let id = pending_id(book.lookup(ask("a", "fs.write(/x)")));
+        let id = pending_id(book.lookup(ask("a", "fs_write(/x)")));
         assert!(book.pending().is_empty());
         assert!(book.answer(&id, ApprovalAnswer::AllowOnce).is_err());
     }

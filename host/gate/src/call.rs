@@ -151,7 +151,7 @@ impl Inner {
             return Envelope::host(
                 ErrorType::UnknownTool,
                 HostCode::NotFound,
-                match warden_api::renamed(request.tool.trim()) {
+                match warden_api::renamed(&request.tool.trim().to_ascii_lowercase()) {
                     Some(new) if self.table().get(&new).is_some() => format!(
                         "no tool named `{}` is available: tools are named `{new}` now",
                         request.tool

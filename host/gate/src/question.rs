@@ -1,8 +1,8 @@
 //! What a person is shown when asked: every argument of the call.
 //!
 //! Attack it stops: approving one thing and running another — a person
-//! shown `code.run(python)` approves whatever code comes with it, and a
-//! person shown `terminal.exec(make)` does not see the `cwd` it runs in.
+//! shown `code_run(python)` approves whatever code comes with it, and a
+//! person shown `terminal_exec(make)` does not see the `cwd` it runs in.
 //! The question carries all arguments; a value too long to read is cut
 //! and named by its sha256, so what was approved can still be matched
 //! against the audit log.

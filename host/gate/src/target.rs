@@ -1,6 +1,6 @@
 //! Network targets the decision refuses before anything connects.
 //!
-//! Attack: server-side request forgery through a web tool — `http.fetch`
+//! Attack: server-side request forgery through a web tool — `http_fetch`
 //! or a browser pointed at the host's loopback services, the operator's
 //! private network, or the cloud metadata endpoint, in any spelling of
 //! the address (`127.1`, `2130706433`, `0x7f.1`, `[::ffff:127.0.0.1]`).

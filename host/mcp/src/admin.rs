@@ -247,10 +247,10 @@ mod tests {
             id: "ap-1".into(),
             agent: "a".into(),
             request_id: "1".into(),
-            tool: "fs.write".into(),
-            call: "fs.write(/w/x)".into(),
+            tool: "fs_write".into(),
+            call: "fs_write(/w/x)".into(),
             reason: "side effect".into(),
-            suggested_rule: "fs.write(//w/x)".into(),
+            suggested_rule: "fs_write(//w/x)".into(),
             args_fingerprint: "f".into(),
             arguments: Value::Null,
             always_offered: true,
@@ -284,13 +284,13 @@ mod tests {
         let a = asked();
         // The exact rule needs no guardrail.
         assert!(matches!(
-            body("approve", Some("fs.write(//w/x)")).answer(&a),
+            body("approve", Some("fs_write(//w/x)")).answer(&a),
             Ok(ApprovalAnswer::AlwaysAllow {
                 by: Answerer::Operator(_),
                 ..
             })
         ));
-        for broader in ["fs.write(/**)", "*", "fs.*"] {
+        for broader in ["fs_write(/**)", "*", "fs_*"] {
             match body("approve", Some(broader)).answer(&a) {
                 Err(Refusal::Guardrail(e)) => assert_eq!(e.violations.len(), 3),
                 _ => panic!("`{broader}` without the guardrail must be refused"),

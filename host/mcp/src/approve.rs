@@ -286,10 +286,10 @@ mod tests {
             id: "ap-1".into(),
             agent: "a".into(),
             request_id: "1".into(),
-            tool: "fs.write".into(),
-            call: "fs.write(/w/x)".into(),
+            tool: "fs_write".into(),
+            call: "fs_write(/w/x)".into(),
             reason: "side effect".into(),
-            suggested_rule: "fs.write(/w/x)".into(),
+            suggested_rule: "fs_write(/w/x)".into(),
             args_fingerprint: "f".into(),
             arguments: json!({"path": "/w/x", "content": "hi"}),
             always_offered: true,
@@ -303,7 +303,7 @@ mod tests {
         assert_eq!(wire["mode"], "form");
         assert_eq!(
             wire["requestedSchema"]["properties"]["rule"]["default"],
-            "fs.write(/w/x)"
+            "fs_write(/w/x)"
         );
         assert!(
             wire["message"]
@@ -341,17 +341,17 @@ mod tests {
         assert_eq!(
             answer_from(&accept(json!({"decision": "always_allow"})), &r),
             ApprovalAnswer::AlwaysAllow {
-                rule: "fs.write(/w/x)".into(),
+                rule: "fs_write(/w/x)".into(),
                 by: Answerer::Client,
             }
         );
         assert_eq!(
             answer_from(
-                &accept(json!({"decision": "always_allow", "rule": "fs.write(/w/**)"})),
+                &accept(json!({"decision": "always_allow", "rule": "fs_write(/w/**)"})),
                 &r
             ),
             ApprovalAnswer::AlwaysAllow {
-                rule: "fs.write(/w/**)".into(),
+                rule: "fs_write(/w/**)".into(),
                 by: Answerer::Client,
             }
         );

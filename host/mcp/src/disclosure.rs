@@ -261,17 +261,17 @@ mod tests {
             l2_token_budget: 700,
             ..DisclosureConfig::default()
         });
-        let tools = [spec("t.a", 800), spec("t.b", 800), spec("t.c", 800)];
+        let tools = [spec("t_a", 800), spec("t_b", 800), spec("t_c", 800)];
         assert!(d.load("ag", &tools[0]).changed);
         assert!(!d.load("ag", &tools[0]).changed);
         let third = d.load("ag", &tools[1]);
-        assert_eq!(third.unloaded, vec!["t.a".to_owned()]);
+        assert_eq!(third.unloaded, vec!["t_a".to_owned()]);
         let names: Vec<_> = d
             .loaded("ag", &tools)
             .iter()
             .map(|s| s.name.as_str())
             .collect();
-        assert_eq!(names, ["t.b"]);
+        assert_eq!(names, ["t_b"]);
         assert!(d.loaded("other", &tools).is_empty());
     }
 
@@ -281,12 +281,12 @@ mod tests {
             l1_token_budget: 60,
             ..DisclosureConfig::default()
         });
-        let tools: Vec<_> = (0..10).map(|i| spec(&format!("t.n{i}"), 1)).collect();
+        let tools: Vec<_> = (0..10).map(|i| spec(&format!("t_n{i}"), 1)).collect();
         let page = d.list(&tools, 0);
         let shown = page["tools"].as_array().unwrap().len();
         assert!((1..10).contains(&shown), "{page}");
         assert_eq!(page["next_offset"], shown);
         let rest = d.list(&tools, shown);
-        assert_eq!(rest["tools"][0]["name"], format!("t.n{shown}"));
+        assert_eq!(rest["tools"][0]["name"], format!("t_n{shown}"));
     }
 }

@@ -84,7 +84,7 @@ mod tests {
             id: "ap-7".into(),
             agent: agent.into(),
             request_id: "1".into(),
-            tool: "fs.write".into(),
+            tool: "fs_write".into(),
             call: call.into(),
             reason: "side effect".into(),
             suggested_rule: call.into(),
@@ -99,12 +99,12 @@ mod tests {
     #[test]
     fn a_state_opens_only_for_its_agent_and_call() {
         let sealer = Sealer::new(KEY).unwrap();
-        let asked = ask("a", "fs.write(/w/x)");
+        let asked = ask("a", "fs_write(/w/x)");
         let state = sealer.seal(&asked, Duration::from_secs(60));
         assert_eq!(sealer.open(&state, &asked).unwrap(), "ap-7");
         // Another agent, another call, other arguments.
-        assert!(sealer.open(&state, &ask("b", "fs.write(/w/x)")).is_err());
-        assert!(sealer.open(&state, &ask("a", "fs.write(/w/y)")).is_err());
+        assert!(sealer.open(&state, &ask("b", "fs_write(/w/x)")).is_err());
+        assert!(sealer.open(&state, &ask("a", "fs_write(/w/y)")).is_err());
         let mut other_args = asked.clone();
         other_args.args_fingerprint = "f2".into();
         assert!(sealer.open(&state, &other_args).is_err());
@@ -113,7 +113,7 @@ mod tests {
     #[test]
     fn forged_altered_and_foreign_states_do_not_open() {
         let sealer = Sealer::new(KEY).unwrap();
-        let asked = ask("a", "fs.write(/w/x)");
+        let asked = ask("a", "fs_write(/w/x)");
         // The bare id, as the pre-sealing server sent it.
         assert!(sealer.open("ap-7", &asked).is_err());
         assert!(sealer.open("", &asked).is_err());
@@ -139,7 +139,7 @@ mod tests {
     #[test]
     fn an_expired_state_does_not_open() {
         let sealer = Sealer::new(KEY).unwrap();
-        let asked = ask("a", "fs.write(/w/x)");
+        let asked = ask("a", "fs_write(/w/x)");
         let state = sealer.seal(&asked, Duration::from_millis(1));
         std::thread::sleep(Duration::from_millis(20));
         let err = sealer.open(&state, &asked).unwrap_err();

@@ -39,9 +39,9 @@ mod mixed {
         let mut deny = Vec::new();
         for i in 0..n {
             match i % 3 {
-                0 => deny.push(format!("terminal.exec(tool{i} *)")),
-                1 => ask.push(format!("fs.write(/generated{i}/**)")),
-                _ => allow.push(format!("http.fetch(https://host{i}.example/*)")),
+                0 => deny.push(format!("terminal_exec(tool{i} *)")),
+                1 => ask.push(format!("fs_write(/generated{i}/**)")),
+                _ => allow.push(format!("http_fetch(https://host{i}.example/*)")),
             }
         }
         allow.extend(matching_allow());

@@ -63,7 +63,7 @@ fn spread() -> GrantSet {
             format!("agent{}", i % 100)
         };
         let tool = if i == 0 {
-            "fs.write".into()
+            "fs_write".into()
         } else {
             format!("tool{}.run", i / 100)
         };
@@ -78,7 +78,7 @@ fn same_tool() -> GrantSet {
         } else {
             format!("/work/proj/other{i}")
         };
-        grant(i, "bench".into(), "fs.write".into(), vec![dir])
+        grant(i, "bench".into(), "fs_write".into(), vec![dir])
     }))
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Attack: an agent answering its own ask through its MCP client (or a
 //! person clicking through a prefilled form) with "always allow" and a
-//! rule far wider than the call — `*`, another tool, `fs.*`, `rm *` — and
+//! rule far wider than the call — `*`, another tool, `fs_*`, `rm *` — and
 //! so widening its own rules for good. From the client channel, "always
 //! allow" may add only a rule for the asked tool that covers the asked
 //! call and no more: the prefilled exact rule, or an equivalent spelling

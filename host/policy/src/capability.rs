@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 /// What a grant covers.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Capability {
-    /// One tool, or a glob over tool names (`fs.*`).
+    /// One tool, or a glob over tool names (`fs_*`).
     Tool(String),
     /// Every tool of a category (`network`).
     Category(String),

@@ -219,7 +219,7 @@ impl AgentPolicy {
         self.protection = protection;
     }
 
-    /// Makes the path of every deny rule on a file tool (`fs.read(/secrets/**)`,
+    /// Makes the path of every deny rule on a file tool (`fs_read(/secrets/**)`,
     /// where `is_file_tool` says which tool patterns name file tools) a
     /// denied path for every tool: a deny rule on a file is about the
     /// file, not one tool's access to it.

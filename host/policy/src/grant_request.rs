@@ -194,18 +194,18 @@ mod tests {
     fn bounds() -> GrantBounds {
         GrantBounds {
             auto_grant: vec![
-                cap("tool:fs.*"),
+                cap("tool:fs_*"),
                 cap("category:file-system"),
                 cap("action:code:*"),
                 // An operator listing high-risk kinds here changes nothing.
                 cap("category:web"),
                 cap("action:deploy:*"),
                 cap("level:*"),
-                cap("tool:http.*"),
+                cap("tool:http_*"),
             ],
             max_auto_ttl_ms: 3_600_000,
             max_ttl_ms: DEFAULT_MAX_TTL_MS,
-            high_risk: vec![cap("tool:fs.delete")],
+            high_risk: vec![cap("tool:fs_delete")],
         }
     }
 
@@ -226,9 +226,9 @@ mod tests {
     #[test]
     fn low_risk_requests_inside_the_bounds_are_granted() {
         let b = bounds();
-        let write = reach("fs.write", "file-system", "code:write");
+        let write = reach("fs_write", "file-system", "code:write");
         assert_eq!(
-            judge_request(&b, &cap("tool:fs.write"), &[write], 3_600_000),
+            judge_request(&b, &cap("tool:fs_write"), &[write], 3_600_000),
             RequestVerdict::Auto
         );
         assert_eq!(
@@ -244,18 +244,18 @@ mod tests {
     #[test]
     fn requests_outside_the_bounds_go_to_a_person() {
         let b = bounds();
-        let write = reach("fs.write", "file-system", "code:write");
+        let write = reach("fs_write", "file-system", "code:write");
         assert!(matches!(
-            judge_request(&b, &cap("tool:fs.write"), &[write], 3_600_001),
+            judge_request(&b, &cap("tool:fs_write"), &[write], 3_600_001),
             RequestVerdict::Person(r) if r.contains("ttl")
         ));
-        let run = reach("sh.run", "terminal", "test:run");
+        let run = reach("sh_run", "terminal", "test:run");
         assert!(matches!(
-            judge_request(&b, &cap("tool:sh.run"), &[run], 1_000),
+            judge_request(&b, &cap("tool:sh_run"), &[run], 1_000),
             RequestVerdict::Person(r) if r.contains("outside")
         ));
         assert!(matches!(
-            judge_request(&GrantBounds::none(), &cap("tool:fs.write"), &[write], 1),
+            judge_request(&GrantBounds::none(), &cap("tool:fs_write"), &[write], 1),
             RequestVerdict::Person(_)
         ));
     }
@@ -266,22 +266,22 @@ mod tests {
         let cases: Vec<(&str, Reach<'static>)> = vec![
             ("category:web", NONE),
             (
-                "tool:http.get",
-                reach("http.get", "web", "external_data:request"),
+                "tool:http_get",
+                reach("http_get", "web", "external_data:request"),
             ),
             ("action:deploy:production", NONE),
             ("level:elevated", NONE),
             (
-                "tool:fs.read_secret",
-                reach("fs.read_secret", "file-system", "code:read"),
+                "tool:fs_read_secret",
+                reach("fs_read_secret", "file-system", "code:read"),
             ),
             (
-                "tool:fs.delete",
-                reach("fs.delete", "file-system", "code:delete"),
+                "tool:fs_delete",
+                reach("fs_delete", "file-system", "code:delete"),
             ),
             (
-                "tool:fs.*",
-                reach("fs.publish", "deployment", "deploy:staging"),
+                "tool:fs_*",
+                reach("fs_publish", "deployment", "deploy:staging"),
             ),
             ("action:tool:create", NONE),
         ];

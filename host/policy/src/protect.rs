@@ -1,7 +1,7 @@
 //! Protected and denied paths, for every tool.
 //!
 //! Attack: reaching a file through a tool whose rules nobody wrote. A deny
-//! rule on `fs.read(...)` does not stop `cat ~/.ssh/id_ed25519` in a shell,
+//! rule on `fs_read(...)` does not stop `cat ~/.ssh/id_ed25519` in a shell,
 //! a `file://` URL in a browser, or code that reads the key; and an agent
 //! that may edit its workspace can plant a git hook, rewrite `.git/config`,
 //! a shell startup file, Warden's configuration or its own rules files —

@@ -283,6 +283,6 @@ mod tests {
             paths: vec!["/w/a.txt".into()],
             text: "/w/a.txt".into(),
         };
-        assert!(p.advice("fs.write").ends_with("`fs.write(//w/a.txt)`"));
+        assert!(p.advice("fs_write").ends_with("`fs_write(//w/a.txt)`"));
     }
 }

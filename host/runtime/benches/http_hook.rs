@@ -1,7 +1,7 @@
 //! The cost of the host's HTTP hook: the same GET to a local server made
 //! by a plain hyper client, through the hook's egress path (grant check,
 //! address rules, pinned connect; by address and by name), and as a whole
-//! `http.fetch` call. Prints p50/p99 per request.
+//! `http_fetch` call. Prints p50/p99 per request.
 //!
 //! `cargo bench -p warden-runtime --bench http_hook`
 
@@ -175,6 +175,6 @@ fn main() {
             "  host hook, name (resolved)     p50 {d50:8.1}  p99 {d99:8.1}  (+{:.1} at p50)",
             d50 - n50
         );
-        println!("  http.fetch call (wasm + hook)  p50 {c50:8.1}  p99 {c99:8.1}");
+        println!("  http_fetch call (wasm + hook)  p50 {c50:8.1}  p99 {c99:8.1}");
     });
 }

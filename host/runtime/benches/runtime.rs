@@ -1,6 +1,6 @@
 //! Runtime benchmarks (divan): compile vs cached load, a trivial call
 //! through a fresh Store (with and without the pooling allocator), and
-//! `fs.read` of a 4 KiB file end to end through the runtime.
+//! `fs_read` of a 4 KiB file end to end through the runtime.
 //!
 //! cargo bench -p warden-runtime
 
@@ -95,7 +95,7 @@ fn trivial_call(b: divan::Bencher, pooling: bool) {
     });
 }
 
-/// `fs.read` of a file holding `content`, in a read-only grant.
+/// `fs_read` of a file holding `content`, in a read-only grant.
 fn fs_read(b: divan::Bencher, content: &str) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("f.txt"), content).unwrap();
@@ -104,7 +104,7 @@ fn fs_read(b: divan::Bencher, content: &str) {
         .manifest()
         .tools
         .iter()
-        .find(|t| t.name.as_str() == "fs.read")
+        .find(|t| t.name.as_str() == "fs_read")
         .unwrap()
         .clone();
     let args = json!({"path": "f.txt"});
@@ -132,13 +132,13 @@ fn fs_read(b: divan::Bencher, content: &str) {
     });
 }
 
-/// `fs.read` of a 4 KiB file in a read-only grant.
+/// `fs_read` of a 4 KiB file in a read-only grant.
 #[divan::bench]
 fn fs_read_4k(b: divan::Bencher) {
     fs_read(b, &"abcdefghijklmno\n".repeat(256));
 }
 
-/// `fs.read` of a 1-byte file: the fixed cost of an fs call.
+/// `fs_read` of a 1-byte file: the fixed cost of an fs call.
 #[divan::bench]
 fn fs_read_1b(b: divan::Bencher) {
     fs_read(b, "a");

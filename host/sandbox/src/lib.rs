@@ -6,7 +6,7 @@
 //! engine ([`Docker`]: bollard, in `docker.rs` only), container lifecycle
 //! strategies (per-agent with a grace period, per-task, per-call),
 //! reconciliation of orphans, log shipping, and the host-native tools that
-//! run in containers: `terminal.exec`, `code.run`, `browser.*`, `desktop.*`.
+//! run in containers: `terminal_exec`, `code_run`, `browser_*`, `desktop_*`.
 //!
 //! Does not own: policy (the gate decides before a call gets here), the
 //! grants themselves (the operator's config), or any other tool category:

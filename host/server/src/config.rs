@@ -88,7 +88,7 @@ pub struct Config {
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct CapabilityGrantsConfig {
     /// Capabilities granted automatically when requested, as patterns:
-    /// `tool:fs.write`, `category:file-system`, `action:code:*`. Default: none.
+    /// `tool:fs_write`, `category:file-system`, `action:code:*`. Default: none.
     pub auto_grant: Vec<String>,
     /// The longest automatic grant, in seconds. Default 3600.
     pub max_auto_ttl_secs: u64,

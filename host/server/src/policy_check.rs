@@ -12,7 +12,7 @@ use crate::{AgentOverrides, Config, ServerError};
 #[derive(Debug, Clone, Default)]
 pub struct DescribedCall {
     pub tool: String,
-    /// Default: guessed from the name (`fs.*` is file-system, ...).
+    /// Default: guessed from the name (`fs_*` is file-system, ...).
     pub category: Option<String>,
     /// Default: from the category and side effect.
     pub action: Option<String>,
@@ -40,7 +40,7 @@ pub struct CheckedAs {
 }
 
 fn guess_category(tool: &str) -> &'static str {
-    match tool.split('.').next().unwrap_or_default() {
+    match tool.split(['_', '.']).next().unwrap_or_default() {
         "fs" | "file" | "files" => "file-system",
         "terminal" | "shell" => "terminal",
         "http" | "web" | "search" => "web",

@@ -27,11 +27,11 @@ fn event(n: u64) -> AuditEvent {
         agent: "bench".into(),
         session: "s".into(),
         request_id: format!("r{n}"),
-        call: "fs.write(/workspace/notes.txt)".into(),
+        call: "fs_write(/workspace/notes.txt)".into(),
         decision: "allow".into(),
-        reason: "`fs.write(/workspace/notes.txt)` is allowed by rule `fs.write(/workspace/**)`"
+        reason: "`fs_write(/workspace/notes.txt)` is allowed by rule `fs_write(/workspace/**)`"
             .into(),
-        rule: Some("fs.write(/workspace/**)".into()),
+        rule: Some("fs_write(/workspace/**)".into()),
         layer: "rule".into(),
         grant: None,
         args_digest: "sha256:0000000000000000000000000000000000000000000000000000000000000000"

@@ -23,7 +23,7 @@ pub(crate) fn outcome(n: u64) -> AuditEvent {
         agent: "a".into(),
         session: "s".into(),
         request_id: format!("r{n}"),
-        tool: "fs.read".into(),
+        tool: "fs_read".into(),
         ok: true,
         duration_us: n,
         limit_hit: false,
@@ -37,10 +37,10 @@ fn request(id: &str) -> ApprovalRequest {
         id: id.into(),
         agent: "a".into(),
         request_id: "r1".into(),
-        tool: "fs.write".into(),
-        call: "fs.write(/x)".into(),
+        tool: "fs_write".into(),
+        call: "fs_write(/x)".into(),
         reason: "side effect".into(),
-        suggested_rule: "fs.write(/x)".into(),
+        suggested_rule: "fs_write(/x)".into(),
         args_fingerprint: "f".into(),
         arguments: serde_json::Value::Null,
         always_offered: true,
@@ -52,7 +52,7 @@ fn grant(agent: &str, to: u64) -> CapabilityGrant {
         id: String::new(),
         agent: agent.into(),
         session: None,
-        capability: Capability::Tool("fs.write".into()),
+        capability: Capability::Tool("fs_write".into()),
         boundary: Boundary::default(),
         goal: "fix the build".into(),
         issuer: "operator".into(),
@@ -82,10 +82,10 @@ fn state_survives_reopening() {
     {
         let store = open(dir.path());
         store
-            .add_rule("a", "fs.write(/x/**)", Some("ap-1"), None)
+            .add_rule("a", "fs_write(/x/**)", Some("ap-1"), None)
             .unwrap();
         store
-            .add_rule("a", "fs.write(/x/**)", Some("ap-1"), None)
+            .add_rule("a", "fs_write(/x/**)", Some("ap-1"), None)
             .unwrap();
         store
             .asked(&OpenApproval {
@@ -111,7 +111,7 @@ fn state_survives_reopening() {
     let store = open(dir.path());
     let rules = store.rules().unwrap();
     assert_eq!(rules.len(), 1, "a rule is stored once");
-    assert_eq!(rules[0].rule, "fs.write(/x/**)");
+    assert_eq!(rules[0].rule, "fs_write(/x/**)");
     let open = store.open_approvals().unwrap();
     assert_eq!(open.len(), 2);
     assert_eq!(open[0].answer, None);
@@ -208,14 +208,14 @@ fn an_older_schema_is_migrated_keeping_its_data() {
     {
         let v1 = Store::open_at(&db, key(dir.path()), 1).unwrap();
         assert_eq!(v1.schema_version().unwrap(), 1);
-        v1.add_rule("a", "git.status", None, None).unwrap();
+        v1.add_rule("a", "git_status", None, None).unwrap();
         v1.append(&outcome(1)).unwrap();
         // Version 1 had no grants table.
         assert!(v1.live_grants(0).is_err());
     }
     let store = Store::open(&db, key(dir.path())).unwrap();
     assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
-    assert_eq!(store.rules().unwrap()[0].rule, "git.status");
+    assert_eq!(store.rules().unwrap()[0].rule, "git_status");
     store.issue_grant(grant("a", 10), None).unwrap();
     let verified = store.verify(&key(dir.path()).public()).unwrap().unwrap();
     assert_eq!(verified.records, 3);

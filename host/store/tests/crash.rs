@@ -33,7 +33,7 @@ fn event(id: &str) -> AuditEvent {
         agent: "crash".into(),
         session: "s".into(),
         request_id: id.to_owned(),
-        tool: "fs.read".into(),
+        tool: "fs_read".into(),
         ok: true,
         duration_us: 1,
         limit_hit: false,

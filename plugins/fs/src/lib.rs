@@ -13,7 +13,7 @@ mod fs {
 
     use crate::{edit, walk};
 
-    /// Arguments of `fs.read`.
+    /// Arguments of `fs_read`.
     #[derive(Debug, Deserialize)]
     pub struct ReadArgs {
         /// The file to read; relative paths resolve against the granted directory.
@@ -44,7 +44,7 @@ mod fs {
     /// Use `offset` and `limit` to page through large files. Binary files
     /// are refused with the code `not_text`.
     #[tool(
-        name = "fs.read",
+        name = "fs_read",
         category = "file-system",
         action = "code:read",
         side_effect = false,
@@ -82,7 +82,7 @@ mod fs {
         })
     }
 
-    /// Arguments of `fs.write`.
+    /// Arguments of `fs_write`.
     #[derive(Debug, Deserialize)]
     pub struct WriteArgs {
         /// The file to write; it is created or replaced.
@@ -104,7 +104,7 @@ mod fs {
 
     /// Create or replace a file with the given content.
     #[tool(
-        name = "fs.write",
+        name = "fs_write",
         category = "file-system",
         action = "code:write",
         side_effect = true,
@@ -132,7 +132,7 @@ mod fs {
         })
     }
 
-    /// Arguments of `fs.edit`.
+    /// Arguments of `fs_edit`.
     #[derive(Debug, Deserialize)]
     pub struct EditArgs {
         /// The file to edit.
@@ -156,7 +156,7 @@ mod fs {
     /// lines to make it unique. No match fails with `edit_no_match`, several
     /// with `edit_ambiguous` (the message lists the lines).
     #[tool(
-        name = "fs.edit",
+        name = "fs_edit",
         category = "file-system",
         action = "code:write",
         side_effect = true,
@@ -177,7 +177,7 @@ mod fs {
         })
     }
 
-    /// Arguments of `fs.list`.
+    /// Arguments of `fs_list`.
     #[derive(Debug, Deserialize)]
     pub struct ListArgs {
         /// The directory to list.
@@ -220,7 +220,7 @@ mod fs {
 
     /// List a directory, optionally recursively and filtered by a glob.
     #[tool(
-        name = "fs.list",
+        name = "fs_list",
         category = "file-system",
         action = "code:read",
         side_effect = false,
@@ -248,7 +248,7 @@ mod fs {
         })
     }
 
-    /// Arguments of `fs.delete`.
+    /// Arguments of `fs_delete`.
     #[derive(Debug, Deserialize)]
     pub struct DeleteArgs {
         /// The file or directory to delete.
@@ -266,7 +266,7 @@ mod fs {
 
     /// Delete a file, a symlink, or (with `recursive`) a directory tree.
     #[tool(
-        name = "fs.delete",
+        name = "fs_delete",
         category = "file-system",
         action = "code:delete",
         side_effect = true,

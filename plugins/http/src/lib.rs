@@ -14,7 +14,7 @@ mod http {
 
     use crate::client::{self, Request};
 
-    /// Arguments of `http.fetch`.
+    /// Arguments of `http_fetch`.
     #[derive(Debug, Deserialize)]
     pub struct FetchArgs {
         /// The absolute http:// or https:// URL.
@@ -62,7 +62,7 @@ mod http {
     /// addresses are refused unless a grant names them. A refusal says
     /// which grant would allow the request.
     #[tool(
-        name = "http.fetch",
+        name = "http_fetch",
         category = "web",
         action = "external_data:request",
         side_effect = true,

@@ -1,4 +1,4 @@
-//! Warden's JSON tool: `json.query` runs a jq filter with jaq (a jq
+//! Warden's JSON tool: `json_query` runs a jq filter with jaq (a jq
 //! implementation in Rust: jaq-core, jaq-std, jaq-json) over an inline
 //! JSON value or a JSON file in a granted directory.
 
@@ -10,7 +10,7 @@ mod json {
 
     use crate::jq;
 
-    /// Arguments of `json.query`.
+    /// Arguments of `json_query`.
     #[derive(Debug, Deserialize)]
     pub struct QueryArgs {
         /// The jq filter, e.g. `.items[] | select(.done | not) | .title`.
@@ -36,7 +36,7 @@ mod json {
     /// The filter language is jq's (paths, pipes, `select`, `map`,
     /// `group_by`, string interpolation, ...), implemented by jaq.
     #[tool(
-        name = "json.query",
+        name = "json_query",
         category = "file-system",
         action = "code:read",
         side_effect = false,

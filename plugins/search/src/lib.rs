@@ -1,5 +1,5 @@
-//! Warden's search tools: `search.grep` (regex search with context lines)
-//! and `search.glob` (glob listing), over the call's granted directories,
+//! Warden's search tools: `search_grep` (regex search with context lines)
+//! and `search_glob` (glob listing), over the call's granted directories,
 //! with the `regex`, `globset` and `walkdir` crates. Symlinks are never
 //! followed.
 
@@ -14,7 +14,7 @@ mod search {
 
     use crate::{grep, walk};
 
-    /// Arguments of `search.grep`.
+    /// Arguments of `search_grep`.
     #[derive(Debug, Deserialize)]
     pub struct GrepArgs {
         /// A regular expression (Rust `regex` syntax), or plain text with
@@ -64,7 +64,7 @@ mod search {
     /// Reports each matching line with its path, line number and optional
     /// context lines. Binary files are skipped; symlinks are not followed.
     #[tool(
-        name = "search.grep",
+        name = "search_grep",
         category = "file-system",
         action = "code:read",
         side_effect = false,
@@ -117,7 +117,7 @@ mod search {
         })
     }
 
-    /// Arguments of `search.glob`.
+    /// Arguments of `search_glob`.
     #[derive(Debug, Deserialize)]
     pub struct GlobArgs {
         /// A glob over paths relative to `path`: `**/*.rs`, `src/*.{ts,tsx}`;
@@ -145,7 +145,7 @@ mod search {
     ///
     /// Symlinks are not listed or followed.
     #[tool(
-        name = "search.glob",
+        name = "search_glob",
         category = "file-system",
         action = "code:read",
         side_effect = false,

@@ -28,7 +28,7 @@ async fn a_screenshot_of_a_workspace_page_has_the_expected_pixels() {
     std::fs::write(r.dir.path().join("halves.html"), HALVES).unwrap();
     let env = r
         .call(
-            "browser.screenshot",
+            "browser_screenshot",
             json!({"url": "file:///workspace/halves.html", "path": "shots/halves.png", "width": 400, "height": 300}),
         )
         .await;
@@ -56,7 +56,7 @@ async fn a_screenshot_of_a_workspace_page_has_the_expected_pixels() {
     }
     let nav = r
         .call(
-            "browser.navigate",
+            "browser_navigate",
             json!({"url": "file:///workspace/halves.html"}),
         )
         .await;
@@ -83,7 +83,7 @@ async fn ssim_diff_between_two_known_pages() {
     ] {
         let env = r
             .call(
-                "browser.screenshot",
+                "browser_screenshot",
                 json!({"url": format!("file:///workspace/{html}"), "path": png, "width": 320, "height": 240}),
             )
             .await;
@@ -91,7 +91,7 @@ async fn ssim_diff_between_two_known_pages() {
     }
     let same = r
         .call(
-            "browser.diff",
+            "browser_diff",
             json!({"before": "a.png", "after": "a2.png", "diff_path": "same.png"}),
         )
         .await;
@@ -104,7 +104,7 @@ async fn ssim_diff_between_two_known_pages() {
 
     let changed = r
         .call(
-            "browser.diff",
+            "browser_diff",
             json!({"before": "a.png", "after": "b.png", "diff_path": "diff/a-b.png"}),
         )
         .await;
@@ -125,7 +125,7 @@ async fn ssim_diff_between_two_known_pages() {
 
     let escape = r
         .call(
-            "browser.diff",
+            "browser_diff",
             json!({"before": "../etc/passwd", "after": "b.png", "diff_path": "x.png"}),
         )
         .await;
@@ -145,7 +145,7 @@ async fn an_accessibility_scan_reports_structured_findings() {
     std::fs::write(r.dir.path().join("good.html"), HALVES).unwrap();
     let env = r
         .call(
-            "browser.accessibility_scan",
+            "browser_accessibility_scan",
             json!({"url": "file:///workspace/bad.html"}),
         )
         .await;
@@ -169,7 +169,7 @@ async fn an_accessibility_scan_reports_structured_findings() {
     }
     let good = r
         .call(
-            "browser.accessibility_scan",
+            "browser_accessibility_scan",
             json!({"url": "file:///workspace/good.html"}),
         )
         .await;

@@ -6,7 +6,7 @@
 //! a few constructs the analyser reads as opaque by design.
 
 /// The command lines of the policy tables: terminal specifiers and shell
-/// code given to `code.run`.
+/// code given to `code_run`.
 pub fn table_lines() -> Vec<String> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
     let mut out = Vec::new();
@@ -24,8 +24,8 @@ pub fn table_lines() -> Vec<String> {
                 continue;
             };
             let line = match tool {
-                "terminal.exec" => spec,
-                "code.run" => match spec.split_once(": ") {
+                "terminal_exec" => spec,
+                "code_run" => match spec.split_once(": ") {
                     Some(("sh" | "bash", source)) => source,
                     _ => continue,
                 },

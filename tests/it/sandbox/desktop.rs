@@ -23,21 +23,21 @@ fn dark_pixels(img: &Rgba) -> usize {
 async fn a_desktop_session_types_into_the_gui_program() {
     let r = rig("desktop", SandboxConfig::default()).await;
     let env = r
-        .call("desktop.launch", json!({"app": "warden-notepad"}))
+        .call("desktop_launch", json!({"app": "warden-notepad"}))
         .await;
     assert!(!data(&env)["window"].as_str().unwrap().is_empty());
     data(
-        &r.call("desktop.screenshot", json!({"path": "before.png"}))
+        &r.call("desktop_screenshot", json!({"path": "before.png"}))
             .await,
     );
     data(
-        &r.call("desktop.type", json!({"text": "hello warden"}))
+        &r.call("desktop_type", json!({"text": "hello warden"}))
             .await,
     );
-    data(&r.call("desktop.key", json!({"keys": "Return"})).await);
-    data(&r.call("desktop.type", json!({"text": "line two"})).await);
+    data(&r.call("desktop_key", json!({"keys": "Return"})).await);
+    data(&r.call("desktop_type", json!({"text": "line two"})).await);
     let shot = r
-        .call("desktop.screenshot", json!({"path": "after.png"}))
+        .call("desktop_screenshot", json!({"path": "after.png"}))
         .await;
     assert_eq!(data(&shot)["sha256"].as_str().unwrap().len(), 64);
 
@@ -91,12 +91,12 @@ async fn a_reset_container_is_app_not_running_never_an_empty_capture() {
     };
     let r = rig("desktop-reset", config).await;
     let launched = r
-        .call("desktop.launch", json!({"app": "warden-notepad"}))
+        .call("desktop_launch", json!({"app": "warden-notepad"}))
         .await;
     data(&launched);
     for (tool, args) in [
-        ("desktop.type", json!({"text": "lost"})),
-        ("desktop.screenshot", json!({"path": "never.png"})),
+        ("desktop_type", json!({"text": "lost"})),
+        ("desktop_screenshot", json!({"path": "never.png"})),
     ] {
         let env = r.call(tool, args).await;
         let (_, code, message) = error(&env);

@@ -6,7 +6,7 @@
 //!
 //! How bash is watched without running anything: each line runs under the
 //! agent shell (`warden_sandbox::AGENT_SHELL`, the very argv
-//! `terminal.exec` uses) after a prelude that empties `PATH`, disables
+//! `terminal_exec` uses) after a prelude that empties `PATH`, disables
 //! every builtin (`enable -n`) and defines `command_not_found_handle`,
 //! which bash calls with the argv of each command it cannot find — so
 //! every simple command, builtins included, reaches the handler, which
@@ -74,7 +74,7 @@ async fn every_command_bash_runs_is_one_the_analyser_named() {
     make_writable(&dir);
     let out = r
         .call(
-            "terminal.exec",
+            "terminal_exec",
             json!({"command": harness(), "timeout_secs": 1800}),
         )
         .await;

@@ -99,7 +99,7 @@ async fn twenty_concurrent_calls_share_one_container_per_agent() {
     let requests = (0..20)
         .map(|i| {
             r.request(
-                "terminal.exec",
+                "terminal_exec",
                 json!({"command": format!("echo {i}; hostname")}),
             )
         })
@@ -193,7 +193,7 @@ async fn shutdown_removes_every_container_the_host_owns() {
     let env = r
         .gate
         .call(warden_api::CallRequest {
-            tool: "terminal.exec".into(),
+            tool: "terminal_exec".into(),
             args: json!({"command": "true"}),
             context: other,
         })
@@ -216,7 +216,7 @@ async fn shutdown_removes_every_container_the_host_owns() {
         .await
         .unwrap();
     assert!(left.is_empty());
-    let after = r.call("terminal.exec", json!({"command": "true"})).await;
+    let after = r.call("terminal_exec", json!({"command": "true"})).await;
     assert!(!after.is_ok(), "no container after shutdown");
     r.done().await;
 }

@@ -106,7 +106,7 @@ async fn a_protected_path_changes_only_with_a_person() {
     // container of its own where the path is writable.
     let env = r
         .call_approved(
-            "terminal.exec",
+            "terminal_exec",
             json!({"command": "echo '#!/bin/sh' > .git/hooks/post-commit"}),
         )
         .await;

@@ -183,11 +183,11 @@ impl Rig {
         envelope
     }
 
-    /// `terminal.exec` that must succeed; its data.
+    /// `terminal_exec` that must succeed; its data.
     pub async fn sh(&self, command: &str) -> Value {
         let env = self
             .call(
-                "terminal.exec",
+                "terminal_exec",
                 json!({"command": command, "timeout_secs": 60}),
             )
             .await;

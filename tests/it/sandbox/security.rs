@@ -24,12 +24,12 @@ async fn a_fork_bomb_is_held_by_the_pids_limit() {
         "cat /sys/fs/cgroup/pids/pids.max; f() { f | f & }; f; sleep 30"});
     // sh code is read like a terminal command: a fork bomb is a circuit
     // breaker and asks, even in autonomous mode (nobody here answers).
-    let asked = r.call("code.run", source.clone()).await;
+    let asked = r.call("code_run", source.clone()).await;
     let (_, code, message) = error(&asked);
     assert_eq!(code, "approval_denied", "{message}");
     assert!(message.contains("circuit breaker"), "{message}");
     // Approved by a person, it runs, and the pids limit holds it.
-    let bomb = r.call_approved("code.run", source).await;
+    let bomb = r.call_approved("code_run", source).await;
     let (kind, code, message) = error(&bomb);
     assert_eq!((kind.as_str(), code.as_str()), ("LimitExceeded", "timeout"));
     assert!(
@@ -62,7 +62,7 @@ async fn a_memory_hog_is_killed_at_the_limit() {
     let r = rig("memhog", config).await;
     let hog = r
         .call(
-            "code.run",
+            "code_run",
             json!({"language": "python3", "source": "b = bytearray(1 << 30)\nprint('allocated')"}),
         )
         .await;
@@ -82,7 +82,7 @@ async fn a_timeout_kills_the_whole_process_group() {
     let r = rig("timeout", SandboxConfig::default()).await;
     let env = r
         .call(
-            "terminal.exec",
+            "terminal_exec",
             json!({"command": "sleep 300 & sleep 301 & (sleep 302; true) & echo started; wait", "timeout_secs": 2}),
         )
         .await;
@@ -119,7 +119,7 @@ async fn a_timeout_kills_what_escaped_the_group_too() {
     );
     let env = r
         .call(
-            "terminal.exec",
+            "terminal_exec",
             json!({"command": command, "timeout_secs": 2}),
         )
         .await;
@@ -275,7 +275,7 @@ async fn a_name_resolving_to_a_private_address_is_refused() {
         "",
     )
     .await;
-    let env = r.call("terminal.exec", json!({"command": "true"})).await;
+    let env = r.call("terminal_exec", json!({"command": "true"})).await;
     let (_, _, message) = error(&env);
     assert!(
         message.contains("localhost") && message.contains("loopback"),
@@ -345,7 +345,7 @@ async fn capabilities_are_dropped_and_the_user_is_not_root() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_denied_command_never_reaches_docker() {
-    let rules = "rules = { deny = [\"terminal.exec(rm *)\"] }\n";
+    let rules = "rules = { deny = [\"terminal_exec(rm *)\"] }\n";
     let r = rig_with(
         "denied",
         SandboxConfig::default(),
@@ -356,7 +356,7 @@ async fn a_denied_command_never_reaches_docker() {
     .await;
     let env = r
         .call(
-            "terminal.exec",
+            "terminal_exec",
             json!({"command": "rm -rf /workspace/precious"}),
         )
         .await;
@@ -373,7 +373,7 @@ async fn a_denied_command_never_reaches_docker() {
     // Shell-aware: a denied part of a compound command denies it all.
     let env = r
         .call(
-            "terminal.exec",
+            "terminal_exec",
             json!({"command": "ls && rm -rf /workspace/precious"}),
         )
         .await;
@@ -396,14 +396,14 @@ async fn the_shell_that_runs_is_the_shell_the_policy_reads() {
         SandboxConfig::default(),
         FsAccess::ReadWrite,
         &[],
-        "rules = { deny = [\"terminal.exec(touch *)\"] }\n",
+        "rules = { deny = [\"terminal_exec(touch *)\"] }\n",
     )
     .await;
     for (command, planted) in [
         ("ls &>/dev/null touch /workspace/planted-1", "planted-1"),
         ("echo $'\\' ; touch /workspace/planted-2 #'", "planted-2"),
     ] {
-        let env = r.call("terminal.exec", json!({"command": command})).await;
+        let env = r.call("terminal_exec", json!({"command": command})).await;
         assert!(env.is_ok(), "{command}: {env:?}");
         assert!(
             !r.dir.path().join(planted).exists(),

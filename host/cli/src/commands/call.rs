@@ -16,7 +16,7 @@ use crate::{Outcome, approver};
 
 #[derive(Debug, Args)]
 pub struct CallArgs {
-    /// The tool to call, e.g. `fs.read`.
+    /// The tool to call, e.g. `fs_read`.
     pub tool: String,
     #[command(flatten)]
     pub host: HostArgs,

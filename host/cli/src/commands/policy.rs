@@ -11,7 +11,7 @@ use crate::Outcome;
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The tool, e.g. `terminal.exec`.
+    /// The tool, e.g. `terminal_exec`.
     #[arg(long)]
     pub tool: String,
     /// The call's arguments (JSON); the specifier is rendered from them
@@ -25,8 +25,8 @@ pub struct CheckArgs {
     /// file-system tools, `{command}` for terminal tools).
     #[arg(long, value_name = "TEMPLATE")]
     pub template: Option<String>,
-    /// The tool's category (default: guessed from the name: fs.* is
-    /// file-system, terminal.* terminal, ...).
+    /// The tool's category (default: guessed from the name: fs_* is
+    /// file-system, terminal_* terminal, ...).
     #[arg(long)]
     pub category: Option<String>,
     /// The tool's action type (default from the category).

@@ -43,7 +43,7 @@ code-execution = "containerized"
 [agents.alice]
 level = "standard"
 approvals = "client"
-rules = {{ allow = ["probe.run"] }}
+rules = {{ allow = ["probe_run"] }}
 
 [agents.bob]
 level = "reader"

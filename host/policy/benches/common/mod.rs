@@ -12,10 +12,10 @@ pub const ENV: Env<'static> = Env {
 /// The allow rules the calls below need, after every generated rule.
 pub fn matching_allow() -> Vec<String> {
     vec![
-        "terminal.exec(cargo *)".into(),
-        "terminal.exec(git status)".into(),
-        "fs.write(/src/**)".into(),
-        "http.fetch(https://api.example.com/*)".into(),
+        "terminal_exec(cargo *)".into(),
+        "terminal_exec(git status)".into(),
+        "fs_write(/src/**)".into(),
+        "http_fetch(https://api.example.com/*)".into(),
     ]
 }
 
@@ -44,7 +44,7 @@ fn call<'a>(name: &'a str, category: &'a str, action: &'a str, spec: &'a str) ->
 /// A compound command line, parsed per decision as the gate does.
 pub fn shell_call() -> Call<'static> {
     call(
-        "terminal.exec",
+        "terminal_exec",
         "terminal",
         "code:write",
         "cargo build --release && git status | cat",
@@ -53,7 +53,7 @@ pub fn shell_call() -> Call<'static> {
 
 pub fn path_call() -> Call<'static> {
     call(
-        "fs.write",
+        "fs_write",
         "file-system",
         "code:write",
         "src/deep/module/file.rs",
@@ -62,7 +62,7 @@ pub fn path_call() -> Call<'static> {
 
 pub fn plain_call() -> Call<'static> {
     call(
-        "http.fetch",
+        "http_fetch",
         "web",
         "external_data:request",
         "https://api.example.com/v1/users",
@@ -85,15 +85,15 @@ fn three_lists(n: usize, spec: impl Fn(usize) -> String) -> AgentPolicy {
 }
 
 pub fn same_tool_shell(n: usize) -> AgentPolicy {
-    three_lists(n, |i| format!("terminal.exec(tool{i} --flag{i} *)"))
+    three_lists(n, |i| format!("terminal_exec(tool{i} --flag{i} *)"))
 }
 
 pub fn same_tool_path(n: usize) -> AgentPolicy {
-    three_lists(n, |i| format!("fs.write(/generated{i}/**)"))
+    three_lists(n, |i| format!("fs_write(/generated{i}/**)"))
 }
 
 pub fn same_tool_plain(n: usize) -> AgentPolicy {
-    three_lists(n, |i| format!("http.fetch(https://host{i}.example/*)"))
+    three_lists(n, |i| format!("http_fetch(https://host{i}.example/*)"))
 }
 
 /// `n` deny rules over 100 tools (a more typical policy, and what

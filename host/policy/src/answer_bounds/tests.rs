@@ -9,7 +9,7 @@ const ENV: Env<'static> = Env {
 };
 
 const WRITE: ToolFacts<'static> = ToolFacts {
-    name: "fs.write",
+    name: "fs_write",
     category: "file-system",
     action_type: "code:write",
     side_effect: true,
@@ -17,7 +17,7 @@ const WRITE: ToolFacts<'static> = ToolFacts {
 };
 
 const EXEC: ToolFacts<'static> = ToolFacts {
-    name: "terminal.exec",
+    name: "terminal_exec",
     category: "terminal",
     action_type: "test:run",
     side_effect: true,
@@ -44,50 +44,50 @@ fn a_client_answer_adds_only_the_asked_call() {
         (
             WRITE,
             "/workspace/a.txt",
-            "fs.write(//workspace/a.txt)",
+            "fs_write(//workspace/a.txt)",
             true,
         ),
-        (WRITE, "/workspace/a.txt", "fs.write(/a.txt)", true),
-        (WRITE, "a.txt", "  fs.write(//workspace/a.txt) ", true),
-        (EXEC, "npm test", "terminal.exec(npm test)", true),
+        (WRITE, "/workspace/a.txt", "fs_write(/a.txt)", true),
+        (WRITE, "a.txt", "  fs_write(//workspace/a.txt) ", true),
+        (EXEC, "npm test", "terminal_exec(npm test)", true),
         // A bare `*`, another tool, a tool glob, a bare tool.
         (WRITE, "/workspace/a.txt", "*", false),
         (
             WRITE,
             "/workspace/a.txt",
-            "fs.delete(//workspace/a.txt)",
+            "fs_delete(//workspace/a.txt)",
             false,
         ),
-        (WRITE, "/workspace/a.txt", "fs.*", false),
-        (WRITE, "/workspace/a.txt", "fs.*(//workspace/a.txt)", false),
-        (WRITE, "/workspace/a.txt", "fs.write", false),
-        (EXEC, "npm test", "terminal.exec", false),
+        (WRITE, "/workspace/a.txt", "fs_*", false),
+        (WRITE, "/workspace/a.txt", "fs_*(//workspace/a.txt)", false),
+        (WRITE, "/workspace/a.txt", "fs_write", false),
+        (EXEC, "npm test", "terminal_exec", false),
         // Broader specifiers.
-        (WRITE, "/workspace/a.txt", "fs.write(/**)", false),
+        (WRITE, "/workspace/a.txt", "fs_write(/**)", false),
         (
             WRITE,
             "/workspace/a.txt",
-            "fs.write(//workspace/*.txt)",
+            "fs_write(//workspace/*.txt)",
             false,
         ),
         (
             WRITE,
             "/workspace/a.txt",
-            "fs.write(//workspace/a.tx?)",
+            "fs_write(//workspace/a.tx?)",
             false,
         ),
-        (EXEC, "npm test", "terminal.exec(npm *)", false),
-        (EXEC, "npm test", "terminal.exec(*)", false),
+        (EXEC, "npm test", "terminal_exec(npm *)", false),
+        (EXEC, "npm test", "terminal_exec(*)", false),
         // A rule that does not match the call at all.
         (
             WRITE,
             "/workspace/a.txt",
-            "fs.write(//workspace/b.txt)",
+            "fs_write(//workspace/b.txt)",
             false,
         ),
-        (EXEC, "npm test", "terminal.exec(rm -rf /)", false),
+        (EXEC, "npm test", "terminal_exec(rm -rf /)", false),
         // Not a rule.
-        (WRITE, "/workspace/a.txt", "fs.write(", false),
+        (WRITE, "/workspace/a.txt", "fs_write(", false),
     ];
     let p = policy();
     for (tool, spec, rule, ok) in cases {
@@ -124,7 +124,7 @@ fn breakers_and_high_risk_actions_are_never_always_from_a_client() {
         assert!(never_always(&tool, &ask).is_some(), "{action}");
     }
     let secrets = ToolFacts {
-        name: "vault.read_secret",
+        name: "vault_read_secret",
         ..WRITE
     };
     assert!(never_always(&secrets, &ask).is_some());

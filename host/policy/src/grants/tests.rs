@@ -46,7 +46,7 @@ fn grant(id: &str, capability: &str, from: u64, to: u64) -> CapabilityGrant {
 }
 
 const WRITE: ToolFacts<'static> = ToolFacts {
-    name: "fs.write",
+    name: "fs_write",
     category: "file-system",
     action_type: "code:write",
     side_effect: true,
@@ -56,7 +56,7 @@ const WRITE: ToolFacts<'static> = ToolFacts {
 #[test]
 fn a_grant_allows_only_inside_its_window() {
     let p = policy(&[]);
-    let set = GrantSet::new([grant("g-1", "tool:fs.write", 100, 200)]);
+    let set = GrantSet::new([grant("g-1", "tool:fs_write", 100, 200)]);
     let c = call(WRITE, Some("/workspace/a.txt"));
     for (now, verdict) in [
         (99, Verdict::Ask),
@@ -72,7 +72,7 @@ fn a_grant_allows_only_inside_its_window() {
         } else {
             assert_eq!(d.grant, None);
             assert!(d.reason.contains("request_capability"), "{}", d.reason);
-            assert!(d.reason.contains("tool:fs.write"), "{}", d.reason);
+            assert!(d.reason.contains("tool:fs_write"), "{}", d.reason);
         }
     }
 }
@@ -81,7 +81,7 @@ fn a_grant_allows_only_inside_its_window() {
 fn a_revoked_grant_is_gone_once_the_set_is_rebuilt() {
     let p = policy(&[]);
     let c = call(WRITE, Some("/workspace/a.txt"));
-    let all = vec![grant("g-1", "tool:fs.write", 0, 1000)];
+    let all = vec![grant("g-1", "tool:fs_write", 0, 1000)];
     assert_eq!(
         decide_with_grants(&p, &c, &ENV, &GrantSet::new(all), "s", 5).decision,
         Verdict::Allow
@@ -98,14 +98,14 @@ fn category_action_and_glob_grants_cover_their_tools_only() {
     let p = policy(&[]);
     let c = call(WRITE, Some("/workspace/a.txt"));
     let other = call(
-        tool("net.fetch", "web", "external_data:request"),
+        tool("net_fetch", "web", "external_data:request"),
         Some("https://x.io/"),
     );
     for cap in [
         "category:file-system",
         "action:code:write",
         "action:code:*",
-        "tool:fs.*",
+        "tool:fs_*",
     ] {
         let set = GrantSet::new([grant("g", cap, 0, 10)]);
         assert_eq!(
@@ -116,7 +116,7 @@ fn category_action_and_glob_grants_cover_their_tools_only() {
         assert_eq!(
             decide_with_grants(&p, &other, &ENV, &set, "s", 1).decision,
             Verdict::Ask,
-            "{cap} must not cover net.fetch"
+            "{cap} must not cover net_fetch"
         );
     }
 }
@@ -126,7 +126,7 @@ fn a_symlink_inside_the_boundary_does_not_carry_a_grant_out() {
     // `src/link` is a symlink to `/workspace/secrets`: lexically inside the
     // boundary, resolved outside it.
     let p = policy(&[]);
-    let mut g = grant("g-1", "tool:fs.write", 0, 10);
+    let mut g = grant("g-1", "tool:fs_write", 0, 10);
     g.boundary.paths = vec!["/workspace/src".into()];
     let set = GrantSet::new([g]);
     let mut through_link = call(WRITE, Some("src/link/key.txt"));
@@ -146,7 +146,7 @@ fn a_symlink_inside_the_boundary_does_not_carry_a_grant_out() {
 #[test]
 fn session_and_boundaries_narrow_a_grant() {
     let p = policy(&[]);
-    let mut g = grant("g-1", "tool:fs.write", 0, 10);
+    let mut g = grant("g-1", "tool:fs_write", 0, 10);
     g.session = Some("s1".into());
     g.boundary.paths = vec!["/workspace/src".into()];
     let set = GrantSet::new([g]);
@@ -173,7 +173,7 @@ fn session_and_boundaries_narrow_a_grant() {
     let mut net = grant("g-2", "category:web", 0, 10);
     net.boundary.hosts = vec!["*.example.com".into()];
     let set = GrantSet::new([net]);
-    let fetch = |url| call(tool("net.fetch", "web", "external_data:request"), Some(url));
+    let fetch = |url| call(tool("net_fetch", "web", "external_data:request"), Some(url));
     assert_eq!(
         decide_with_grants(&p, &fetch("https://api.example.com/x"), &ENV, &set, "s", 1).decision,
         Verdict::Allow
@@ -194,9 +194,9 @@ fn session_and_boundaries_narrow_a_grant() {
 
 #[test]
 fn deny_rules_and_circuit_breakers_stand_over_grants() {
-    let p = policy(&["fs.write(//workspace/secrets/**)"]);
+    let p = policy(&["fs_write(//workspace/secrets/**)"]);
     let set = GrantSet::new([
-        grant("g-1", "tool:fs.write", 0, 10),
+        grant("g-1", "tool:fs_write", 0, 10),
         grant("g-2", "category:terminal", 0, 10),
     ]);
     let denied = decide_with_grants(
@@ -211,7 +211,7 @@ fn deny_rules_and_circuit_breakers_stand_over_grants() {
         (denied.decision, denied.layer),
         (Verdict::Deny, Layer::Rule)
     );
-    let shell = tool("sh.run", "terminal", "terminal:run");
+    let shell = tool("sh_run", "terminal", "terminal:run");
     let breaker = decide_with_grants(&p, &call(shell, Some("rm -rf /")), &ENV, &set, "s", 1);
     assert_eq!(breaker.layer, Layer::CircuitBreaker, "{breaker:?}");
     assert_eq!(breaker.decision, Verdict::Ask);
@@ -221,10 +221,10 @@ fn deny_rules_and_circuit_breakers_stand_over_grants() {
 fn capabilities_parse_strictly() {
     assert_eq!(
         "tool:FS.Write".parse::<Capability>().unwrap(),
-        Capability::Tool("fs.write".into())
+        Capability::Tool("fs_write".into())
     );
     assert!("action:code".parse::<Capability>().is_err());
-    assert!("fs.write".parse::<Capability>().is_err());
+    assert!("fs_write".parse::<Capability>().is_err());
     assert!("tool:".parse::<Capability>().is_err());
     assert_eq!(
         Capability::Category("git".into()).to_string(),
@@ -237,7 +237,7 @@ fn a_grant_never_outranks_the_denied_list() {
     let mut config = crate::config::PolicyConfig::default();
     let agent: crate::config::AgentConfig = serde_json::from_value(serde_json::json!({
         "level": "standard",
-        "denied": ["fs.delete", "net.*"],
+        "denied": ["fs_delete", "net_*"],
     }))
     .unwrap();
     config.agents.insert("a".into(), agent);
@@ -245,11 +245,11 @@ fn a_grant_never_outranks_the_denied_list() {
         crate::Policy::from_config(&config, &["code:delete", "external_data:request"]).unwrap();
     let p = policy.agent("a").unwrap();
     let set = GrantSet::new([
-        grant("g-1", "tool:fs.delete", 0, 10),
+        grant("g-1", "tool:fs_delete", 0, 10),
         grant("g-2", "category:file-system", 0, 10),
-        grant("g-3", "tool:net.fetch", 0, 10),
+        grant("g-3", "tool:net_fetch", 0, 10),
     ]);
-    let delete = tool("fs.delete", "file-system", "code:delete");
+    let delete = tool("fs_delete", "file-system", "code:delete");
     let d = decide_with_grants(p, &call(delete, Some("/workspace/a")), &ENV, &set, "s", 1);
     assert_eq!(
         (d.decision, d.layer),
@@ -258,7 +258,7 @@ fn a_grant_never_outranks_the_denied_list() {
     );
     assert_eq!(d.grant, None);
     assert!(d.reason.contains("denied list"), "{}", d.reason);
-    let fetch = tool("net.fetch", "web", "external_data:request");
+    let fetch = tool("net_fetch", "web", "external_data:request");
     let d = decide_with_grants(p, &call(fetch, Some("https://x.io")), &ENV, &set, "s", 1);
     assert_eq!(
         (d.decision, d.layer),

@@ -37,10 +37,10 @@ fn decide(mode: Mode, facts: ToolFacts<'_>, spec: &str) -> Decision {
 
 #[test]
 fn credentials_are_out_of_reach_for_every_tool() {
-    let read = tool("fs.read", "file-system", "code:read", false);
-    let sh = tool("terminal.exec", "terminal", "test:run", true);
-    let web = tool("browser.navigate", "browser", "browser:navigate", true);
-    let code = tool("code.run", "code-execution", "code:write", true);
+    let read = tool("fs_read", "file-system", "code:read", false);
+    let sh = tool("terminal_exec", "terminal", "test:run", true);
+    let web = tool("browser_navigate", "browser", "browser:navigate", true);
+    let code = tool("code_run", "code-execution", "code:write", true);
     for (facts, spec) in [
         (read, "/home/agent/.ssh/id_ed25519"),
         (read, "/home/agent/.aws/credentials"),
@@ -76,10 +76,10 @@ fn credentials_are_out_of_reach_for_every_tool() {
 
 #[test]
 fn protected_paths_ask_for_every_change_in_every_mode() {
-    let write = tool("fs.write", "file-system", "code:write", true);
-    let delete = tool("fs.delete", "file-system", "code:delete", true);
-    let read = tool("fs.read", "file-system", "code:read", false);
-    let sh = tool("terminal.exec", "terminal", "test:run", true);
+    let write = tool("fs_write", "file-system", "code:write", true);
+    let delete = tool("fs_delete", "file-system", "code:delete", true);
+    let read = tool("fs_read", "file-system", "code:read", false);
+    let sh = tool("terminal_exec", "terminal", "test:run", true);
     for mode in [Mode::Default, Mode::AcceptEdits, Mode::Autonomous] {
         for (facts, spec) in [
             (write, ".git/hooks/pre-commit"),

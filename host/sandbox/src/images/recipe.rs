@@ -17,11 +17,11 @@ pub const SANDBOX_UID: u32 = 1000;
 /// Which image a tool runs in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ImageKind {
-    /// Shell, coreutils, git, python3: `terminal.exec` and `code.run`.
+    /// Shell, coreutils, git, python3: `terminal_exec` and `code_run`.
     Base,
-    /// Base plus headless chromium: the `browser.*` tools.
+    /// Base plus headless chromium: the `browser_*` tools.
     Browser,
-    /// Base plus Xvfb, xdotool, scrot and a small Tk program: `desktop.*`.
+    /// Base plus Xvfb, xdotool, scrot and a small Tk program: `desktop_*`.
     Desktop,
 }
 

@@ -1,5 +1,5 @@
-//! `browser.navigate`, `browser.screenshot`, `browser.diff` and
-//! `browser.accessibility_scan`: headless chromium in the browser image.
+//! `browser_navigate`, `browser_screenshot`, `browser_diff` and
+//! `browser_accessibility_scan`: headless chromium in the browser image.
 //! Chromium's own sandbox needs privileges the container does not give
 //! (`--no-sandbox`); the container is the sandbox.
 

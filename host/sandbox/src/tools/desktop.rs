@@ -1,4 +1,4 @@
-//! `desktop.*`: a stateful X session (Xvfb, xdotool, scrot) in the
+//! `desktop_*`: a stateful X session (Xvfb, xdotool, scrot) in the
 //! agent's warm desktop container. The session lives as long as the
 //! container: a call that finds no running program (the container was
 //! reset, per-call strategy, the program exited) fails with
@@ -89,15 +89,15 @@ pub(super) async fn act(tools: &SandboxTools, call: &BackendCall<'_>) -> Outcome
             .to_string()
     };
     let (script, args): (&str, Vec<String>) = match call.tool.name.as_str() {
-        "desktop.click" => (
+        "desktop_click" => (
             "xdotool mousemove --sync \"$1\" \"$2\" click \"$3\"",
             vec![num("x", 0), num("y", 0), num("button", 1)],
         ),
-        "desktop.type" => (
+        "desktop_type" => (
             "xdotool type --delay 40 -- \"$1\"",
             vec![arg(call, "text")?.to_owned()],
         ),
-        "desktop.key" => {
+        "desktop_key" => {
             let keys: Vec<String> = arg(call, "keys")?
                 .split_whitespace()
                 .map(str::to_owned)
@@ -112,7 +112,7 @@ pub(super) async fn act(tools: &SandboxTools, call: &BackendCall<'_>) -> Outcome
             }
             ("xdotool key --delay 40 -- \"$@\"", keys)
         }
-        "desktop.scroll" => {
+        "desktop_scroll" => {
             let button = match call.args.get("direction").and_then(Value::as_str) {
                 Some("up") => "4",
                 _ => "5",
@@ -122,7 +122,7 @@ pub(super) async fn act(tools: &SandboxTools, call: &BackendCall<'_>) -> Outcome
                 vec![button.to_owned(), num("amount", 3)],
             )
         }
-        "desktop.screenshot" => {
+        "desktop_screenshot" => {
             let rel = arg(call, "path")?;
             let dest = in_workspace(call, rel, true)?;
             let script = "d=$(mktemp -d) && scrot -o \"$d/s.png\" && test -s \"$d/s.png\" && mkdir -p \"$(dirname \"$1\")\" \
@@ -165,7 +165,7 @@ async fn run(
             ErrorType::ToolError,
             "app_not_running",
             "app not running: no desktop program is running in this sandbox (the container was reset \
-             or the program exited); call desktop.launch first",
+             or the program exited); call desktop_launch first",
         )),
         _ => Err(Failure::new(
             ErrorType::ToolError,

@@ -1,5 +1,5 @@
-//! The host-native sandboxed tools as one [`Backend`]: `terminal.exec`,
-//! `code.run`, `browser.*` and `desktop.*`. The gate decides every call
+//! The host-native sandboxed tools as one [`Backend`]: `terminal_exec`,
+//! `code_run`, `browser_*` and `desktop_*`. The gate decides every call
 //! before it gets here; a call this backend receives was allowed.
 //!
 //! Docker is connected on first use (or by [`SandboxTools::start`]); while
@@ -181,14 +181,14 @@ impl SandboxTools {
 
     async fn dispatch(&self, call: &BackendCall<'_>) -> Outcome {
         match call.tool.name.as_str() {
-            "terminal.exec" => shell::terminal(self, call).await,
-            "code.run" => shell::code(self, call).await,
-            "browser.navigate" => browser::navigate(self, call).await,
-            "browser.screenshot" => browser::screenshot(self, call).await,
-            "browser.diff" => browser::diff(self, call).await,
-            "browser.accessibility_scan" => browser::accessibility(self, call).await,
-            "desktop.launch" => desktop::launch(self, call).await,
-            name if name.starts_with("desktop.") => desktop::act(self, call).await,
+            "terminal_exec" => shell::terminal(self, call).await,
+            "code_run" => shell::code(self, call).await,
+            "browser_navigate" => browser::navigate(self, call).await,
+            "browser_screenshot" => browser::screenshot(self, call).await,
+            "browser_diff" => browser::diff(self, call).await,
+            "browser_accessibility_scan" => browser::accessibility(self, call).await,
+            "desktop_launch" => desktop::launch(self, call).await,
+            name if name.starts_with("desktop_") => desktop::act(self, call).await,
             other => Err(Failure::new(
                 ErrorType::UnknownTool,
                 "not_found",

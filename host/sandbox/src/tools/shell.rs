@@ -1,4 +1,4 @@
-//! `terminal.exec` and `code.run`.
+//! `terminal_exec` and `code_run`.
 //!
 //! Attack: a command line the policy reads one way and the shell runs
 //! another. The policy's analyser reads bash; Debian's `/bin/sh` is dash,

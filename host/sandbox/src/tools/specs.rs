@@ -70,7 +70,7 @@ pub fn all() -> Result<Vec<ToolSpec>, SpecError> {
     let desktop = |name, summary, action, params: Value, required: &[&str], spec, example| Def {
         name,
         summary,
-        description: "Acts on the desktop session started by desktop.launch in the agent's \
+        description: "Acts on the desktop session started by desktop_launch in the agent's \
                       warm container. Fails with app_not_running when the session is gone \
                       (the container was reset, the program exited).",
         category: Category::Desktop,
@@ -83,7 +83,7 @@ pub fn all() -> Result<Vec<ToolSpec>, SpecError> {
     };
     let defs = vec![
         Def {
-            name: "terminal.exec",
+            name: "terminal_exec",
             summary: "Run a shell command line in the agent's sandbox container",
             description: "Runs `command` with bash (no startup files) in a Docker container: no network unless \
                           granted, the workspace read-only unless granted read-write, a non-root \
@@ -105,10 +105,10 @@ pub fn all() -> Result<Vec<ToolSpec>, SpecError> {
             example: json!({"command": "git status --short", "timeout_secs": 30}),
         },
         Def {
-            name: "code.run",
+            name: "code_run",
             summary: "Run a Python 3 or sh program in a sandbox container",
             description: "Runs `source` with the interpreter of `language` in the same kind of \
-                          container as terminal.exec.",
+                          container as terminal_exec.",
             category: Category::CodeExecution,
             action: "code:write",
             params: object(
@@ -128,7 +128,7 @@ pub fn all() -> Result<Vec<ToolSpec>, SpecError> {
             example: json!({"language": "python3", "source": "print(6 * 7)"}),
         },
         Def {
-            name: "browser.navigate",
+            name: "browser_navigate",
             summary: "Load a page in headless chromium and return its rendered DOM",
             description: "Loads `url` (file:// inside the workspace, or http(s) to a granted \
                           host) and returns the title and the DOM after scripts ran.",
@@ -144,7 +144,7 @@ pub fn all() -> Result<Vec<ToolSpec>, SpecError> {
             example: json!({"url": "file:///workspace/index.html"}),
         },
         Def {
-            name: "browser.screenshot",
+            name: "browser_screenshot",
             summary: "Screenshot a page into a PNG in the workspace",
             description: "Renders `url` at width x height and writes the PNG to `path` in the \
                           workspace (needs a read-write workspace grant); returns its sha256.",
@@ -165,7 +165,7 @@ pub fn all() -> Result<Vec<ToolSpec>, SpecError> {
             example: json!({"url": "file:///workspace/index.html", "path": "shots/index.png", "width": 800, "height": 600}),
         },
         Def {
-            name: "browser.diff",
+            name: "browser_diff",
             summary: "Compare two screenshots: SSIM and a diff image",
             description: "Computes the structural similarity (SSIM, 1.0 = identical) of two PNGs \
                           of the same size in the workspace and writes an image with the changed \
@@ -182,7 +182,7 @@ pub fn all() -> Result<Vec<ToolSpec>, SpecError> {
             example: json!({"before": "shots/a.png", "after": "shots/b.png", "diff_path": "shots/a-b.png"}),
         },
         Def {
-            name: "browser.accessibility_scan",
+            name: "browser_accessibility_scan",
             summary: "Accessibility findings for a page, as structured JSON",
             description: "Renders `url` and checks the DOM: document title and language, image \
                           alt text, form labels, link and button names, heading order.",
@@ -198,7 +198,7 @@ pub fn all() -> Result<Vec<ToolSpec>, SpecError> {
             example: json!({"url": "file:///workspace/index.html"}),
         },
         Def {
-            name: "desktop.launch",
+            name: "desktop_launch",
             summary: "Start a virtual desktop and a GUI program in it",
             description: "Starts Xvfb (once) and `app` with `args` in the agent's warm desktop \
                           container, and waits for its window. Later desktop calls act on it.",
@@ -219,7 +219,7 @@ pub fn all() -> Result<Vec<ToolSpec>, SpecError> {
             example: json!({"app": "warden-notepad"}),
         },
         desktop(
-            "desktop.click",
+            "desktop_click",
             "Click at a point of the virtual desktop",
             "desktop:click",
             json!({"x": {"type": "integer", "minimum": 0}, "y": {"type": "integer", "minimum": 0}, "button": {"type": "integer", "enum": [1, 2, 3]}}),
@@ -228,7 +228,7 @@ pub fn all() -> Result<Vec<ToolSpec>, SpecError> {
             json!({"x": 100, "y": 50}),
         ),
         desktop(
-            "desktop.type",
+            "desktop_type",
             "Type text into the focused window",
             "desktop:type",
             json!({"text": {"type": "string", "minLength": 1, "maxLength": 4096}}),
@@ -237,7 +237,7 @@ pub fn all() -> Result<Vec<ToolSpec>, SpecError> {
             json!({"text": "hello"}),
         ),
         desktop(
-            "desktop.key",
+            "desktop_key",
             "Press keys (xdotool names, e.g. ctrl+s Return)",
             "desktop:key",
             json!({"keys": {"type": "string", "minLength": 1, "maxLength": 256, "pattern": "^[A-Za-z0-9_+ ]+$"}}),
@@ -246,7 +246,7 @@ pub fn all() -> Result<Vec<ToolSpec>, SpecError> {
             json!({"keys": "ctrl+a BackSpace"}),
         ),
         desktop(
-            "desktop.scroll",
+            "desktop_scroll",
             "Scroll the window under the pointer",
             "desktop:scroll",
             json!({"direction": {"type": "string", "enum": ["up", "down"]}, "amount": {"type": "integer", "minimum": 1, "maximum": 50}}),
@@ -255,7 +255,7 @@ pub fn all() -> Result<Vec<ToolSpec>, SpecError> {
             json!({"direction": "down", "amount": 3}),
         ),
         desktop(
-            "desktop.screenshot",
+            "desktop_screenshot",
             "Capture the virtual desktop into a PNG in the workspace",
             "desktop:screenshot",
             json!({"path": rel_path("where the PNG goes")}),
@@ -278,7 +278,7 @@ mod tests {
         assert_eq!(specs.len(), 12);
         let terminal = specs
             .iter()
-            .find(|s| s.name.as_str() == "terminal.exec")
+            .find(|s| s.name.as_str() == "terminal_exec")
             .unwrap();
         assert_eq!(terminal.category, Category::Terminal);
         assert_eq!(
@@ -289,9 +289,9 @@ mod tests {
         );
         assert!(specs.iter().all(|s| !s.examples.is_empty()));
         for (prefix, category) in [
-            ("browser.", Category::Browser),
-            ("desktop.", Category::Desktop),
-            ("code.", Category::CodeExecution),
+            ("browser_", Category::Browser),
+            ("desktop_", Category::Desktop),
+            ("code_", Category::CodeExecution),
         ] {
             assert!(
                 specs

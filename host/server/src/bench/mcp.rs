@@ -3,7 +3,7 @@
 //! installed (signed) in its registry, driven by a minimal JSON-RPC client
 //! over stdio and over Streamable HTTP. Reports start-to-first-tools/list
 //! (installed plugins, cached), tools/call round trips (p50/p99) for a
-//! 1-byte and a 4 KiB `fs.read`, and calls per second with concurrent
+//! 1-byte and a 4 KiB `fs_read`, and calls per second with concurrent
 //! callers.
 
 use std::path::Path;
@@ -71,7 +71,7 @@ pub async fn install(plugins: &[&Path], dir: &Path, files: &Path) -> Result<Stri
 }
 
 fn call_params(path: &str) -> Value {
-    json!({"name": "fs.read", "arguments": {"path": path}})
+    json!({"name": "fs_read", "arguments": {"path": path}})
 }
 
 fn initialize() -> Value {

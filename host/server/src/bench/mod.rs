@@ -56,7 +56,7 @@ fn summary(mut samples: Vec<Duration>) -> Value {
 
 fn request(args: &Value, i: usize) -> CallRequest {
     CallRequest {
-        tool: "fs.read".into(),
+        tool: "fs_read".into(),
         args: args.clone(),
         context: CallContext {
             agent: "bench".into(),
@@ -117,9 +117,9 @@ pub async fn run(args: &BenchOptions) -> Result<Value, ServerError> {
         builder = builder.backend(plugin.name(), Arc::new(plugin.clone()), grants.clone())?;
     }
     let gate = builder.build();
-    if gate.spec("fs.read").is_none() {
+    if gate.spec("fs_read").is_none() {
         return Err(failed(
-            "the call benchmark reads a 4 KiB file with fs.read: pass the fs plugin with --plugin",
+            "the call benchmark reads a 4 KiB file with fs_read: pass the fs plugin with --plugin",
         ));
     }
     let call_args = json!({"path": "4k.txt"});
@@ -152,7 +152,7 @@ pub async fn run(args: &BenchOptions) -> Result<Value, ServerError> {
         p.manifest()
             .tools
             .iter()
-            .any(|t| t.name.as_str() == "search.grep")
+            .any(|t| t.name.as_str() == "search_grep")
     }) {
         Some((search, _)) => grep_figures(search, &files, &grants).await?,
         None => Value::Null,
@@ -184,7 +184,7 @@ pub async fn run(args: &BenchOptions) -> Result<Value, ServerError> {
     }))
 }
 
-/// `search.grep` over a tree of 10,000 files (no match, so every file is
+/// `search_grep` over a tree of 10,000 files (no match, so every file is
 /// read), without the denied-path check and with it (the bundled default
 /// protection plus `[protect] read = ["secrets/"]`), alternated.
 async fn grep_figures(
@@ -205,9 +205,9 @@ async fn grep_figures(
         .manifest()
         .tools
         .iter()
-        .find(|t| t.name.as_str() == "search.grep")
+        .find(|t| t.name.as_str() == "search_grep")
         .cloned()
-        .ok_or_else(|| failed("search.grep is not in the search plugin"))?;
+        .ok_or_else(|| failed("search_grep is not in the search plugin"))?;
     let protection = Arc::new(warden_policy::Protection::new(
         &["secrets/".to_owned()],
         &[],
@@ -285,10 +285,10 @@ fn decisions() -> Value {
         deny.push(format!("tool{}.x(/generated{i}/**)", i % 100));
     }
     let allow = vec![
-        "fs.write(/src/**)".to_owned(),
-        "http.fetch(https://api.example.com/*)".to_owned(),
-        "terminal.exec(cargo *)".to_owned(),
-        "terminal.exec(git status)".to_owned(),
+        "fs_write(/src/**)".to_owned(),
+        "http_fetch(https://api.example.com/*)".to_owned(),
+        "terminal_exec(cargo *)".to_owned(),
+        "terminal_exec(git status)".to_owned(),
     ];
     let Ok(rules) = RuleSet::parse(&allow, &[], &deny) else {
         return Value::Null;
@@ -302,16 +302,16 @@ fn decisions() -> Value {
     };
     let mut out = serde_json::Map::new();
     for (label, name, category, spec) in [
-        ("path", "fs.write", "file-system", "src/deep/module/file.rs"),
+        ("path", "fs_write", "file-system", "src/deep/module/file.rs"),
         (
             "plain",
-            "http.fetch",
+            "http_fetch",
             "web",
             "https://api.example.com/v1/users",
         ),
         (
             "shell",
-            "terminal.exec",
+            "terminal_exec",
             "terminal",
             "cargo build --release && git status",
         ),

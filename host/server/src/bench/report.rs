@@ -18,7 +18,7 @@ pub fn render(r: &Value) -> String {
     }
     let f = &r["fs_read_4k"];
     out.push_str(&format!(
-        "fs.read 4 KiB through the gate: p50 {:.1} us, p99 {:.1} us, mean {:.1} us (n={})\n",
+        "fs_read 4 KiB through the gate: p50 {:.1} us, p99 {:.1} us, mean {:.1} us (n={})\n",
         f["p50_us"].as_f64().unwrap_or_default(),
         f["p99_us"].as_f64().unwrap_or_default(),
         f["mean_us"].as_f64().unwrap_or_default(),
@@ -26,7 +26,7 @@ pub fn render(r: &Value) -> String {
     ));
     let f = &r["fs_read_1b"];
     out.push_str(&format!(
-        "fs.read 1 B through the gate: p50 {:.1} us, p99 {:.1} us\n",
+        "fs_read 1 B through the gate: p50 {:.1} us, p99 {:.1} us\n",
         f["p50_us"].as_f64().unwrap_or_default(),
         f["p99_us"].as_f64().unwrap_or_default(),
     ));
@@ -65,8 +65,8 @@ pub fn render(r: &Value) -> String {
             r["mcp"]["installed_plugins"],
         ));
         for (label, what) in [
-            ("fs_read_1b", "fs.read 1 B"),
-            ("fs_read_4k", "fs.read 4 KiB"),
+            ("fs_read_1b", "fs_read 1 B"),
+            ("fs_read_4k", "fs_read 4 KiB"),
         ] {
             out.push_str(&format!(
                 "\nMCP over {transport}, tools/call {what}: p50 {:.1} us, p99 {:.1} us",

@@ -46,7 +46,7 @@ fn missing_category_is_a_compile_error() {
     let e = expand_err(
         quote!(name = "demo"),
         tool_with(quote!(
-            name = "demo.go",
+            name = "demo_go",
             action = "code:read",
             side_effect = false
         )),
@@ -59,7 +59,7 @@ fn unknown_category_is_a_compile_error() {
     let e = expand_err(
         quote!(name = "demo"),
         tool_with(quote!(
-            name = "demo.go",
+            name = "demo_go",
             category = "filesystem",
             action = "code:read",
             side_effect = false
@@ -76,7 +76,7 @@ fn unknown_action_type_is_a_compile_error() {
     let e = expand_err(
         quote!(name = "demo"),
         tool_with(quote!(
-            name = "demo.go",
+            name = "demo_go",
             category = "file-system",
             action = "code:explode",
             side_effect = false
@@ -90,7 +90,7 @@ fn side_effect_must_be_declared() {
     let e = expand_err(
         quote!(name = "demo"),
         tool_with(quote!(
-            name = "demo.go",
+            name = "demo_go",
             category = "file-system",
             action = "code:read"
         )),
@@ -103,7 +103,7 @@ fn tool_names_must_be_in_the_plugin_namespace() {
     let e = expand_err(
         quote!(name = "demo"),
         tool_with(quote!(
-            name = "other.go",
+            name = "other_go",
             category = "file-system",
             action = "code:read",
             side_effect = false
@@ -117,7 +117,7 @@ fn specifier_must_name_a_parameter() {
     let e = expand_err(
         quote!(name = "demo"),
         tool_with(quote!(
-            name = "demo.go",
+            name = "demo_go",
             category = "file-system",
             action = "code:read",
             side_effect = false,
@@ -132,7 +132,7 @@ fn examples_must_be_json() {
     let e = expand_err(
         quote!(name = "demo"),
         tool_with(quote!(
-            name = "demo.go",
+            name = "demo_go",
             category = "file-system",
             action = "code:read",
             side_effect = false,
@@ -151,7 +151,7 @@ fn unsupported_argument_types_are_compile_errors() {
                 #[derive(Deserialize)]
                 pub struct Args { pub when: std::time::SystemTime }
                 /// Does a thing.
-                #[tool(name = "demo.go", category = "memory", action = "memory:read", side_effect = false)]
+                #[tool(name = "demo_go", category = "memory", action = "memory:read", side_effect = false)]
                 fn go(args: Args) -> Result<String, ToolError> { Ok(String::new()) }
             }
         },
@@ -167,7 +167,7 @@ fn a_tool_must_return_a_result() {
             mod demo {
                 pub struct Args { pub a: u8 }
                 /// Does a thing.
-                #[tool(name = "demo.go", category = "memory", action = "memory:read", side_effect = false)]
+                #[tool(name = "demo_go", category = "memory", action = "memory:read", side_effect = false)]
                 fn go(args: Args) -> String { String::new() }
             }
         },
@@ -182,7 +182,7 @@ fn a_tool_needs_a_summary() {
         quote! {
             mod demo {
                 pub struct Args { pub a: u8 }
-                #[tool(name = "demo.go", category = "memory", action = "memory:read", side_effect = false)]
+                #[tool(name = "demo_go", category = "memory", action = "memory:read", side_effect = false)]
                 fn go(args: Args) -> Result<u8, ToolError> { Ok(args.a) }
             }
         },
@@ -220,7 +220,7 @@ fn schemas_follow_the_rust_types_and_serde_attributes() {
             /// Does a thing.
             ///
             /// At length.
-            #[tool(name = "demo.go", category = "memory", action = "memory:read", side_effect = false, specifier = "{filePath}")]
+            #[tool(name = "demo_go", category = "memory", action = "memory:read", side_effect = false, specifier = "{filePath}")]
             fn go(args: Args) -> Result<Out, ToolError> { todo!() }
         }
     });
@@ -266,7 +266,7 @@ fn recursive_types_are_refused() {
             mod demo {
                 pub struct Node { pub children: Vec<Node> }
                 /// Does a thing.
-                #[tool(name = "demo.go", category = "memory", action = "memory:read", side_effect = false)]
+                #[tool(name = "demo_go", category = "memory", action = "memory:read", side_effect = false)]
                 fn go(args: Node) -> Result<u8, ToolError> { Ok(0) }
             }
         },
@@ -276,7 +276,7 @@ fn recursive_types_are_refused() {
 
 fn valid_tool() -> proc_macro2::TokenStream {
     tool_with(quote!(
-        name = "demo.go",
+        name = "demo_go",
         category = "web",
         action = "external_data:request",
         side_effect = false

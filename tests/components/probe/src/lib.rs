@@ -1,4 +1,4 @@
-//! The probe: one tool, `probe.run`, that performs the action it is asked
+//! The probe: one tool, `probe_run`, that performs the action it is asked
 //! for and reports the outcome instead of failing, so grant tests read as a
 //! table of grant set x action -> outcome. Actions that test limits (spin,
 //! alloc, panic, emit) do exactly what they say and nothing clever; the
@@ -106,7 +106,7 @@ mod probe {
 
     /// Perform one action and report what happened.
     #[tool(
-        name = "probe.run",
+        name = "probe_run",
         category = "code-execution",
         action = "test:run",
         side_effect = true

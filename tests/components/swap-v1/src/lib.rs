@@ -6,7 +6,7 @@
 mod swap {
     use warden_sdk::prelude::*;
 
-    /// Arguments of `swap.which`.
+    /// Arguments of `swap_which`.
     #[derive(Deserialize)]
     pub struct Args {
         /// How long to take, in milliseconds (at most 5000).
@@ -23,7 +23,7 @@ mod swap {
 
     /// Wait a while and report which version of the plugin ran.
     #[tool(
-        name = "swap.which",
+        name = "swap_which",
         category = "file-system",
         action = "code:read",
         side_effect = false,
