@@ -134,6 +134,14 @@ async fn server(http: &HttpServer, ws: &std::path::Path) -> Server {
     .unwrap()
 }
 
+/// What model APIs accept as a function name: `^[a-zA-Z0-9_-]{1,64}$`.
+pub fn model_api_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
 /// Problems of `value` against `schema`, as a client's validator sees them.
 pub fn schema_problems(schema: &Value, value: &Value) -> Vec<String> {
     let validator = jsonschema::validator_for(schema)
@@ -159,6 +167,12 @@ async fn every_bundled_tool_returns_results_clients_accept() {
     let (list, _) = worker.request(1, "tools/list", json!({})).await;
     let tools = list["result"]["tools"].as_array().unwrap();
     let listed: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for name in &listed {
+        assert!(
+            model_api_name(name),
+            "`{name}` is not a name model APIs accept (^[a-zA-Z0-9_-]{{1,64}}$)"
+        );
+    }
     let sampled: Vec<&str> = samples.keys().copied().collect();
     assert_eq!(
         {
@@ -214,5 +228,19 @@ async fn every_bundled_tool_returns_results_clients_accept() {
                 "{name}, {what}: the reason is readable: {result}"
             );
         }
+    }
+}
+
+/// The sandboxed tools are published under names model APIs accept too
+/// (their specs are built without an engine).
+#[test]
+fn every_sandboxed_tool_has_a_model_api_name() {
+    use warden_api::Backend as _;
+    let tools = warden_sandbox::SandboxTools::new(warden_sandbox::SandboxConfig::default())
+        .unwrap()
+        .tools();
+    assert!(!tools.is_empty());
+    for spec in tools {
+        assert!(model_api_name(spec.name.as_str()), "{}", spec.name);
     }
 }
