@@ -74,14 +74,9 @@ impl Rule {
         }
         // The old dotted spelling (`fs.read`) names the same tool as
         // `fs_read`; the rule is read, and cited, with the new name.
-        let (tool, trimmed) = match crate::renamed_tool(&tool) {
-            Some(new) => {
-                let rest = &trimmed[trimmed.find('(').unwrap_or(trimmed.len())..];
-                (new.clone(), format!("{new}{rest}"))
-            }
-            None => (tool, trimmed.to_owned()),
-        };
-        let trimmed = trimmed.as_str();
+        let tool = crate::renamed_tool(&tool).unwrap_or(tool);
+        let renamed = crate::renamed_rule(trimmed);
+        let trimmed = renamed.as_deref().unwrap_or(trimmed);
         if spec.is_some_and(|s| s.contains('\0')) {
             return Err(invalid("the specifier contains a NUL byte"));
         }
