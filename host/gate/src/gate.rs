@@ -381,6 +381,22 @@ impl ToolHost for Gate {
 }
 
 impl Gate {
+    /// A person's trust change: new levels apply to the agent's policy at
+    /// once; the state is shown.
+    fn applied(
+        &self,
+        agent: &str,
+        (state, levels): (
+            warden_policy::trust::TrustState,
+            Option<crate::trust::Levels>,
+        ),
+    ) -> Result<serde_json::Value, TrustError> {
+        if let Some(levels) = levels {
+            self.inner.agents.set_trust(agent, levels);
+        }
+        crate::trust::json(&state)
+    }
+
     fn keeper(&self, agent: &str) -> Result<&TrustKeeper, TrustError> {
         if self.inner.agents.with(agent, |_| ()).is_none() {
             return Err(TrustError::UnknownAgent(agent.to_owned()));
@@ -402,18 +418,12 @@ impl TrustAdmin for Gate {
         category: Option<&str>,
         score: f64,
     ) -> Result<serde_json::Value, TrustError> {
-        let (state, levels) = self.keeper(agent)?.rate(agent, category, score)?;
-        if let Some(levels) = levels {
-            self.inner.agents.set_trust(agent, levels);
-        }
-        crate::trust::json(&state)
+        let changed = self.keeper(agent)?.rate(agent, category, score)?;
+        self.applied(agent, changed)
     }
 
     fn approve(&self, agent: &str, by: Attribution) -> Result<serde_json::Value, TrustError> {
-        let (state, levels) = self.keeper(agent)?.promote(agent, by)?;
-        if let Some(levels) = levels {
-            self.inner.agents.set_trust(agent, levels);
-        }
-        crate::trust::json(&state)
+        let changed = self.keeper(agent)?.promote(agent, by)?;
+        self.applied(agent, changed)
     }
 }

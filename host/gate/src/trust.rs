@@ -139,11 +139,7 @@ impl TrustKeeper {
     /// asks for a person is written now, with its audit records; other
     /// changes wait for the next tick or flush. Returns the new levels
     /// when they changed.
-    fn apply(
-        &self,
-        agent: &str,
-        event: TrustEvent<'_>,
-    ) -> Result<(TrustState, Option<Levels>), JournalError> {
+    fn apply(&self, agent: &str, event: TrustEvent<'_>) -> Result<Option<Levels>, JournalError> {
         let now = self.clock.now_ms();
         let mut states = self.states();
         let kept = self.kept(&mut states, agent)?;
@@ -161,8 +157,7 @@ impl TrustKeeper {
             kept.state = next;
             kept.dirty = false;
         }
-        let changed = (before != after).then_some(after);
-        Ok((kept.state.clone(), changed))
+        Ok((before != after).then_some(after))
     }
 
     /// A call of `agent` in `category` ended (`ok` or not); `difficulty`
@@ -182,7 +177,7 @@ impl TrustKeeper {
             ok,
             difficulty,
         };
-        self.apply(agent, event).map(|(_, levels)| levels)
+        self.apply(agent, event)
     }
 
     /// Time passed: re-verification and decay for every agent kept, and
@@ -196,7 +191,7 @@ impl TrustKeeper {
         let mut changed = Vec::new();
         for agent in agents {
             match self.apply(&agent, TrustEvent::Tick) {
-                Ok((_, Some(levels))) => changed.push((agent, levels)),
+                Ok(Some(levels)) => changed.push((agent, levels)),
                 Ok(_) => {}
                 Err(e) => tracing::error!(%agent, error = %e, "a trust tick was not recorded"),
             }
@@ -232,7 +227,8 @@ impl TrustKeeper {
             return Err(TrustError::InvalidScore(score));
         }
         let event = TrustEvent::Feedback { category, score };
-        self.apply(agent, event).map_err(TrustError::NotRecorded)
+        let levels = self.apply(agent, event).map_err(TrustError::NotRecorded)?;
+        Ok((self.state(agent)?, levels))
     }
 
     /// A person (`by`) approved the promotion waiting for one.
