@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use tracing::Instrument;
 
-use warden_api::net::EffectiveNet;
 use warden_api::{BackendCall, CallEvents, CallLimits, Envelope, ErrorType, Grants};
 use wasmtime::{Store, UpdateDeadline};
 
@@ -57,7 +56,7 @@ fn prepare(
     let stdout = CappedOutput::new(limits.log_bytes);
     let stderr = CappedOutput::new(limits.log_bytes);
     let requested = &plugin.manifest.capabilities;
-    let net = Arc::new(EffectiveNet::new(&grants.net, &requested.network));
+    let net = plugin.net.get(&grants.net, &requested.network);
     let denials = Denials::default();
     let call_wasi = wasi::build(
         grants,

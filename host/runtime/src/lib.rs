@@ -24,6 +24,7 @@ mod invoke;
 mod limits;
 mod lookup;
 mod manifest;
+mod net_memo;
 mod output;
 mod plugin;
 mod sockets;

@@ -27,6 +27,8 @@ pub(crate) struct PluginInner {
     pub digest: String,
     pub origin: LoadOrigin,
     pub pre: PluginPre<HostState>,
+    /// The effective network grant of the grants it is called with.
+    pub net: crate::net_memo::NetMemo,
 }
 
 /// A loaded plugin. Cheap to clone; calls on clones share the compiled
@@ -127,6 +129,7 @@ impl Plugin {
                 digest,
                 origin,
                 pre,
+                net: Default::default(),
             }),
         };
         plugin.cross_check().await?;
