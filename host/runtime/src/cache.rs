@@ -75,7 +75,7 @@ impl CompileCache {
     }
 
     fn tag(&self, name: &str, bytes: &[u8]) -> [u8; TAG_LEN] {
-        warden_signing::hmac_sha256(&self.key.0, &tagged(name, bytes))
+        warden_signing::hmac_sha256_parts(&self.key.0, &tagged(name, bytes))
     }
 
     /// The cached compilation of `digest`, if present, authentic and
@@ -93,7 +93,7 @@ impl CompileCache {
         };
         let authentic = entry.len() > TAG_LEN && {
             let (tag, bytes) = entry.split_at(TAG_LEN);
-            warden_signing::verify_hmac_sha256(&self.key.0, &tagged(&name, bytes), tag)
+            warden_signing::verify_hmac_sha256_parts(&self.key.0, &tagged(&name, bytes), tag)
         };
         if !authentic {
             tracing::warn!(
@@ -146,12 +146,8 @@ impl CompileCache {
 
 /// What the tag covers: the entry's name (so an entry moved under another
 /// component's name is refused) and the compiled bytes.
-fn tagged(name: &str, bytes: &[u8]) -> Vec<u8> {
-    let mut message = Vec::with_capacity(name.len() + 1 + bytes.len());
-    message.extend_from_slice(name.as_bytes());
-    message.push(0);
-    message.extend_from_slice(bytes);
-    message
+fn tagged<'a>(name: &'a str, bytes: &'a [u8]) -> [&'a [u8]; 3] {
+    [name.as_bytes(), &[0], bytes]
 }
 
 /// The directory 0700 and every file in it 0600.

@@ -18,6 +18,13 @@ const BLOCK: usize = 64;
 
 /// The HMAC-SHA256 tag of `message` under `key`.
 pub fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+    hmac_sha256_parts(key, &[message])
+}
+
+/// The HMAC-SHA256 tag of the concatenation of `parts` under `key`,
+/// without copying them into one buffer (a compile cache entry is
+/// megabytes).
+pub fn hmac_sha256_parts(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
     let mut block = Zeroizing::new([0u8; BLOCK]);
     if key.len() > BLOCK {
         block[..32].copy_from_slice(&Sha256::digest(key));
@@ -26,7 +33,9 @@ pub fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
     }
     let mut inner = Sha256::new();
     inner.update(block.map(|b| b ^ 0x36));
-    inner.update(message);
+    for part in parts {
+        inner.update(part);
+    }
     let inner = inner.finalize();
     let mut outer = Sha256::new();
     outer.update(block.map(|b| b ^ 0x5c));
@@ -37,7 +46,12 @@ pub fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
 /// Whether `tag` is the HMAC-SHA256 of `message` under `key`, compared in
 /// constant time.
 pub fn verify_hmac_sha256(key: &[u8], message: &[u8], tag: &[u8]) -> bool {
-    let expected = hmac_sha256(key, message);
+    verify_hmac_sha256_parts(key, &[message], tag)
+}
+
+/// [`verify_hmac_sha256`] of the concatenation of `parts`.
+pub fn verify_hmac_sha256_parts(key: &[u8], parts: &[&[u8]], tag: &[u8]) -> bool {
+    let expected = hmac_sha256_parts(key, parts);
     if tag.len() != expected.len() {
         return false;
     }
@@ -96,6 +110,15 @@ mod tests {
         assert!(!verify_hmac_sha256(b"k", b"m2", &tag));
         assert!(!verify_hmac_sha256(b"k2", b"m", &tag));
         assert!(!verify_hmac_sha256(b"k", b"m", &tag[..31]));
+    }
+
+    #[test]
+    fn a_tag_over_parts_is_the_tag_over_their_concatenation() {
+        let whole = hmac_sha256(b"Jefe", b"what do ya want for nothing?");
+        let parts: [&[u8]; 4] = [b"what do", b"", b" ya want", b" for nothing?"];
+        assert_eq!(hmac_sha256_parts(b"Jefe", &parts), whole);
+        assert!(verify_hmac_sha256_parts(b"Jefe", &parts, &whole));
+        assert!(!verify_hmac_sha256_parts(b"Jefe", &parts[1..], &whole));
     }
 
     #[test]
