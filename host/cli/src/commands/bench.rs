@@ -24,6 +24,11 @@ pub struct BenchArgs {
     /// Also measure a real `warden serve` child over stdio and HTTP.
     #[arg(long)]
     pub mcp: bool,
+    /// With --mcp: a bare MCP server (e.g. rmcp's, built by `cargo build
+    /// --release -p warden-mcp --example bare_rmcp`) whose stdio `ping` is
+    /// timed beside Warden's.
+    #[arg(long, value_name = "PATH", requires = "mcp")]
+    pub floor_server: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
@@ -36,6 +41,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         } else {
             None
         },
+        floor: args.floor_server,
     };
     let report = setup::tokio()?.block_on(warden_server::bench::run(&options))?;
     let text = if args.json {

@@ -84,13 +84,27 @@ struct Stdio_ {
     input: ChildStdin,
     output: tokio::io::Lines<BufReader<ChildStdout>>,
     log: std::path::PathBuf,
+    next_id: u64,
 }
 
 impl Stdio_ {
-    /// Starts `warden serve --stdio`, initializes a session and waits for
-    /// the first tools/list answer.
-    async fn open(warden: &Path, config: &Path) -> Result<Stdio_, ServerError> {
-        let mut child = serve(warden, config, &["--stdio"])?;
+    /// Starts `command` (its stderr to `log`) and initializes a session;
+    /// returns with the time from spawn to the answered `initialize`.
+    async fn open(
+        mut command: Command,
+        log: std::path::PathBuf,
+    ) -> Result<(Stdio_, Duration), ServerError> {
+        let stderr: Stdio = std::fs::File::create(&log)
+            .map_err(io("creating the server's log"))?
+            .into();
+        let started = Instant::now();
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(io("starting the server"))?;
         let input = child.stdin.take().ok_or_else(|| failed("no stdin"))?;
         let output =
             BufReader::new(child.stdout.take().ok_or_else(|| failed("no stdout"))?).lines();
@@ -98,13 +112,14 @@ impl Stdio_ {
             child,
             input,
             output,
-            log: stdio_log(config),
+            log,
+            next_id: 0,
         };
-        s.request(0, "initialize", initialize()).await?;
+        s.request("initialize", initialize()).await?;
+        let initialize = started.elapsed();
         s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await?;
-        s.request(1, "tools/list", json!({})).await?;
-        Ok(s)
+        Ok((s, initialize))
     }
 
     /// Closes stdin and waits (at most 5 s) for the server to exit.
@@ -142,113 +157,189 @@ impl Stdio_ {
         }
     }
 
-    async fn request(
-        &mut self,
-        id: u64,
-        method: &str,
-        params: Value,
-    ) -> Result<Value, ServerError> {
+    /// Sends a request without waiting for its answer.
+    async fn post(&mut self, method: &str, params: Value) -> Result<(), ServerError> {
+        self.next_id += 1;
+        let id = self.next_id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await?;
+            .await
+    }
+
+    async fn request(&mut self, method: &str, params: Value) -> Result<Value, ServerError> {
+        self.post(method, params).await?;
         self.response().await
+    }
+
+    /// One timed round trip.
+    async fn timed(&mut self, method: &str, params: Value) -> Result<Duration, ServerError> {
+        let t = Instant::now();
+        self.request(method, params).await?;
+        Ok(t.elapsed())
     }
 }
 
-/// Where a stdio server's stderr goes (its stdout is the protocol), so a
-/// server that stops early can say why.
-fn stdio_log(config: &Path) -> std::path::PathBuf {
-    config.with_file_name("serve-stdio.log")
-}
-
-fn serve(warden: &Path, config: &Path, extra: &[&str]) -> Result<Child, ServerError> {
-    let stderr = if extra.contains(&"--stdio") {
-        std::fs::File::create(stdio_log(config))
-            .map_err(io("creating the server's log"))?
-            .into()
-    } else {
-        Stdio::piped()
-    };
-    Command::new(warden)
+/// `warden serve --stdio` with the bench configuration.
+fn warden_stdio(warden: &Path, config: &Path) -> (Command, std::path::PathBuf) {
+    let mut command = Command::new(warden);
+    command
         .arg("serve")
         .arg("--config")
         .arg(config)
-        .args(["--agent", "bench"])
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(io("starting warden serve"))
+        .args(["--agent", "bench", "--stdio"]);
+    (command, config.with_file_name("serve-stdio.log"))
 }
 
-/// Starts a server once and waits for its first tools/list, so the
-/// plugins are in the compile cache before start-up is timed.
-async fn warm(warden: &Path, config: &Path) -> Result<(), ServerError> {
-    Stdio_::open(warden, config).await?.close().await;
-    Ok(())
+/// What one kind of request measured: every sample, and each round's p50.
+#[derive(Default)]
+struct Series {
+    samples: Vec<Duration>,
+    round_p50s: Vec<Duration>,
 }
 
-/// stdio: start to first tools/list (plugins cached), round trips,
+impl Series {
+    /// Adds a round's samples.
+    fn round(&mut self, mut samples: Vec<Duration>) {
+        samples.sort();
+        if let Some(p50) = samples.get(samples.len() / 2) {
+            self.round_p50s.push(*p50);
+        }
+        self.samples.extend(samples);
+    }
+
+    /// p50 as the median of the rounds' p50s; p99 and mean over all.
+    fn summary(mut self) -> Value {
+        self.round_p50s.sort();
+        let median = self
+            .round_p50s
+            .get(self.round_p50s.len() / 2)
+            .map_or(0.0, |d| d.as_secs_f64() * 1e6);
+        let rounds = self.round_p50s.len();
+        let mut v = summary(self.samples);
+        v["p50_us"] = json!(median);
+        v["rounds"] = json!(rounds);
+        v
+    }
+}
+
+/// Rounds of interleaved round trips: each iteration times one request
+/// of every kind in turn, so the kinds share the machine's conditions.
+const ROUNDS: usize = 5;
+
+/// stdio: spawn to answered initialize and to first tools/list (plugins
+/// cached), round trips of `ping` (the transport floor) beside `fs_read`,
+/// the same `ping` against a bare rmcp server when `floor` names one, and
 /// pipelined throughput.
 pub async fn stdio(
     warden: &Path,
+    floor: Option<&Path>,
     config: &Path,
     iterations: usize,
     concurrency: usize,
 ) -> Result<Value, ServerError> {
-    warm(warden, config).await?;
-    let started = Instant::now();
-    let mut s = Stdio_::open(warden, config).await?;
-    let first_list = started.elapsed();
-    let mut id = 2;
-    let mut results = serde_json::Map::new();
-    for (label, path) in [("fs_read_1b", "1b.txt"), ("fs_read_4k", "4k.txt")] {
-        let mut samples = Vec::with_capacity(iterations);
-        for _ in 0..50 {
-            id += 1;
-            s.request(id, "tools/call", call_params(path)).await?;
+    // Start-up, the median of several starts after one that warms the
+    // compile and page caches: spawn to answered initialize, to the first
+    // tools/list, and to the first tools/call sent right after initialize.
+    let (mut inits, mut lists, mut calls) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..=ROUNDS {
+        let (command, log) = warden_stdio(warden, config);
+        let started = Instant::now();
+        let (mut s, init) = Stdio_::open(command, log).await?;
+        if round % 2 == 0 {
+            s.request("tools/list", json!({})).await?;
+            lists.push(started.elapsed());
+        } else {
+            calls.push(s.timed("tools/call", call_params("1b.txt")).await?);
         }
-        for _ in 0..iterations {
-            id += 1;
-            let t = Instant::now();
-            s.request(id, "tools/call", call_params(path)).await?;
-            samples.push(t.elapsed());
+        s.close().await;
+        if round > 0 {
+            inits.push(init);
         }
-        results.insert(label.into(), summary(samples));
     }
+    let (command, log) = warden_stdio(warden, config);
+    let (mut s, _) = Stdio_::open(command, log).await?;
+    let mut bare = match floor {
+        Some(path) => {
+            let log = config.with_file_name("floor-stdio.log");
+            Some(Stdio_::open(Command::new(path), log).await?.0)
+        }
+        None => None,
+    };
+
+    let per_round = iterations.div_ceil(ROUNDS);
+    let (mut ping, mut floor_ping, mut small, mut large) = (
+        Series::default(),
+        Series::default(),
+        Series::default(),
+        Series::default(),
+    );
+    for round in 0..=ROUNDS {
+        let (mut p, mut f, mut a, mut b) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        // Round 0 is the warm-up and is not kept.
+        let n = if round == 0 { 50 } else { per_round };
+        for _ in 0..n {
+            if let Some(bare) = bare.as_mut() {
+                f.push(bare.timed("ping", json!({})).await?);
+            }
+            p.push(s.timed("ping", json!({})).await?);
+            a.push(s.timed("tools/call", call_params("1b.txt")).await?);
+            b.push(s.timed("tools/call", call_params("4k.txt")).await?);
+        }
+        if round > 0 {
+            ping.round(p);
+            floor_ping.round(f);
+            small.round(a);
+            large.round(b);
+        }
+    }
+    let mut results = serde_json::Map::new();
+    results.insert("ping".into(), ping.summary());
+    results.insert("fs_read_1b".into(), small.summary());
+    results.insert("fs_read_4k".into(), large.summary());
+    if let Some(bare) = bare {
+        bare.close().await;
+        results.insert("bare_rmcp_ping".into(), floor_ping.summary());
+    }
+
     // Throughput: `concurrency` requests in flight on the one stream.
     let total = iterations.max(concurrency);
     let t = Instant::now();
     let mut sent = 0;
     let mut done = 0;
     while sent < concurrency.min(total) {
-        id += 1;
         sent += 1;
-        s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": call_params("4k.txt")}))
-            .await?;
+        s.post("tools/call", call_params("4k.txt")).await?;
     }
     while done < total {
         s.response().await?;
         done += 1;
         if sent < total {
-            id += 1;
             sent += 1;
-            s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": call_params("4k.txt")}))
-                .await?;
+            s.post("tools/call", call_params("4k.txt")).await?;
         }
     }
     let rate = total as f64 / t.elapsed().as_secs_f64();
     s.close().await;
     results.insert(
-        "start_to_first_tools_list_ms".into(),
-        json!(first_list.as_secs_f64() * 1e3),
+        "start_to_initialize_ms".into(),
+        json!(median_ms(&mut inits)),
     );
+    results.insert(
+        "start_to_first_tools_list_ms".into(),
+        json!(median_ms(&mut lists[1..])),
+    );
+    results.insert("first_call_ms".into(), json!(median_ms(&mut calls)));
     results.insert(
         "throughput_4k".into(),
         json!({"concurrency": concurrency, "calls": total, "calls_per_s": rate}),
     );
     Ok(Value::Object(results))
+}
+
+fn median_ms(samples: &mut [Duration]) -> f64 {
+    samples.sort();
+    samples
+        .get(samples.len() / 2)
+        .map_or(0.0, |d| d.as_secs_f64() * 1e3)
 }
 
 /// One keep-alive HTTP/1.1 connection speaking MCP to `/mcp`.
@@ -350,7 +441,17 @@ pub async fn http(
     concurrency: usize,
 ) -> Result<Value, ServerError> {
     let started = Instant::now();
-    let mut child = serve(warden, config, &["--http", "127.0.0.1:0"])?;
+    let mut child = Command::new(warden)
+        .arg("serve")
+        .arg("--config")
+        .arg(config)
+        .args(["--agent", "bench", "--http", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(io("starting warden serve"))?;
     let mut stderr =
         BufReader::new(child.stderr.take().ok_or_else(|| failed("no stderr"))?).lines();
     let authority = loop {
@@ -370,19 +471,34 @@ pub async fn http(
     let first_list = started.elapsed();
     let mut results = serde_json::Map::new();
     let mut id = 2;
-    for (label, path) in [("fs_read_1b", "1b.txt"), ("fs_read_4k", "4k.txt")] {
-        let mut samples = Vec::with_capacity(iterations);
-        for i in 0..iterations + 50 {
-            id += 1;
-            let t = Instant::now();
-            h.post(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": call_params(path)}))
-                .await?;
-            if i >= 50 {
+    let per_round = iterations.div_ceil(ROUNDS);
+    let (mut ping, mut small, mut large) =
+        (Series::default(), Series::default(), Series::default());
+    for round in 0..=ROUNDS {
+        let (mut p, mut a, mut b) = (Vec::new(), Vec::new(), Vec::new());
+        let n = if round == 0 { 50 } else { per_round };
+        for _ in 0..n {
+            for (samples, method, params) in [
+                (&mut p, "ping", json!({})),
+                (&mut a, "tools/call", call_params("1b.txt")),
+                (&mut b, "tools/call", call_params("4k.txt")),
+            ] {
+                id += 1;
+                let t = Instant::now();
+                h.post(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+                    .await?;
                 samples.push(t.elapsed());
             }
         }
-        results.insert(label.into(), summary(samples));
+        if round > 0 {
+            ping.round(p);
+            small.round(a);
+            large.round(b);
+        }
     }
+    results.insert("ping".into(), ping.summary());
+    results.insert("fs_read_1b".into(), small.summary());
+    results.insert("fs_read_4k".into(), large.summary());
     let per = iterations.max(concurrency) / concurrency.max(1);
     let t = Instant::now();
     let mut tasks = Vec::new();

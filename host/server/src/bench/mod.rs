@@ -32,6 +32,10 @@ pub struct BenchOptions {
     /// Also measure a real `warden serve` child over stdio and HTTP: the
     /// `warden` binary to start.
     pub mcp: Option<PathBuf>,
+    /// A bare rmcp server (`cargo build --release -p warden-mcp --example
+    /// bare_rmcp`) whose `ping` is timed beside Warden's over stdio: the
+    /// transport floor.
+    pub floor: Option<PathBuf>,
 }
 
 fn failed(what: impl Into<String>) -> ServerError {
@@ -166,7 +170,7 @@ pub async fn run(args: &BenchOptions) -> Result<Value, ServerError> {
             let n = args.iterations.min(1000);
             json!({
                 "installed_plugins": plugins.len(),
-                "stdio": mcp::stdio(warden, &config, n, args.concurrency).await?,
+                "stdio": mcp::stdio(warden, args.floor.as_deref(), &config, n, args.concurrency).await?,
                 "http": mcp::http(warden, &config, n, args.concurrency).await?,
             })
         }

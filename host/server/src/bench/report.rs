@@ -54,33 +54,57 @@ pub fn render(r: &Value) -> String {
     }
     for transport in ["stdio", "http"] {
         let m = &r["mcp"][transport];
-        if m.is_null() {
-            continue;
+        if !m.is_null() {
+            out.push_str(&mcp(transport, m, &r["mcp"]["installed_plugins"]));
         }
+    }
+    out
+}
+
+/// One transport's figures, every round trip beside that transport's
+/// `ping` (the floor a call cannot go below).
+fn mcp(transport: &str, m: &Value, plugins: &Value) -> String {
+    let us = |v: &Value| v.as_f64().unwrap_or_default();
+    let mut out = String::new();
+    if !m["start_to_initialize_ms"].is_null() {
         out.push_str(&format!(
-            "\nMCP over {transport}: first tools/list {:.1} ms after start ({} installed plugins, cached)",
-            m["start_to_first_tools_list_ms"]
-                .as_f64()
-                .unwrap_or_default(),
-            r["mcp"]["installed_plugins"],
-        ));
-        for (label, what) in [
-            ("fs_read_1b", "fs_read 1 B"),
-            ("fs_read_4k", "fs_read 4 KiB"),
-        ] {
-            out.push_str(&format!(
-                "\nMCP over {transport}, tools/call {what}: p50 {:.1} us, p99 {:.1} us",
-                m[label]["p50_us"].as_f64().unwrap_or_default(),
-                m[label]["p99_us"].as_f64().unwrap_or_default(),
-            ));
-        }
-        out.push_str(&format!(
-            "\nMCP over {transport}, {} concurrent callers: {:.0} calls/s",
-            m["throughput_4k"]["concurrency"],
-            m["throughput_4k"]["calls_per_s"]
-                .as_f64()
-                .unwrap_or_default(),
+            "\nMCP over {transport}: initialize answered {:.1} ms after spawn, first tools/call {:.2} ms",
+            us(&m["start_to_initialize_ms"]),
+            us(&m["first_call_ms"]),
         ));
     }
+    out.push_str(&format!(
+        "\nMCP over {transport}: first tools/list {:.1} ms after start ({plugins} installed plugins, cached)",
+        us(&m["start_to_first_tools_list_ms"]),
+    ));
+    let floor = us(&m["ping"]["p50_us"]);
+    out.push_str(&format!(
+        "\nMCP over {transport}, ping (the floor): p50 {floor:.1} us, p99 {:.1} us",
+        us(&m["ping"]["p99_us"]),
+    ));
+    if !m["bare_rmcp_ping"].is_null() {
+        let bare = us(&m["bare_rmcp_ping"]["p50_us"]);
+        out.push_str(&format!(
+            "\nMCP over {transport}, a bare rmcp server's ping: p50 {bare:.1} us, p99 {:.1} us (Warden's ping is {:.2}x)",
+            us(&m["bare_rmcp_ping"]["p99_us"]),
+            floor / bare.max(f64::MIN_POSITIVE),
+        ));
+    }
+    for (label, what) in [
+        ("fs_read_1b", "fs_read 1 B"),
+        ("fs_read_4k", "fs_read 4 KiB"),
+    ] {
+        let p50 = us(&m[label]["p50_us"]);
+        out.push_str(&format!(
+            "\nMCP over {transport}, tools/call {what}: p50 {p50:.1} us ({:.2}x ping), p99 {:.1} us",
+            p50 / floor.max(f64::MIN_POSITIVE),
+            us(&m[label]["p99_us"]),
+        ));
+    }
+    out.push_str(&format!(
+        "\nMCP over {transport}, {} concurrent callers: {:.0} calls/s",
+        m["throughput_4k"]["concurrency"],
+        us(&m["throughput_4k"]["calls_per_s"]),
+    ));
     out
 }
