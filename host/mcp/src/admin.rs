@@ -175,6 +175,38 @@ pub async fn serve_admin_socket(
     server: Server,
     shutdown: CancellationToken,
 ) -> Result<(), McpError> {
+    AdminSocket::bind(path).await?.serve(server, shutdown).await
+}
+
+/// The admin API's socket, bound (connections queue from here on) and not
+/// yet answered.
+#[derive(Debug)]
+pub struct AdminSocket {
+    listener: tokio::net::UnixListener,
+    path: std::path::PathBuf,
+}
+
+impl AdminSocket {
+    /// Binds `path` (owner-only), refusing when another server answers
+    /// there.
+    pub async fn bind(path: &Path) -> Result<AdminSocket, McpError> {
+        bind_socket(path).await.map(|listener| AdminSocket {
+            listener,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Answers the admin API until `shutdown`, then removes the socket.
+    pub async fn serve(self, server: Server, shutdown: CancellationToken) -> Result<(), McpError> {
+        axum::serve(self.listener, admin_router(server))
+            .with_graceful_shutdown(async move { shutdown.cancelled().await })
+            .await?;
+        let _ = std::fs::remove_file(self.path);
+        Ok(())
+    }
+}
+
+async fn bind_socket(path: &Path) -> Result<tokio::net::UnixListener, McpError> {
     let at = path.display().to_string();
     if tokio::net::UnixStream::connect(path).await.is_ok() {
         return Err(McpError::Admin {
@@ -221,16 +253,7 @@ pub async fn serve_admin_socket(
         Ok(listener)
     })();
     let _ = std::fs::remove_dir(&staging);
-    let listener = bound.map_err(|message| McpError::Admin {
-        at: at.clone(),
-        message,
-    })?;
-    let cleanup = path.to_path_buf();
-    axum::serve(listener, admin_router(server))
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await?;
-    let _ = std::fs::remove_file(cleanup);
-    Ok(())
+    bound.map_err(|message| McpError::Admin { at, message })
 }
 
 fn set_owner_only(path: &Path) -> std::io::Result<()> {

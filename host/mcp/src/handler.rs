@@ -86,6 +86,21 @@ impl ServerOptions {
     }
 }
 
+impl Shared {
+    /// Waits for the host's tools to be loaded.
+    async fn loaded(&self) -> Result<(), ErrorData> {
+        match self.startup.get() {
+            Some(startup) => startup.wait().await.map_err(|reason| {
+                ErrorData::internal_error(
+                    format!("the host could not load its tools: {reason}"),
+                    None,
+                )
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
 struct Shared {
     host: Arc<dyn ToolHost>,
     book: Arc<dyn Approvals>,
@@ -99,6 +114,8 @@ struct Shared {
     sessions: AtomicU64,
     plugins: std::sync::OnceLock<Arc<dyn warden_api::PluginAdmin>>,
     trust: std::sync::OnceLock<Arc<dyn TrustAdmin>>,
+    /// A load of the host's tools still under way (see `startup.rs`).
+    startup: std::sync::OnceLock<crate::Startup>,
 }
 
 /// The MCP face of a host. Cheap to clone.
@@ -140,8 +157,16 @@ impl Server {
                 sessions: AtomicU64::new(1),
                 plugins: std::sync::OnceLock::new(),
                 trust: std::sync::OnceLock::new(),
+                startup: std::sync::OnceLock::new(),
             }),
         })
+    }
+
+    /// Holds `tools/list` and `tools/call` until `startup` ends (set
+    /// once; a second call is ignored and returns false). `initialize`
+    /// and `ping` are answered meanwhile.
+    pub fn set_startup(&self, startup: crate::Startup) -> bool {
+        self.shared.startup.set(startup).is_ok()
     }
 
     pub fn book(&self) -> &Arc<dyn Approvals> {
@@ -467,6 +492,7 @@ impl ServerHandler for Session {
         _request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.shared.loaded().await?;
         let agent = self.agent(&ctx)?;
         self.register(&agent, &ctx);
         let permitted = self.shared.host.list_tools(&agent);
@@ -490,6 +516,7 @@ impl ServerHandler for Session {
         params: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        self.shared.loaded().await?;
         let (agent, token) = self.identity(&ctx)?;
         self.register(&agent, &ctx);
         // Moved, not cloned: arguments can be large (file contents).

@@ -29,10 +29,11 @@ mod http;
 mod notify;
 mod plugins;
 mod seal;
+mod startup;
 mod stdio;
 mod trust;
 
-pub use admin::{AnswerBody, admin_router, serve_admin_socket};
+pub use admin::{AdminSocket, AnswerBody, admin_router, serve_admin_socket};
 pub use admin_client::AdminClient;
 pub use disclosure::{Disclosure, DisclosureConfig, DisclosureMode};
 pub use error::McpError;
@@ -40,4 +41,5 @@ pub use handler::{Server, ServerOptions};
 pub use http::{HttpOptions, TokenAgent, serve_http};
 pub use plugins::InstallBody;
 pub use seal::{SealError, Sealer};
+pub use startup::{Loading, Startup, startup};
 pub use stdio::{serve_stdio, serve_stream};

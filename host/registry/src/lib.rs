@@ -21,7 +21,7 @@ mod watch;
 
 pub use admission::{Admission, AdmissionPolicy, digest_of, read_signature, signature_path};
 pub use error::RegistryError;
-pub use registry::{Candidate, Registry, component_files, load_file};
+pub use registry::{Candidate, Registry, component_files, load_file, load_files};
 pub use sign::sign_file;
 pub use store::Installed;
 pub use watch::{DirWatcher, WatchEvent};

@@ -71,13 +71,12 @@ impl Registry {
     }
 
     /// [`Registry::prepare`] for every component of a file or directory
-    /// ([`component_files`]); the first failure stops it.
+    /// ([`component_files`]); the first failure (in file order) stops it.
     pub async fn prepare_all(&self, source: &Path) -> Result<Vec<Candidate>, RegistryError> {
-        let mut candidates = Vec::new();
-        for file in component_files(source)? {
-            candidates.push(self.prepare(&file).await?);
-        }
-        Ok(candidates)
+        load_files(&self.runtime, &self.policy, component_files(source)?)
+            .await
+            .into_iter()
+            .collect()
     }
 
     /// Fails when a tool of `candidates` is exported by another installed
@@ -144,13 +143,16 @@ impl Registry {
     /// again (a key or digest revoked since, or a blob changed at rest, is
     /// refused). Compiled forms come from the compile cache.
     pub async fn load_installed(&self) -> Result<Vec<Candidate>, RegistryError> {
+        let entries = self.list()?;
+        let blobs = entries.iter().map(|e| self.store.blob(&e.digest)).collect();
+        let loaded = load_files(&self.runtime, &self.policy, blobs).await;
         let mut out = Vec::new();
-        for entry in self.list()? {
-            let blob = self.store.blob(&entry.digest);
-            let candidate = self.prepare(&blob).await?;
+        for (entry, candidate) in entries.iter().zip(loaded) {
+            let candidate = candidate?;
+            let blob = &candidate.path;
             if candidate.admission.digest != entry.digest {
                 return Err(RegistryError::store(
-                    &blob,
+                    blob,
                     format!(
                         "installed plugin `{}` changed on disk: its digest is now {}",
                         entry.name, candidate.admission.digest
@@ -161,6 +163,40 @@ impl Registry {
         }
         Ok(out)
     }
+}
+
+/// [`load_file`] for each of `paths`, concurrently on the blocking pool
+/// (each admission and load is CPU work: hashing, signature checks,
+/// deserialising; they share the cores and leave the async workers
+/// free). The results come in the order of `paths`.
+pub async fn load_files(
+    runtime: &Runtime,
+    policy: &AdmissionPolicy,
+    paths: Vec<PathBuf>,
+) -> Vec<Result<Candidate, RegistryError>> {
+    let tasks: Vec<_> = paths
+        .into_iter()
+        .map(|path| {
+            let (runtime, policy, at) = (runtime.clone(), policy.clone(), path.clone());
+            // On the blocking pool: the protocol and the admin API keep
+            // their worker threads while components deserialise.
+            let task = tokio::task::spawn_blocking(move || {
+                tokio::runtime::Handle::current()
+                    .block_on(async move { load_file(&runtime, &policy, &path).await })
+            });
+            (at, task)
+        })
+        .collect();
+    let mut out = Vec::with_capacity(tasks.len());
+    for (path, task) in tasks {
+        out.push(task.await.unwrap_or_else(|e| {
+            Err(RegistryError::Store {
+                path,
+                message: format!("loading stopped before it finished: {e}"),
+            })
+        }));
+    }
+    out
 }
 
 /// Reads one component file and its signature, admits them under

@@ -142,6 +142,9 @@ pub struct Loaded {
     pub admission: AdmissionPolicy,
     /// Each plugin with the grants its calls hold.
     pub plugins: Vec<(Plugin, Grants)>,
+    /// The plugin files the options name, with their grants, in order:
+    /// what [`Loaded::load_plugins`] loads into `plugins`.
+    pub wanted: Vec<(PathBuf, Grants)>,
     /// The sandboxed tools and their grants, when `[sandbox]` is configured.
     pub sandbox: Option<(Arc<SandboxTools>, Grants)>,
     pub limits: CallLimits,
@@ -169,6 +172,15 @@ impl Loaded {
     /// before any of its code runs; no directory grant may reach the state
     /// directory. Any failure names the file or key and stops.
     pub async fn load(options: &HostOptions) -> Result<Loaded, ServerError> {
+        let mut loaded = Loaded::prepare(options)?;
+        loaded.load_plugins().await?;
+        Ok(loaded)
+    }
+
+    /// Everything [`Loaded::load`] does but loading the plugins: the
+    /// configuration checked, every grant parsed and kept off the state
+    /// directory, the signers, the runtime and the sandbox.
+    pub fn prepare(options: &HostOptions) -> Result<Loaded, ServerError> {
         let config = options.config.clone();
         let state = &options.state_dir;
         state_guard::check(state, &options.plugin_grants, "--grant-fs")?;
@@ -197,26 +209,32 @@ impl Loaded {
             }
             None => None,
         };
-        let admission = options.admission()?;
-        let runtime = options.runtime()?;
-        let mut plugins = Vec::new();
-        for (path, grants) in wanted {
-            let plugin = warden_registry::load_file(&runtime, &admission, &path)
-                .await?
-                .plugin;
-            log_gap(&plugin, &grants);
-            plugins.push((plugin, grants));
-        }
         Ok(Loaded {
             config,
             clock: options.clock.clone(),
             state_dir: state.clone(),
-            runtime,
-            admission,
-            plugins,
+            runtime: options.runtime()?,
+            admission: options.admission()?,
+            plugins: Vec::new(),
+            wanted,
             sandbox,
             limits: options.call_limits(),
         })
+    }
+
+    /// Loads every wanted plugin (concurrently; each admitted by its
+    /// signature first) into `plugins`, in the order they are named.
+    pub async fn load_plugins(&mut self) -> Result<(), ServerError> {
+        let paths = self.wanted.iter().map(|(path, _)| path.clone()).collect();
+        let candidates = warden_registry::load_files(&self.runtime, &self.admission, paths).await;
+        let mut plugins = Vec::new();
+        for ((_, grants), candidate) in self.wanted.iter().zip(candidates) {
+            let plugin = candidate?.plugin;
+            log_gap(&plugin, grants);
+            plugins.push((plugin, grants.clone()));
+        }
+        self.plugins = plugins;
+        Ok(())
     }
 
     /// True when there is nothing to serve.
@@ -227,10 +245,19 @@ impl Loaded {
     /// Where agents' paths resolve: the config's, else the first grant's
     /// guest path, else `/workspace`.
     pub fn env(&self) -> PolicyEnv {
+        self.env_with(&[])
+    }
+
+    /// [`Loaded::env`] counting `more` grants after the plugins' (those of
+    /// installed plugins not loaded yet).
+    pub fn env_with(&self, more: &[Grants]) -> PolicyEnv {
         let first_grant = self
-            .plugins
+            .wanted
             .iter()
-            .flat_map(|(_, g)| g.fs.first())
+            .map(|(_, g)| g)
+            .chain(self.plugins.iter().map(|(_, g)| g))
+            .chain(more)
+            .flat_map(|g| g.fs.first())
             .chain(self.sandbox.iter().flat_map(|(_, g)| g.fs.first()))
             .next()
             .map(|g| g.guest_path.clone());
@@ -328,7 +355,7 @@ pub fn registration(plugin: &Plugin, grants: Grants) -> Registration {
 
 /// Logs where a plugin's requested network and environment differ from
 /// its grant (keys and patterns only, never values).
-fn log_gap(plugin: &Plugin, grants: &Grants) {
+pub(crate) fn log_gap(plugin: &Plugin, grants: &Grants) {
     let gap = warden_api::CapabilityGap::between(&plugin.manifest().capabilities, grants);
     if !gap.is_empty() {
         tracing::warn!(

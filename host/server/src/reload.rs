@@ -48,13 +48,16 @@ pub struct LivePlugins {
     server: Server,
     grants: NamedGrants,
     /// Names that come from the config file: not removable here.
-    fixed: BTreeSet<String>,
+    fixed: Mutex<BTreeSet<String>>,
     /// Watched files and the plugin each one loaded.
     watched: Mutex<BTreeMap<PathBuf, String>>,
     /// One change at a time.
     changing: tokio::sync::Mutex<()>,
     /// Where operators' removals are audited.
     journal: Arc<dyn Journal>,
+    /// The host's first load ([`LivePlugins::load_initial`]): every
+    /// other change, and a listing, waits for it to end.
+    startup: warden_mcp::Startup,
 }
 
 impl std::fmt::Debug for LivePlugins {
@@ -73,19 +76,81 @@ impl LivePlugins {
         registry: Registry,
         server: Server,
         grants: NamedGrants,
-        fixed: BTreeSet<String>,
         journal: Arc<dyn Journal>,
+        startup: warden_mcp::Startup,
     ) -> LivePlugins {
         LivePlugins {
             gate,
             registry,
             server,
             grants,
-            fixed,
+            fixed: Mutex::new(BTreeSet::new()),
             watched: Mutex::new(BTreeMap::new()),
             changing: tokio::sync::Mutex::new(()),
             journal,
+            startup,
         }
+    }
+
+    /// Waits for the host's first load to end (well or not: a failed one
+    /// stops the host, and until then the registry still answers).
+    async fn loaded(&self) {
+        let _ = self.startup.wait().await;
+    }
+
+    fn is_fixed(&self, name: &str) -> bool {
+        self.fixed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(name)
+    }
+
+    /// The host's first load, as one change: the plugins of the
+    /// configuration (`wanted`, with their grants; not removable here)
+    /// and the installed ones, all loaded concurrently, each admitted by
+    /// its signature first. Two plugins of one name, or tools of one name,
+    /// are refused naming both, and nothing is registered. Admin changes
+    /// wait until it ends.
+    pub async fn load_initial(
+        &self,
+        runtime: &warden_runtime::Runtime,
+        admission: &warden_registry::AdmissionPolicy,
+        wanted: Vec<(PathBuf, Grants)>,
+    ) -> Result<(), crate::ServerError> {
+        let _one = self.changing.lock().await;
+        let (paths, grants): (Vec<_>, Vec<_>) = wanted.into_iter().unzip();
+        let (fixed, installed) = tokio::join!(
+            warden_registry::load_files(runtime, admission, paths),
+            self.registry.load_installed(),
+        );
+        let mut names = BTreeSet::new();
+        let mut registrations = Vec::new();
+        for (candidate, grants) in fixed.into_iter().zip(grants) {
+            let plugin = candidate?.plugin;
+            crate::host::log_gap(&plugin, &grants);
+            names.insert(plugin.name().to_owned());
+            registrations.push(registration(&plugin, grants));
+        }
+        for c in installed? {
+            tracing::info!(
+                plugin = c.name(), digest = %c.admission.digest,
+                origin = ?c.plugin.origin(), "installed plugin loaded"
+            );
+            registrations.push(registration(&c.plugin, self.grants.of(c.name())));
+        }
+        // The builder's checks: two plugins of one name are named both.
+        let mut check = Gate::builder();
+        for r in &registrations {
+            check = check.register(r.clone())?;
+        }
+        self.gate.replace(
+            registrations
+                .into_iter()
+                .map(|r| (r.owner.clone(), Some(r)))
+                .collect(),
+        )?;
+        *self.fixed.lock().unwrap_or_else(PoisonError::into_inner) = names;
+        Ok(())
     }
 
     /// Installs (`persist`) or loads (a watched file) every component of
@@ -96,6 +161,7 @@ impl LivePlugins {
         source: &Path,
         persist: bool,
     ) -> Result<(Value, Vec<String>), AdminError> {
+        self.loaded().await;
         let _one = self.changing.lock().await;
         let mut candidates: Vec<Candidate> = Vec::new();
         let failed = |e: warden_registry::RegistryError| AdminError::Refused(e.to_string());
@@ -105,7 +171,7 @@ impl LivePlugins {
         if let Some(name) = candidates
             .iter()
             .map(Candidate::name)
-            .find(|n| self.fixed.contains(*n))
+            .find(|n| self.is_fixed(n))
         {
             return Err(AdminError::Refused(format!(
                 "plugin `{name}` is loaded from the config file; change it there"
@@ -157,8 +223,9 @@ impl LivePlugins {
     /// Removes plugin `name` from the server (and from the registry when
     /// it was installed there).
     pub async fn remove(&self, name: &str, from_registry: bool) -> Result<Value, AdminError> {
+        self.loaded().await;
         let _one = self.changing.lock().await;
-        if self.fixed.contains(name) {
+        if self.is_fixed(name) {
             return Err(AdminError::Refused(format!(
                 "plugin `{name}` is loaded from the config file; change it there"
             )));
@@ -245,6 +312,7 @@ impl LivePlugins {
 impl PluginAdmin for LivePlugins {
     fn list(&self) -> BoxFuture<'_, Result<Value, AdminError>> {
         Box::pin(async move {
+            self.loaded().await;
             let installed = self
                 .registry
                 .list()

@@ -76,6 +76,10 @@ impl ServeOptions {
 /// A running host. Stop it with [`Host::shutdown`].
 pub struct Host {
     loaded: Loaded,
+    /// The plugins' load, which `tools/list` and `tools/call` wait for.
+    startup: warden_mcp::Startup,
+    /// Why that load failed, for the transport to stop with.
+    failure: Arc<std::sync::Mutex<Option<ServerError>>>,
     gate: Gate,
     book: Arc<ApprovalBook>,
     store: Arc<Store>,
@@ -129,12 +133,99 @@ fn approval_channels(config: &Config) -> BTreeMap<String, ApprovalChannel> {
         .collect()
 }
 
+/// What the background load of a starting host needs.
+struct LoadJob {
+    runtime: warden_runtime::Runtime,
+    admission: warden_registry::AdmissionPolicy,
+    wanted: Vec<(PathBuf, warden_api::Grants)>,
+    sandbox: Option<Arc<warden_sandbox::SandboxTools>>,
+    live: Arc<LivePlugins>,
+    agent: String,
+    gate: Gate,
+}
+
+/// Loads the configured and the installed plugins (each admitted by its
+/// signature first, all of them concurrently) and registers them as one
+/// change, then says the host is ready; or keeps the error for the
+/// transport and says why the load failed. Also connects the sandbox.
+async fn load(
+    job: LoadJob,
+    loading: warden_mcp::Loading,
+    failure: Arc<std::sync::Mutex<Option<ServerError>>>,
+) {
+    let run = async {
+        job.live
+            .load_initial(&job.runtime, &job.admission, job.wanted)
+            .await?;
+        if let Some(tools) = &job.sandbox
+            && let Err(e) = tools.start().await
+        {
+            tracing::warn!(error = %e, "the sandboxed tools are unavailable until Docker answers");
+        }
+        Ok::<(), ServerError>(())
+    };
+    match run.await {
+        Ok(()) => {
+            tracing::info!(
+                agent = %job.agent, tools = job.gate.list_tools(&job.agent).len(), "serving"
+            );
+            loading.ready();
+        }
+        Err(e) => {
+            let reason = e.to_string();
+            *failure
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e);
+            loading.failed(reason);
+        }
+    }
+}
+
 impl Host {
-    /// Assembles and starts a host: loads its plugins (and the installed
-    /// ones), opens the state, builds the gate with every durable hook,
-    /// applies stored rules, and starts the admin socket, the watch and
-    /// the trust tick. Nothing is served until a transport runs.
+    /// [`Host::begin`], then waits until the plugins are loaded: the host
+    /// returned serves every tool, and a plugin that fails to load is this
+    /// call's error.
     pub async fn start(options: ServeOptions) -> Result<Host, ServerError> {
+        let host = Host::begin(options).await?;
+        match host.ready().await {
+            Ok(()) => Ok(host),
+            Err(e) => {
+                host.shutdown().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Waits until the plugins are loaded; their load's error when it
+    /// failed.
+    pub async fn ready(&self) -> Result<(), ServerError> {
+        match self.startup.wait().await {
+            Ok(()) => Ok(()),
+            Err(reason) => Err(self
+                .failure
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take()
+                .unwrap_or(ServerError::Usage(reason))),
+        }
+    }
+
+    /// Resolves only when the plugins' load failed, with its error.
+    async fn failed(&self) -> ServerError {
+        match self.ready().await {
+            Err(e) => e,
+            Ok(()) => std::future::pending().await,
+        }
+    }
+
+    /// Assembles and starts a host: opens the state, builds the gate with
+    /// every durable hook, applies stored rules, starts the admin socket,
+    /// the watch and the trust tick, and starts loading the plugins (and
+    /// the installed ones) in the background. A transport answers
+    /// `initialize` at once and holds `tools/list` and `tools/call` until
+    /// the load ends ([`Host::ready`]); if it fails, the transport stops
+    /// with its error.
+    pub async fn begin(options: ServeOptions) -> Result<Host, ServerError> {
         let host = &options.host;
         let config = &host.config;
         let state_dir = &host.state_dir;
@@ -150,29 +241,20 @@ impl Host {
             .map_err(|e| ServerError::config("progressive-trust", e))?;
         let store = state::open_with(state_dir, config.state.audit_args, config.state.durability)?;
         let named = named_grants(config, state_dir)?;
-        let mut loaded = Loaded::load(host).await?;
-        let fixed = loaded
-            .plugins
-            .iter()
-            .map(|(p, _)| p.name().to_owned())
-            .collect();
+        let loaded = Loaded::prepare(host)?;
         let registry = warden_registry::Registry::open(
             state_dir,
             loaded.admission.clone(),
             loaded.runtime.clone(),
         )?;
-        for candidate in registry.load_installed().await? {
-            tracing::info!(
-                plugin = candidate.name(), digest = %candidate.admission.digest,
-                origin = ?candidate.plugin.origin(), "installed plugin loaded"
-            );
-            let grants = named.of(candidate.name());
-            loaded.plugins.push((candidate.plugin, grants));
-        }
+        let installed_grants: Vec<_> = registry
+            .list()?
+            .iter()
+            .map(|entry| named.of(&entry.name))
+            .collect();
         if loaded.admission.insecure_allow_unsigned {
             tracing::warn!("INSECURE: insecure-allow-unsigned is set; unsigned plugins load");
         }
-        loaded.start_sandbox().await;
         let serve = &config.serve;
         let clock = host.clock.clone();
         let book = Arc::new(
@@ -205,6 +287,7 @@ impl Host {
         })?;
         let gate = loaded
             .gate_builder(policies)?
+            .env(loaded.env_with(&installed_grants))
             .approver(book.clone())
             .journal(store.clone())
             .grants(Arc::new(StoreGrants::new(store.clone(), clock.clone())))
@@ -231,17 +314,33 @@ impl Host {
             },
         )?;
         mcp.set_trust_admin(Arc::new(gate.clone()));
+        let (loading, startup) = warden_mcp::startup();
+        mcp.set_startup(startup.clone());
         let live = Arc::new(LivePlugins::new(
             gate.clone(),
             registry,
             mcp.clone(),
             named,
-            fixed,
             store.clone(),
+            startup.clone(),
         ));
         mcp.set_plugin_admin(live.clone());
         let shutdown = CancellationToken::new();
         let mut tasks = Vec::new();
+        let failure = Arc::new(std::sync::Mutex::new(None));
+        tasks.push(tokio::spawn(load(
+            LoadJob {
+                runtime: loaded.runtime.clone(),
+                admission: loaded.admission.clone(),
+                wanted: loaded.wanted.clone(),
+                sandbox: loaded.sandbox.as_ref().map(|(tools, _)| tools.clone()),
+                live: live.clone(),
+                agent: options.agent.clone(),
+                gate: gate.clone(),
+            },
+            loading,
+            failure.clone(),
+        )));
         if let Some((dir, every)) = &options.watch {
             if !dir.is_dir() {
                 return Err(ServerError::Usage(format!(
@@ -264,20 +363,26 @@ impl Host {
             )));
         }
         let socket = state_dir.join("admin.sock");
-        {
-            let (mcp, shutdown, socket) = (mcp.clone(), shutdown.clone(), socket.clone());
-            tasks.push(tokio::spawn(async move {
-                if let Err(e) = warden_mcp::serve_admin_socket(&socket, mcp, shutdown).await {
-                    tracing::warn!(error = %e, "the admin API is not available; `warden approvals` cannot reach this server");
-                }
-            }));
+        // Bound before anything is served: once a client is answered, the
+        // admin API accepts connections too.
+        let unavailable = |e: warden_mcp::McpError| {
+            tracing::warn!(error = %e, "the admin API is not available; `warden approvals` cannot reach this server");
+        };
+        match warden_mcp::AdminSocket::bind(&socket).await {
+            Ok(admin) => {
+                let (mcp, shutdown) = (mcp.clone(), shutdown.clone());
+                tasks.push(tokio::spawn(async move {
+                    if let Err(e) = admin.serve(mcp, shutdown).await {
+                        unavailable(e);
+                    }
+                }));
+            }
+            Err(e) => unavailable(e),
         }
-        tracing::info!(
-            agent = %options.agent, tools = gate.list_tools(&options.agent).len(),
-            admin = %socket.display(), "serving"
-        );
         Ok(Host {
             loaded,
+            startup,
+            failure,
             gate,
             book,
             store,
@@ -327,10 +432,15 @@ impl Host {
     /// Serves one MCP session on stdin/stdout as the serving agent, until
     /// the client closes it or the host shuts down.
     pub async fn serve_stdio(&self) -> Result<(), ServerError> {
-        tokio::select! {
-            served = warden_mcp::serve_stdio(self.mcp.clone(), self.agent.clone()) => Ok(served?),
-            () = self.shutdown.cancelled() => Ok(()),
-        }
+        let served = tokio::select! {
+            served = warden_mcp::serve_stdio(self.mcp.clone(), self.agent.clone()) => served,
+            () = self.shutdown.cancelled() => return Ok(()),
+            failed = self.failed() => return Err(failed),
+        };
+        // A client that left before the plugins loaded (or a closed stdin)
+        // must not hide why they did not load.
+        self.ready().await?;
+        Ok(served?)
     }
 
     /// Serves Streamable HTTP at `addr` (with the config's tokens, origins
@@ -368,7 +478,10 @@ impl Host {
             allowed_hosts: serve.allowed_hosts.clone(),
             max_body_bytes: serve.max_body_bytes,
         };
-        Ok(warden_mcp::serve_http(self.mcp.clone(), options, self.shutdown.clone(), bound).await?)
+        tokio::select! {
+            served = warden_mcp::serve_http(self.mcp.clone(), options, self.shutdown.clone(), bound) => Ok(served?),
+            failed = self.failed() => Err(failed),
+        }
     }
 
     /// Stops the admin socket, the watch and the tick, writes trust

@@ -44,7 +44,13 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
-    setup::tokio()?.block_on(serve(args))
+    let runtime = setup::tokio()?;
+    let outcome = runtime.block_on(serve(args));
+    // The host has shut down. A read of stdin still holds a thread of the
+    // runtime until the client writes or closes it, so waiting for it
+    // would keep a stopped host (a signal, a failed load) alive.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    outcome
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
@@ -60,7 +66,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
         .watch
         .clone()
         .map(|dir| (dir, Duration::from_millis(args.watch_interval_ms)));
-    let host = Host::start(options).await?;
+    let host = Host::begin(options).await?;
     if host.config().signers.insecure_allow_unsigned {
         #[expect(
             clippy::print_stderr,

@@ -110,6 +110,24 @@ impl Server {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
     }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// How the server exited, if it does within `limit` (else it is
+    /// killed and None returned).
+    pub fn wait_exit(mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let end = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < end {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.kill();
+        None
+    }
 }
 
 /// The text of a tools/call response or of its result.

@@ -1,0 +1,181 @@
+//! `warden serve` answers `initialize` before its plugins are loaded and
+//! loads them in the background. What a client can observe of that:
+//!
+//! - the first `tools/list`, sent at once after `initialize`, is the whole
+//!   list (configured and installed plugins), never part of it;
+//! - a call sent at once after `initialize` runs (it waits for the load);
+//! - a plugin that fails to load still stops the host with its reason,
+//!   even after a client was answered, and no listing succeeds meanwhile.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests fail loudly"
+)]
+
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+fn initialize(stdin: &mut impl Write) {
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "startup-test", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+}
+
+fn tool_names(list: &Value) -> Vec<String> {
+    list["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a tool list: {list}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn the_first_tools_list_is_whole_and_a_first_call_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, state) = support::setup(dir.path(), "");
+    let o = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args([
+            "plugin",
+            "install",
+            warden_test_artifacts::SEARCH,
+            "--config",
+        ])
+        .arg(&config)
+        .arg("--state-dir")
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // Several starts: each sends everything at once, before any answer.
+    for _ in 0..3 {
+        let mut server = support::Server::start(&config, &state);
+        server.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}));
+        server.call(2, "fs_read", json!({"path": "hello.txt"}));
+        // The two are answered in either order.
+        let (a, b) = (server.next(), server.next());
+        let (list, call) = if a["id"] == 1 { (a, b) } else { (b, a) };
+        let names = tool_names(&list);
+        for wanted in ["fs_read", "fs_write", "http_fetch", "search_grep"] {
+            assert!(
+                names.iter().any(|n| n == wanted),
+                "`{wanted}` (configured and installed plugins) in {names:?}"
+            );
+        }
+        assert_eq!(call["id"], 2, "{call}");
+        assert_eq!(call["result"]["isError"], false, "{call}");
+        assert!(call.to_string().contains("hello"), "{call}");
+        server.kill();
+    }
+}
+
+#[test]
+fn a_plugin_that_fails_to_load_stops_the_host_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    // Signed by the test publisher, then changed: refused at admission.
+    let component = dir.path().join("fs.wasm");
+    std::fs::copy(warden_test_artifacts::FS, &component).unwrap();
+    let mut sig = component.clone().into_os_string();
+    sig.push(".sig");
+    std::fs::copy(format!("{}.sig", warden_test_artifacts::FS), &sig).unwrap();
+    let mut bytes = std::fs::read(&component).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x40;
+    std::fs::write(&component, bytes).unwrap();
+    let config = dir.path().join("warden.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[plugins]]\npath = \"{}\"\n\n[signers]\npublishers = [{{ name = \"warden-tests\", key = \"{}\" }}]\n",
+            component.display(),
+            warden_test_artifacts::public_key_file().display(),
+        ),
+    )
+    .unwrap();
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["serve", "--stdio", "--config"])
+        .arg(&config)
+        .arg("--state-dir")
+        .arg(&state)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    initialize(&mut stdin);
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+    )
+    .unwrap();
+    stdin.flush().unwrap();
+    // The host stops by itself; whatever it answered before, no listing
+    // succeeded.
+    let answers: Vec<Value> = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|l| serde_json::from_str(&l).ok())
+        .collect();
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("fs.wasm") && err.contains("tampered"),
+        "names the file and the failed check: {err}"
+    );
+    for answer in &answers {
+        if answer["id"] == 1 {
+            assert!(answer["result"].is_null(), "no partial list: {answer}");
+            let message = answer["error"]["message"].as_str().unwrap();
+            assert!(message.contains("tampered"), "{answer}");
+        }
+    }
+    drop(stdin);
+}
+
+#[test]
+fn a_signal_stops_a_host_whose_client_stays_connected() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, state) = support::setup(dir.path(), "");
+    let mut server = support::Server::start(&config, &state);
+    assert!(
+        tool_names(&{
+            server.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}));
+            server.response(1)
+        })
+        .contains(&"fs_read".to_owned())
+    );
+    // stdin stays open: the client neither writes nor leaves.
+    let pid = server.pid().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let started = std::time::Instant::now();
+    let status = server.wait_exit(std::time::Duration::from_secs(20));
+    assert!(
+        status.is_some(),
+        "warden serve still runs {:?} after SIGTERM",
+        started.elapsed()
+    );
+}
