@@ -17,7 +17,13 @@
 //!                       ~/.local), so it serves them from any directory
 //!   cargo xtask fuzz [SECONDS]
 //!                       run each fuzz target (cargo-fuzz) for SECONDS (default 30)
+//!   cargo xtask bench [--quick]
+//!                       every benchmark (warden bench --mcp against a bare
+//!                       rmcp server, each crate's cargo bench) written to
+//!                       docs/benchmarks.md; --quick: fewer iterations, no
+//!                       sandbox bench
 
+mod bench;
 mod demo;
 
 use std::path::{Path, PathBuf};
@@ -36,8 +42,9 @@ fn main() -> anyhow::Result<()> {
         "plugins" => plugins(&root).map(drop),
         "install" => install(&root, std::env::args().nth(2)),
         "fuzz" => fuzz(&root, std::env::args().nth(2).as_deref().unwrap_or("30")),
+        "bench" => bench::run(&root, std::env::args().nth(2).as_deref() == Some("--quick")),
         _ => bail!(
-            "usage: cargo xtask serve [ARGS]|demo|test|lint|plugins|install [PREFIX]|fuzz [SECONDS]"
+            "usage: cargo xtask serve [ARGS]|demo|test|lint|plugins|install [PREFIX]|fuzz [SECONDS]|bench [--quick]"
         ),
     }
 }
