@@ -147,22 +147,25 @@ struct LoadJob {
 /// Loads the configured and the installed plugins (each admitted by its
 /// signature first, all of them concurrently) and registers them as one
 /// change, then says the host is ready; or keeps the error for the
-/// transport and says why the load failed. Also connects the sandbox.
+/// transport and says why the load failed. Connects the sandbox meanwhile.
 async fn load(
     job: LoadJob,
     loading: warden_mcp::Loading,
     failure: Arc<std::sync::Mutex<Option<ServerError>>>,
 ) {
-    let run = async {
-        job.live
-            .load_initial(&job.runtime, &job.admission, job.wanted)
-            .await?;
+    let sandbox = async {
         if let Some(tools) = &job.sandbox
             && let Err(e) = tools.start().await
         {
             tracing::warn!(error = %e, "the sandboxed tools are unavailable until Docker answers");
         }
-        Ok::<(), ServerError>(())
+    };
+    let plugins = job
+        .live
+        .load_initial(&job.runtime, &job.admission, job.wanted);
+    let run = async {
+        let (loaded, ()) = tokio::join!(plugins, sandbox);
+        loaded
     };
     match run.await {
         Ok(()) => {
