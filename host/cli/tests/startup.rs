@@ -179,3 +179,41 @@ fn a_signal_stops_a_host_whose_client_stays_connected() {
         started.elapsed()
     );
 }
+
+#[test]
+fn two_plugins_of_one_name_stop_the_host_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("fs-copy.wasm");
+    std::fs::copy(warden_test_artifacts::FS, &copy).unwrap();
+    std::fs::copy(
+        format!("{}.sig", warden_test_artifacts::FS),
+        dir.path().join("fs-copy.wasm.sig"),
+    )
+    .unwrap();
+    let config = dir.path().join("warden.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[plugins]]\npath = \"{}\"\n\n[[plugins]]\npath = \"{}\"\n\n\
+             [signers]\npublishers = [{{ name = \"warden-tests\", key = \"{}\" }}]\n",
+            warden_test_artifacts::FS,
+            copy.display(),
+            warden_test_artifacts::public_key_file().display(),
+        ),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["serve", "--stdio", "--config"])
+        .arg(&config)
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("two plugins are named `fs`") && err.contains("fs-copy.wasm"),
+        "names both: {err}"
+    );
+}

@@ -71,8 +71,8 @@ impl Gate {
     /// tool `owner` registered is replaced by the tools of `new`, or
     /// removed when `new` is `None`. A call that started before keeps the
     /// old backend to its end; a call that starts after sees only the new
-    /// ones. On a conflict or a bad schema nothing changes and the error
-    /// says why.
+    /// ones. On a conflict, two registrations of one owner, or a bad schema
+    /// nothing changes and the error says why.
     pub fn replace(
         &self,
         changes: Vec<(String, Option<Registration>)>,
@@ -102,7 +102,20 @@ impl Gate {
     ) -> Result<(Table, TableChange), GateError> {
         let mut table = table.clone();
         let mut all = TableChange::default();
+        // Two registrations of one owner in one change are two plugins of
+        // the same name: refused naming both, as the builder does.
+        let mut sources: Vec<(String, String)> = Vec::new();
         for (owner, new) in changes {
+            if let Some(new) = &new {
+                if let Some((_, first)) = sources.iter().find(|(o, _)| *o == owner) {
+                    return Err(GateError::DuplicateOwner {
+                        owner,
+                        first: first.clone(),
+                        second: new.source.clone(),
+                    });
+                }
+                sources.push((owner.clone(), new.source.clone()));
+            }
             let (next, change) = table.replace(&owner, new)?;
             table = next;
             all.added.extend(change.added);

@@ -52,13 +52,6 @@ impl Drop for Loading {
 }
 
 impl Startup {
-    /// A startup that has already ended well.
-    pub fn ready() -> Startup {
-        let (loading, startup) = startup();
-        loading.ready();
-        startup
-    }
-
     /// Waits for the load to end: `Err` with its reason when it failed.
     pub async fn wait(&self) -> Result<(), String> {
         let mut rx = self.0.clone();

@@ -255,7 +255,6 @@ impl Loaded {
             .wanted
             .iter()
             .map(|(_, g)| g)
-            .chain(self.plugins.iter().map(|(_, g)| g))
             .chain(more)
             .flat_map(|g| g.fs.first())
             .chain(self.sandbox.iter().flat_map(|(_, g)| g.fs.first()))
