@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 use wasmtime::component::{HasSelf, Linker};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use crate::RuntimeError;
 use crate::bindings;
@@ -116,6 +116,7 @@ impl Runtime {
                 .max_memories_per_component(4)
                 .max_tables_per_component(16)
                 .max_unused_warm_slots(n);
+            keep_resident(&mut pool);
             wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         }
         let engine = Engine::new(&wasm).map_err(engine_err)?;
@@ -166,6 +167,26 @@ impl Runtime {
     /// in errors.
     pub async fn load_bytes(&self, path: &Path, bytes: &[u8]) -> Result<Plugin, RuntimeError> {
         Plugin::load(self.clone(), path, bytes).await
+    }
+}
+
+/// A call's memory and tables stay mapped between calls when the kernel
+/// can say which pages a call dirtied (`PAGEMAP_SCAN`, Linux 6.7+): only
+/// those pages are put back to the component's initial image (copied or
+/// zeroed), instead of unmapping the whole slot with `madvise` and taking
+/// a page fault on every page the next call touches again. That reset
+/// was a third of a small call's time. Isolation is the same: every call
+/// still starts from the initial image. Without the scan, the low region
+/// would be reset whole on every call, so it stays off.
+fn keep_resident(pool: &mut PoolingAllocationConfig) {
+    /// A Rust guest's stack (1 MiB by default) sits below its data and
+    /// heap: small calls dirty pages within the first few MiB.
+    const MEMORY: usize = 4 << 20;
+    const TABLES: usize = 64 << 10;
+    if PoolingAllocationConfig::is_pagemap_scan_available() {
+        pool.pagemap_scan(Enabled::Yes)
+            .linear_memory_keep_resident(MEMORY)
+            .table_keep_resident(TABLES);
     }
 }
 
