@@ -1,20 +1,63 @@
 //! `warden serve --stdio`: one MCP session on standard input and output,
 //! acting as one agent. Nothing else may write to stdout (logs go to
 //! stderr). [`serve_stream`] serves the same over any byte stream.
+//!
+//! When standard input and output are pipes, as an MCP client starts a
+//! server, they are read and written with non-blocking I/O on the
+//! runtime's own threads. tokio's `stdin()` and `stdout()` hand every
+//! read and every write to a blocking-pool thread and back: two thread
+//! wake-ups per message, which on two cores was a measurable share of a
+//! round trip. A terminal or a file still goes through tokio's, and so
+//! does a stdout that is also stderr's pipe (`2>&1`): non-blocking mode
+//! belongs to the shared pipe end, and log writes must stay blocking.
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
 
 use rmcp::ServiceExt;
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::unix::pipe;
 
 use crate::{McpError, Server};
 
 /// Serves until the client closes the stream.
 pub async fn serve_stdio(server: Server, agent: String) -> Result<(), McpError> {
-    serve_stream(
-        server,
-        agent,
-        tokio::io::join(tokio::io::stdin(), tokio::io::stdout()),
-    )
-    .await
+    let input: Box<dyn AsyncRead + Send + Unpin> = match input_pipe() {
+        Some(pipe) => Box::new(pipe),
+        None => Box::new(tokio::io::stdin()),
+    };
+    let output: Box<dyn AsyncWrite + Send + Unpin> = match output_pipe() {
+        Some(pipe) => Box::new(pipe),
+        None => Box::new(tokio::io::stdout()),
+    };
+    serve_stream(server, agent, tokio::io::join(input, output)).await
+}
+
+/// Standard input as a non-blocking pipe, when it is one.
+fn input_pipe() -> Option<pipe::Receiver> {
+    let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    pipe::Receiver::from_owned_fd(fd).ok()
+}
+
+/// Standard output as a non-blocking pipe, when it is one that stderr
+/// does not share.
+fn output_pipe() -> Option<pipe::Sender> {
+    let out = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+    let err = std::io::stderr().as_fd().try_clone_to_owned().ok();
+    if err.is_some_and(|err| same_file(&out, err)) {
+        return None;
+    }
+    pipe::Sender::from_owned_fd(out).ok()
+}
+
+fn same_file(a: &OwnedFd, b: OwnedFd) -> bool {
+    let Ok(a) = a.try_clone().map(std::fs::File::from) else {
+        return true;
+    };
+    match (a.metadata(), std::fs::File::from(b).metadata()) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => true,
+    }
 }
 
 /// One MCP session (newline-delimited JSON-RPC) over `io`, as `agent`,
