@@ -217,3 +217,85 @@ fn two_plugins_of_one_name_stop_the_host_naming_both() {
         "names both: {err}"
     );
 }
+
+/// `warden serve --stdio` started as `2>&1` into one pipe: standard output
+/// shares the pipe with the log, so it stays a blocking stream (the log's
+/// writes must not fail on a full pipe), and the session works as over
+/// separate pipes. Log lines in between are not JSON-RPC and are skipped.
+#[test]
+fn a_session_whose_stdout_is_also_stderr_is_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, state) = support::setup(dir.path(), "");
+    let (reader, writer) = std::io::pipe().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["serve", "--stdio", "--agent", "alice", "--config"])
+        .arg(&config)
+        .arg("--state-dir")
+        .arg(&state)
+        .env("WARDEN_LOG", "info")
+        .stdin(Stdio::piped())
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    initialize(&mut stdin);
+    for id in 1..=20 {
+        writeln!(
+            stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                   "params": {"name": "fs_read", "arguments": {"path": "hello.txt"}}})
+        )
+        .unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut answered = std::collections::BTreeSet::new();
+    let mut logged = 0;
+    for line in BufReader::new(reader).lines() {
+        let line = line.unwrap();
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            logged += 1;
+            continue;
+        };
+        if let Some(id) = message["id"].as_u64().filter(|id| *id > 0) {
+            assert_eq!(message["result"]["isError"], false, "{message}");
+            assert!(message.to_string().contains("hello"), "{message}");
+            answered.insert(id);
+            if answered.len() == 20 {
+                break;
+            }
+        }
+    }
+    assert_eq!(answered.len(), 20, "every call answered");
+    assert!(logged > 0, "log lines shared the pipe");
+    drop(stdin);
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// Standard input read from a file (not a pipe) is served too: the
+/// handshake is answered, and the session ends at the file's end.
+#[test]
+fn a_session_read_from_a_file_is_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, state) = support::setup(dir.path(), "");
+    let requests = dir.path().join("requests.jsonl");
+    let mut text = Vec::new();
+    initialize(&mut text);
+    std::fs::write(&requests, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["serve", "--stdio", "--agent", "alice", "--config"])
+        .arg(&config)
+        .arg("--state-dir")
+        .arg(&state)
+        .stdin(std::fs::File::open(&requests).unwrap())
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    let first: Value =
+        serde_json::from_slice(out.stdout.split(|b| *b == b'\n').next().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    assert_eq!(first["id"], 0, "{first}");
+    assert!(first["result"]["serverInfo"].is_object(), "{first}");
+}
