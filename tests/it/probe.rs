@@ -356,6 +356,39 @@ async fn concurrent_calls_are_isolated() {
     assert_eq!(seen, 50);
 }
 
+/// Calls one after another reuse a warm instance slot, whose memory stays
+/// mapped where the kernel offers `PAGEMAP_SCAN`: each still starts from
+/// the component's initial image, also after a call that grew its memory
+/// past the part kept resident and filled it.
+#[tokio::test(flavor = "multi_thread")]
+async fn sequential_calls_start_from_the_initial_image() {
+    let probe = common::probe().await;
+    for i in 0..20 {
+        let e = common::call(
+            &probe,
+            "probe_run",
+            json!({"action": "count", "remember": format!("call-{i}")}),
+            &Grants::default(),
+            common::limits(),
+        )
+        .await;
+        assert_eq!(
+            data(&e)["detail"],
+            "calls=1 before=\"\"",
+            "state leaked into call {i}"
+        );
+        let e = common::call(
+            &probe,
+            "probe_run",
+            json!({"action": "alloc", "bytes": 6_000_000}),
+            &Grants::default(),
+            common::limits(),
+        )
+        .await;
+        assert_eq!(data(&e)["detail"], "6000000", "{e:?}");
+    }
+}
+
 /// What a call's caller received.
 #[derive(Debug, Default)]
 struct Received {
