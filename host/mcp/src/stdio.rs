@@ -11,6 +11,7 @@
 //! does a stdout that is also stderr's pipe (`2>&1`): non-blocking mode
 //! belongs to the shared pipe end, and log writes must stay blocking.
 
+use std::fs::File;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 
@@ -42,22 +43,21 @@ fn input_pipe() -> Option<pipe::Receiver> {
 /// Standard output as a non-blocking pipe, when it is one that stderr
 /// does not share.
 fn output_pipe() -> Option<pipe::Sender> {
-    let out = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
-    let err = std::io::stderr().as_fd().try_clone_to_owned().ok();
-    if err.is_some_and(|err| same_file(&out, err)) {
+    let out = File::from(std::io::stdout().as_fd().try_clone_to_owned().ok()?);
+    let err = std::io::stderr()
+        .as_fd()
+        .try_clone_to_owned()
+        .ok()
+        .map(File::from);
+    let shared = match (out.metadata(), err.map(|e| e.metadata())) {
+        (Ok(out), Some(Ok(err))) => out.dev() == err.dev() && out.ino() == err.ino(),
+        (Ok(_), None) => false,
+        _ => true,
+    };
+    if shared {
         return None;
     }
-    pipe::Sender::from_owned_fd(out).ok()
-}
-
-fn same_file(a: &OwnedFd, b: OwnedFd) -> bool {
-    let Ok(a) = a.try_clone().map(std::fs::File::from) else {
-        return true;
-    };
-    match (a.metadata(), std::fs::File::from(b).metadata()) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-        _ => true,
-    }
+    pipe::Sender::from_owned_fd(OwnedFd::from(out)).ok()
 }
 
 /// One MCP session (newline-delimited JSON-RPC) over `io`, as `agent`,
