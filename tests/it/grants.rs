@@ -137,7 +137,7 @@ async fn granted_calls_are_audited_with_their_grant() {
     assert_eq!(records[1].kind, "outcome");
     assert_eq!(records[1].event["ok"], true);
     let key = host_key(&f.dir.path().join("host.key")).unwrap();
-    assert!(f.store.verify(&key.public()).unwrap().is_ok());
+    assert!(f.store.verify_with_host_key(&key).unwrap().is_ok());
 }
 
 fn operator() -> warden_api::Attribution {

@@ -196,4 +196,10 @@ pub trait Journal: Send + Sync {
     fn audit_args(&self) -> bool {
         false
     }
+    /// Makes everything appended so far verifiable with the public key
+    /// alone (signs the chain's head if only a tag covers it): on a
+    /// timer, and before the process exits.
+    fn seal(&self) -> Result<(), JournalError> {
+        Ok(())
+    }
 }

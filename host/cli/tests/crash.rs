@@ -3,7 +3,9 @@
 //! grants. After every restart, everything the host reported done is
 //! there — answered approvals (the retried call runs), issued grants
 //! (they still allow calls), audit records of every call it answered —
-//! and the audit chain verifies.
+//! and the audit chain verifies with the host key (the killed host's
+//! tagged tail included). A host that then stops cleanly signs the head,
+//! and the public key alone verifies the whole chain.
 
 #![allow(
     clippy::unwrap_used,
@@ -13,8 +15,11 @@
 )]
 
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 mod support;
 
@@ -127,6 +132,14 @@ fn a_killed_host_keeps_everything_it_reported_done() {
 
         let verified = warden(&["audit", "verify"], &state);
         assert_eq!(verified["ok"], true, "round {round}: {verified}");
+        // With the public key alone, at most the tail since the killed
+        // host's last checkpoint is unverifiable (unsigned), nothing else.
+        let public = public_key(dir.path(), &verified);
+        let (ok, out) = verify_public(&state, &public);
+        assert!(
+            ok || out["break"]["problem"] == "unsigned",
+            "round {round}: {out}"
+        );
         let records = warden(&["audit", "export", "--json"], &state);
         let of_kind = |kind: &str| -> BTreeSet<String> {
             records
@@ -170,4 +183,38 @@ fn a_killed_host_keeps_everything_it_reported_done() {
             .collect();
         assert_eq!(listed, grants, "round {round}");
     }
+
+    // A host that stops cleanly signs its head: the public key alone then
+    // verifies everything, the killed hosts' tagged tails included.
+    let mut server = Server::start(&config, &state);
+    server.call(9000, "fs_read", json!({"path": "hello.txt"}));
+    assert!(server.response(9000)["result"]["isError"] != true);
+    let status = server.close(Duration::from_secs(60));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+    let verified = warden(&["audit", "verify"], &state);
+    let (ok, sealed) = verify_public(&state, &public_key(dir.path(), &verified));
+    assert!(ok, "{sealed}");
+    assert_eq!(sealed["signed-through"], verified["records"], "{sealed}");
+}
+
+/// The host's public key, as `warden audit verify` printed it, in a file.
+fn public_key(dir: &Path, verified: &Value) -> PathBuf {
+    let path = dir.join("host.pub");
+    std::fs::write(&path, verified["public-key"].as_str().unwrap()).unwrap();
+    path
+}
+
+/// `warden audit verify --public-key`: whether it passed, and its output.
+fn verify_public(state: &Path, key: &Path) -> (bool, Value) {
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["audit", "verify", "--public-key"])
+        .arg(key)
+        .arg("--state-dir")
+        .arg(state)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        serde_json::from_slice(&out.stdout).unwrap(),
+    )
 }

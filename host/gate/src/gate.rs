@@ -185,6 +185,18 @@ impl Gate {
             tracing::error!(error = %e, "trust counters were not written");
         }
     }
+
+    /// Signs the audit chain's head if only a tag covers it, so the chain
+    /// verifies with the public key alone: on a timer, and last thing
+    /// before the process exits (after [`Gate::flush_trust`], whose
+    /// records it then covers).
+    pub fn seal_audit(&self) {
+        if let Some(journal) = &self.inner.durable.journal
+            && let Err(e) = journal.seal()
+        {
+            tracing::error!(error = %e, "the audit chain's head was not signed");
+        }
+    }
 }
 
 /// The names of the file-system tools of `table`: deny rules on them deny

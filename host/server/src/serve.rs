@@ -358,11 +358,17 @@ impl Host {
             )));
         }
         {
-            let gate = gate.clone();
+            let ticking = gate.clone();
             tasks.push(tokio::spawn(crate::tick::every(
                 options.trust_tick.max(Duration::from_millis(10)),
                 shutdown.clone(),
-                move || gate.trust_tick(),
+                move || ticking.trust_tick(),
+            )));
+            let gate = gate.clone();
+            tasks.push(tokio::spawn(crate::tick::every(
+                warden_store::SIGN_EVERY,
+                shutdown.clone(),
+                move || gate.seal_audit(),
             )));
         }
         let socket = state_dir.join("admin.sock");
@@ -487,14 +493,16 @@ impl Host {
         }
     }
 
-    /// Stops the admin socket, the watch and the tick, writes trust
-    /// counters, and removes every container this host created.
+    /// Stops the admin socket, the watch and the ticks, writes trust
+    /// counters, signs the audit chain's head, and removes every
+    /// container this host created.
     pub async fn shutdown(self) {
         self.shutdown.cancel();
         for task in self.tasks {
             let _ = task.await;
         }
         self.gate.flush_trust();
+        self.gate.seal_audit();
         self.loaded.stop_sandbox().await;
     }
 }

@@ -1,5 +1,6 @@
 //! Work a running host does on a period: progressive trust's tick
-//! (re-verification, decay, counters written to the store).
+//! (re-verification, decay, counters written to the store), and signing
+//! the audit chain's head when only a tag covers it.
 
 use std::time::Duration;
 

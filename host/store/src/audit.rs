@@ -9,8 +9,9 @@ use warden_api::{AuditEvent, JournalError};
 use crate::chain::Entry;
 use crate::{Store, StoreError, now_ms};
 
-/// One stored record. `signature` is empty on a record that is not the
-/// last of its commit: the signature on that last record covers it.
+/// One stored record. `tag` is empty on a record that is not the last of
+/// its commit (the tag on that last record covers it), and `signature`
+/// on one that is not a checkpoint (the next one covers it).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AuditRecord {
     pub seq: u64,
@@ -21,6 +22,7 @@ pub struct AuditRecord {
     pub hash: String,
     pub key_id: String,
     pub signature: String,
+    pub tag: String,
 }
 
 impl Store {
@@ -31,7 +33,7 @@ impl Store {
         self.append_grouped(Entry::new(event, now_ms())?)
     }
 
-    /// Appends `events` as one commit (one transaction, one signature),
+    /// Appends `events` as one commit (one transaction, one tag),
     /// after whatever is already committed: batches for tests, without
     /// racing threads.
     #[cfg(test)]
@@ -49,7 +51,7 @@ impl Store {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(
-                "SELECT seq, at_ms, kind, body, prev, hash, key_id, signature FROM audit \
+                "SELECT seq, at_ms, kind, body, prev, hash, key_id, signature, tag FROM audit \
                  WHERE seq > ?1 ORDER BY seq LIMIT ?2",
             )
             .map_err(StoreError::sql("reading the audit log"))?;
@@ -66,13 +68,14 @@ impl Store {
                         r.get::<_, String>(5)?,
                         r.get::<_, String>(6)?,
                         r.get::<_, String>(7)?,
+                        r.get::<_, String>(8)?,
                     ))
                 },
             )
             .map_err(StoreError::sql("reading the audit log"))?;
         let mut out = Vec::new();
         for row in rows {
-            let (seq, at, kind, body, prev, hash, key_id, signature) =
+            let (seq, at, kind, body, prev, hash, key_id, signature, tag) =
                 row.map_err(StoreError::sql("reading the audit log"))?;
             let event = serde_json::from_str(&body).unwrap_or(serde_json::Value::String(body));
             out.push(AuditRecord {
@@ -84,6 +87,7 @@ impl Store {
                 hash,
                 key_id,
                 signature,
+                tag,
             });
         }
         Ok(out)
@@ -119,5 +123,11 @@ impl warden_api::Journal for Store {
 
     fn audit_args(&self) -> bool {
         Store::audit_args(self)
+    }
+
+    fn seal(&self) -> Result<(), JournalError> {
+        Store::seal(self)
+            .map(|_| ())
+            .map_err(|e| JournalError::with_source("signing the audit chain's head", e))
     }
 }

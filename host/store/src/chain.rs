@@ -4,17 +4,21 @@
 //! editing, deleting, reordering or adding records to hide or invent what
 //! the host did. Every record's hash covers its position, time, body and
 //! the previous record's hash, so the chain is one hash-linked sequence;
-//! the last record of every transaction that appends records carries the
-//! host key's signature of its hash, which so covers every record up to
-//! it. Without the key nobody can end a chain they changed with a valid
-//! signature; `verify.rs` checks all of it.
+//! the last record of every transaction that appends records carries a
+//! tag (an HMAC under a key derived from the host key) of its hash, and
+//! at checkpoints the host key's signature of it, either of which so
+//! covers every record up to it (`checkpoint.rs`). Without the key nobody
+//! can end a chain they changed with a valid tag or signature;
+//! `verify.rs` checks all of it.
 //!
-//! Chains written before schema version 3 signed every record: each
-//! record was its own batch, so they are valid chains of this format too.
+//! Chains written before schema version 4 signed every commit, and before
+//! version 3 every record: valid chains of this format too, their
+//! signatures covering what tags cover now.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 use warden_api::AuditEvent;
 
+use crate::checkpoint::Marks;
 use crate::{Store, StoreError};
 
 /// The `prev` of the first record.
@@ -81,53 +85,47 @@ pub(crate) fn unhex<const N: usize>(text: &str) -> Option<[u8; N]> {
 
 impl Store {
     /// Appends `entries` after the chain's head inside the write
-    /// transaction open on `conn`, the last one signed; returns the first
-    /// one's sequence number (nothing is written for no entries). The
-    /// head is read here, in the transaction, because another process
+    /// transaction open on `conn`, the last one tagged (and at a
+    /// checkpoint signed, `checkpoint.rs`); returns the first one's
+    /// sequence number (nothing is written for no entries). The head is
+    /// read here, in the transaction, because another process
     /// (`warden grants`, `warden call`) may have appended since.
     pub(crate) fn append_in(
         &self,
         conn: &Connection,
         entries: &[Entry],
     ) -> Result<u64, StoreError> {
-        let head: Option<(i64, String)> = conn
-            .prepare_cached("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1")
-            .and_then(|mut stmt| {
-                stmt.query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .optional()
-            })
-            .map_err(StoreError::sql("reading the audit head"))?;
-        let (first, mut prev) = match head {
-            Some((seq, hash)) => (seq as u64 + 1, hash),
+        let (first, mut prev) = match self.covered_head(conn)? {
+            Some((seq, hash)) => (seq + 1, hash),
             None => (1, GENESIS.to_owned()),
         };
         let mut insert = conn
-            .prepare_cached(
-                "INSERT INTO audit (seq, at_ms, kind, body, prev, hash, key_id, signature) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )
+            .prepare_cached(self.cover.insert_sql())
             .map_err(StoreError::sql("appending an audit record"))?;
         for (i, entry) in entries.iter().enumerate() {
             let seq = first + i as u64;
             let hash = digest(seq, entry.at_ms, &prev, &entry.body);
-            let signature = if i + 1 == entries.len() {
-                hex(&self.key.sign(&hash))
+            let marks = if i + 1 == entries.len() {
+                self.mark(&hash, entries.len() as u64)
             } else {
-                String::new()
+                Marks {
+                    tag: String::new(),
+                    signature: String::new(),
+                }
             };
             let hash = hex(&hash);
-            insert
-                .execute(params![
-                    seq as i64,
-                    entry.at_ms as i64,
-                    entry.kind,
-                    entry.body,
-                    prev,
-                    hash,
-                    self.key_id,
-                    signature
+            let (seq, at) = (seq as i64, entry.at_ms as i64);
+            let (key_id, signature) = (&self.key_id, &marks.signature);
+            let inserted = if self.cover.tagged() {
+                insert.execute(params![
+                    seq, at, entry.kind, entry.body, prev, hash, key_id, signature, marks.tag
                 ])
-                .map_err(StoreError::sql("appending an audit record"))?;
+            } else {
+                insert.execute(params![
+                    seq, at, entry.kind, entry.body, prev, hash, key_id, signature
+                ])
+            };
+            inserted.map_err(StoreError::sql("appending an audit record"))?;
             prev = hash;
         }
         Ok(first)

@@ -20,6 +20,8 @@ pub struct Store {
     /// The key's id, stored with every record.
     pub(crate) key_id: String,
     pub(crate) group: crate::writer::Group,
+    /// The tag key and checkpoint state of the audit chain.
+    pub(crate) cover: crate::checkpoint::Cover,
     path: PathBuf,
     audit_args: bool,
     pub(crate) grant_changes: std::sync::atomic::AtomicU64,
@@ -178,9 +180,11 @@ impl Store {
         // WAL mode made `-wal` and `-shm` now, with the database's mode;
         // files left by an older run keep theirs until narrowed here.
         crate::private::private_database(path)?;
+        let tagged = version >= crate::checkpoint::TAGGED_SINCE;
         Ok(Store {
             conn: Mutex::new(conn),
             key_id: key.public().key_id().as_str().to_owned(),
+            cover: crate::checkpoint::Cover::new(&key, tagged),
             key,
             group: crate::writer::Group::default(),
             path: path.to_path_buf(),
@@ -232,7 +236,8 @@ impl Store {
     pub fn grants_version(&self) -> Result<(i64, u64), StoreError> {
         let conn = self.conn();
         let v: i64 = conn
-            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .prepare_cached("PRAGMA data_version")
+            .and_then(|mut stmt| stmt.query_row([], |r| r.get(0)))
             .map_err(StoreError::sql("reading the data version"))?;
         Ok((
             v,

@@ -48,6 +48,15 @@ pub enum StoreError {
     /// whose record was in it).
     #[error("committing audit records: {detail}")]
     AuditCommit { detail: String },
+    /// The chain's last record carries no tag or signature of this host
+    /// key: appending after it (or signing it) would vouch for it.
+    #[error(
+        "the audit chain's last record ({seq}) carries neither a tag nor a signature of this host's key: \
+         records were appended without the key, the chain was cut inside a commit, or it was made by \
+         another host; nothing is appended after it until an operator restores the chain \
+         (`warden audit verify` names the first bad record)"
+    )]
+    UncoveredAuditHead { seq: u64 },
     #[error("no grant `{0}` is active")]
     NoSuchGrant(String),
 }

@@ -7,7 +7,8 @@
 //! log, and (room for) toolsmith blueprints. Each logical change is one
 //! transaction, committed before the caller reports it done, so a killed
 //! host loses nothing it reported; concurrent audit appends share one
-//! transaction and one signature (group commit). The host's signing key
+//! transaction (group commit), every commit's last record is tagged and
+//! checkpoints are signed. The host's signing key
 //! lives beside the database ([`host_key`]).
 //!
 //! Does not own: decisions (`warden-policy`), cryptography
@@ -17,6 +18,7 @@
 mod approvals;
 mod audit;
 mod chain;
+mod checkpoint;
 mod db;
 mod error;
 mod grants;
@@ -30,6 +32,7 @@ mod verify;
 mod writer;
 
 pub use audit::AuditRecord;
+pub use checkpoint::{SIGN_EVERY, SIGN_EVERY_RECORDS};
 pub use db::{Durability, Store, now_ms};
 pub use error::StoreError;
 pub use key::host_key;

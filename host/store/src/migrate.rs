@@ -73,7 +73,15 @@ CREATE TABLE blueprints (
 /// refuses the file instead.
 const V3: &str = "-- audit records signed per commit: no table changes";
 
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3];
+/// Version 4: every commit's last record carries a `tag`, an HMAC of its
+/// hash under a key derived from the host key, and only checkpoints
+/// carry an ed25519 `signature` (`checkpoint.rs`). Older records keep
+/// their signatures and verify as before; the version exists so that an
+/// older warden, which would call the records between checkpoints
+/// unsigned, refuses the file instead.
+const V4: &str = "ALTER TABLE audit ADD COLUMN tag TEXT NOT NULL DEFAULT '';";
+
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -125,7 +125,10 @@ fn state_survives_reopening() {
     store.consumed("ap-2", 9).unwrap();
     assert_eq!(store.open_approvals().unwrap().len(), 1);
     assert_eq!(store.live_grants(1).unwrap().len(), 1);
-    let verified = store.verify(&key(dir.path()).public()).unwrap().unwrap();
+    let verified = store
+        .verify_with_host_key(&key(dir.path()))
+        .unwrap()
+        .unwrap();
     assert_eq!(verified.records, 3, "rule, answer and grant are audited");
 }
 
@@ -217,7 +220,10 @@ fn an_older_schema_is_migrated_keeping_its_data() {
     assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
     assert_eq!(store.rules().unwrap()[0].rule, "git_status");
     store.issue_grant(grant("a", 10), None).unwrap();
-    let verified = store.verify(&key(dir.path()).public()).unwrap().unwrap();
+    let verified = store
+        .verify_with_host_key(&key(dir.path()))
+        .unwrap()
+        .unwrap();
     assert_eq!(verified.records, 3);
 }
 

@@ -2,26 +2,29 @@
 //!
 //! Attack: someone with write access to the database (or a copy of it)
 //! editing, deleting, reordering, inserting or appending records, with or
-//! without recomputing hashes, or replaying a signed record elsewhere, to
-//! hide or invent what the host did. The walk checks, record by record:
-//! its hash against its content and position (an edit, or a genuine record
-//! moved to another position), its position against the one before
-//! (a deletion), its link to the previous record's hash (a record
-//! replaced with its hash recomputed), and every signature against the
-//! host's public key (a batch rewritten with its hashes recomputed); a
-//! chain must end on a signed record (records appended without the key,
-//! or a removed signature). The first failure is the answer, naming the
-//! record or the batch.
+//! without recomputing hashes, or replaying a tagged or signed record
+//! elsewhere, to hide or invent what the host did. The walk checks,
+//! record by record: its hash against its content and position (an edit,
+//! or a genuine record moved to another position), its position against
+//! the one before (a deletion), its link to the previous record's hash (a
+//! record replaced with its hash recomputed), every signature against the
+//! host's public key and, given the host key, every tag (a batch
+//! rewritten with its hashes recomputed); a chain must end on a record
+//! covered by a tag or a signature (records appended without the key, or
+//! a removed tag), and, for a verifier with the public key alone, on a
+//! signature. The first failure is the answer, naming the record or the
+//! records a tag or signature covers.
 //!
-//! What it cannot see: records removed from the end at a signed record
+//! What it cannot see: records removed from the end at a tagged record
 //! leave a shorter valid chain. `Verified::head` is there to be anchored
 //! outside the host; a head that is no longer in the chain reveals it.
 
 use rusqlite::Row;
 use serde::Serialize;
-use warden_signing::PublicKey;
+use warden_signing::{PublicKey, SecretKey};
 
 use crate::chain::{GENESIS, digest, unhex};
+use crate::checkpoint::{tag_key, tag_valid};
 use crate::{Store, StoreError};
 
 /// The first problem `verify` found.
@@ -40,8 +43,14 @@ pub enum Break {
     /// The signature on record `last` does not verify for the records
     /// `first..=last` it covers (back to the previous signed record).
     BadSignature { first: u64, last: u64 },
+    /// The tag on record `last` does not verify for the records
+    /// `first..=last` it covers (back to the previous tag or signature).
+    BadTag { first: u64, last: u64 },
     /// Records `first..=last`, at the end of the chain, are covered by no
-    /// signature.
+    /// tag and no signature.
+    Uncovered { first: u64, last: u64 },
+    /// Records `first..=last`, at the end of the chain, are covered by no
+    /// signature (a verifier without the host key cannot check tags).
     Unsigned { first: u64, last: u64 },
 }
 
@@ -78,11 +87,25 @@ impl std::fmt::Display for Break {
                  recomputed, the signature was replaced, or the chain was not signed by this host key",
                 records(*first, *last)
             ),
+            Break::BadTag { first, last } => write!(
+                f,
+                "{} do not match the tag on record {last}: one of them was rewritten with its hash \
+                 recomputed, the tag was forged or copied, or the chain was not made with this host key",
+                records(*first, *last)
+            ),
+            Break::Uncovered { first, last } => write!(
+                f,
+                "{} at the end of the chain carry no tag or signature: they were appended without the \
+                 host key, or the record that ended their commit was removed",
+                records(*first, *last)
+            ),
             Break::Unsigned { first, last } => write!(
                 f,
                 "{} at the end of the chain carry no signature: they were appended without the host key, \
-                 or the signed record that ended their commit was removed",
-                records(*first, *last)
+                 or they are the tagged tail of a host that has not signed them yet (a serving host signs \
+                 its head within {} s and when it stops); verify with the host key to check their tags",
+                records(*first, *last),
+                crate::SIGN_EVERY.as_secs()
             ),
         }
     }
@@ -93,11 +116,15 @@ impl std::fmt::Display for Break {
 #[non_exhaustive]
 pub struct Verified {
     pub records: u64,
-    /// Signatures checked: one per commit (one per record in chains
-    /// written before schema version 3).
+    /// Signatures checked: one per checkpoint (one per commit in chains
+    /// written before schema version 4, one per record before 3).
     pub signatures: u64,
-    /// The hash of the last record, which is signed: anchor it elsewhere
-    /// to detect truncation.
+    /// Tags checked, one per commit (none without the host key).
+    pub tags: u64,
+    /// The last signed record: with the public key alone, the last record.
+    pub signed_through: u64,
+    /// The hash of the last record: anchor it elsewhere to detect
+    /// truncation.
     pub head: String,
 }
 
@@ -109,6 +136,7 @@ struct Stored {
     prev: String,
     hash: String,
     signature: String,
+    tag: String,
 }
 
 impl Stored {
@@ -120,22 +148,30 @@ impl Stored {
             prev: row.get(3)?,
             hash: row.get(4)?,
             signature: row.get(5)?,
+            tag: row.get(6)?,
         })
     }
 }
 
 /// The walk's position: what the next record must link to, and where the
-/// records not yet covered by a signature start.
-struct Walk {
+/// records not yet covered by a signature, or by a tag or signature,
+/// start.
+struct Walk<'k> {
     expected: u64,
     prev_hash: String,
     unsigned_from: Option<u64>,
+    uncovered_from: Option<u64>,
     signatures: u64,
+    tags: u64,
+    signed_through: u64,
     last: u64,
+    public: &'k PublicKey,
+    /// The tag key, for a verifier with the host key.
+    tag_key: Option<[u8; 32]>,
 }
 
-impl Walk {
-    fn step(&mut self, record: Stored, key: &PublicKey) -> Result<(), Break> {
+impl Walk<'_> {
+    fn step(&mut self, record: Stored) -> Result<(), Break> {
         let seq = record.seq;
         let Some(stored) = unhex::<32>(&record.hash) else {
             return Err(Break::Edited {
@@ -165,15 +201,34 @@ impl Walk {
         if record.prev != self.prev_hash {
             return Err(Break::Unlinked { seq });
         }
+        let mut covered = false;
+        if let Some(tag_key) = &self.tag_key
+            && !record.tag.is_empty()
+        {
+            if !tag_valid(tag_key, &stored, &record.tag) {
+                let first = self.uncovered_from.unwrap_or(seq);
+                return Err(Break::BadTag { first, last: seq });
+            }
+            self.tags += 1;
+            covered = true;
+        }
         if record.signature.is_empty() {
             self.unsigned_from.get_or_insert(seq);
         } else {
             let first = self.unsigned_from.take().unwrap_or(seq);
-            let valid = unhex::<64>(&record.signature).is_some_and(|s| key.verify(&stored, &s));
+            let valid =
+                unhex::<64>(&record.signature).is_some_and(|s| self.public.verify(&stored, &s));
             if !valid {
                 return Err(Break::BadSignature { first, last: seq });
             }
             self.signatures += 1;
+            self.signed_through = seq;
+            covered = true;
+        }
+        if covered {
+            self.uncovered_from = None;
+        } else {
+            self.uncovered_from.get_or_insert(seq);
         }
         self.expected = seq + 1;
         self.prev_hash = record.hash;
@@ -184,45 +239,81 @@ impl Walk {
 impl Store {
     /// Walks the whole chain, checking every record's hash, position and
     /// link and every signature against `key`, and that the chain ends on
-    /// a signed record; the first break is the error.
+    /// a signed record; the first break is the error. Tags need the host
+    /// key: see [`Store::verify_with_host_key`].
     pub fn verify(&self, key: &PublicKey) -> Result<Result<Verified, Break>, StoreError> {
+        self.walk(key, None)
+    }
+
+    /// [`Store::verify`] with the host key: every tag is checked too, and
+    /// the chain must end on a tagged or signed record, so the records a
+    /// host committed since its last checkpoint (a host killed before it
+    /// signed them) verify as well.
+    pub fn verify_with_host_key(
+        &self,
+        key: &SecretKey,
+    ) -> Result<Result<Verified, Break>, StoreError> {
+        self.walk(&key.public(), Some(tag_key(key)))
+    }
+
+    fn walk(
+        &self,
+        key: &PublicKey,
+        tag_key: Option<[u8; 32]>,
+    ) -> Result<Result<Verified, Break>, StoreError> {
         let read = StoreError::sql("reading the audit log");
         let conn = self.conn();
         let last: i64 = conn
             .query_row("SELECT coalesce(max(seq), 0) FROM audit", [], |r| r.get(0))
             .map_err(StoreError::sql("reading the audit head"))?;
         let mut stmt = conn
-            .prepare("SELECT seq, at_ms, body, prev, hash, signature FROM audit ORDER BY seq")
+            .prepare("SELECT seq, at_ms, body, prev, hash, signature, tag FROM audit ORDER BY seq")
             .map_err(read)?;
         let mut rows = stmt
             .query([])
             .map_err(StoreError::sql("reading the audit log"))?;
+        let host = tag_key.is_some();
         let mut walk = Walk {
             expected: 1,
             prev_hash: GENESIS.to_owned(),
             unsigned_from: None,
+            uncovered_from: None,
             signatures: 0,
+            tags: 0,
+            signed_through: 0,
             last: last as u64,
+            public: key,
+            tag_key,
         };
         while let Some(row) = rows
             .next()
             .map_err(StoreError::sql("reading the audit log"))?
         {
             let record = Stored::read(row).map_err(StoreError::sql("reading the audit log"))?;
-            if let Err(broken) = walk.step(record, key) {
+            if let Err(broken) = walk.step(record) {
                 return Ok(Err(broken));
             }
         }
         let records = walk.expected - 1;
-        if let Some(first) = walk.unsigned_from {
-            return Ok(Err(Break::Unsigned {
+        let tail = if host {
+            walk.uncovered_from.map(|first| Break::Uncovered {
                 first,
                 last: records,
-            }));
+            })
+        } else {
+            walk.unsigned_from.map(|first| Break::Unsigned {
+                first,
+                last: records,
+            })
+        };
+        if let Some(broken) = tail {
+            return Ok(Err(broken));
         }
         Ok(Ok(Verified {
             records,
             signatures: walk.signatures,
+            tags: walk.tags,
+            signed_through: walk.signed_through,
             head: walk.prev_hash,
         }))
     }

@@ -5,6 +5,7 @@ use crate::out::out;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
 use crate::Outcome;
@@ -34,8 +35,14 @@ pub enum AuditCommand {
         #[command(flatten)]
         state: StateDir,
     },
-    /// Check every hash, link and signature; name the first bad record.
+    /// Check every hash, link, tag and signature; name the first bad record.
     Verify {
+        /// Verify with this public key alone (a file as `warden keygen`
+        /// writes, or the `public-key` a verify printed) instead of the
+        /// state directory's host key: tags cannot be checked, so the
+        /// chain must end on a signed checkpoint.
+        #[arg(long, value_name = "FILE")]
+        public_key: Option<PathBuf>,
         #[command(flatten)]
         state: StateDir,
     },
@@ -73,18 +80,34 @@ pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
                 }
             }
         }
-        AuditCommand::Verify { state } => {
+        AuditCommand::Verify { public_key, state } => {
             let store = warden_server::state::open(&state.state_dir, false)?;
-            let key = warden_server::state::key(&state.state_dir)?.public();
-            match store.verify(&key)? {
+            let (verdict, key) = match public_key {
+                Some(path) => {
+                    let text = std::fs::read_to_string(&path)
+                        .with_context(|| format!("reading the public key {}", path.display()))?;
+                    let key = warden_signing::PublicKey::from_text(&text)
+                        .with_context(|| format!("{}: not a public key", path.display()))?;
+                    (store.verify(&key)?, key)
+                }
+                None => {
+                    let secret = warden_server::state::key(&state.state_dir)?;
+                    (store.verify_with_host_key(&secret)?, secret.public())
+                }
+            };
+            match verdict {
                 Ok(verified) => {
                     out!(
                         "{}",
                         serde_json::json!({
                             "ok": true,
                             "records": verified.records,
+                            "tags": verified.tags,
+                            "signatures": verified.signatures,
+                            "signed-through": verified.signed_through,
                             "head": verified.head,
                             "key-id": key.key_id().as_str(),
+                            "public-key": key.to_text(),
                         })
                     );
                     Ok(Outcome::Ok)

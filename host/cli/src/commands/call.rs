@@ -53,6 +53,7 @@ pub fn run(mut args: CallArgs) -> anyhow::Result<Outcome> {
         };
         let envelope = gate.call(request).await;
         gate.flush_trust();
+        gate.seal_audit();
         host.stop_sandbox().await;
         anyhow::Ok(envelope)
     })?;

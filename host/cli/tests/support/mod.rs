@@ -115,19 +115,35 @@ impl Server {
         self.child.id()
     }
 
+    /// Closes the server's stdin (the client hangs up) and returns how
+    /// it exited, if it does within `limit` (else it is killed and None
+    /// returned).
+    pub fn close(self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let Server {
+            mut child, stdin, ..
+        } = self;
+        drop(stdin);
+        exit_within(&mut child, limit)
+    }
+
     /// How the server exited, if it does within `limit` (else it is
     /// killed and None returned).
     pub fn wait_exit(mut self, limit: Duration) -> Option<std::process::ExitStatus> {
-        let end = std::time::Instant::now() + limit;
-        while std::time::Instant::now() < end {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return Some(status);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        self.kill();
-        None
+        exit_within(&mut self.child, limit)
     }
+}
+
+fn exit_within(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let end = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < end {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    None
 }
 
 /// The text of a tools/call response or of its result.

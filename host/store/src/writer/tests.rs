@@ -62,11 +62,14 @@ fn records_queued_behind_a_commit_share_the_next_one() {
     for (i, seq) in seqs.iter().enumerate() {
         assert_eq!(request_id(&store, *seq), format!("r{}", i + 1));
     }
-    let verified = store.verify(&key(dir.path()).public()).unwrap().unwrap();
+    let verified = store
+        .verify_with_host_key(&key(dir.path()))
+        .unwrap()
+        .unwrap();
     assert_eq!(
-        (verified.records, verified.signatures),
+        (verified.records, verified.tags),
         (6, 2),
-        "the five queued records share one commit and one signature"
+        "the five queued records share one commit and one tag"
     );
 }
 
@@ -92,8 +95,11 @@ fn a_failed_commit_fails_every_caller_in_it_and_only_them() {
     // Nothing of the failed commit is on record, and the chain goes on.
     assert_eq!(store.append(&outcome(5)).unwrap(), 2);
     assert_eq!(request_id(&store, 2), "r5");
-    let verified = store.verify(&key(dir.path()).public()).unwrap().unwrap();
-    assert_eq!((verified.records, verified.signatures), (2, 2));
+    let verified = store
+        .verify_with_host_key(&key(dir.path()))
+        .unwrap()
+        .unwrap();
+    assert_eq!((verified.records, verified.tags), (2, 2));
 }
 
 #[test]
@@ -138,6 +144,9 @@ fn many_concurrent_appenders_lose_nothing() {
     for (n, seq) in &seqs {
         assert_eq!(request_id(&store, *seq), format!("r{n}"));
     }
-    let verified = store.verify(&key(dir.path()).public()).unwrap().unwrap();
+    let verified = store
+        .verify_with_host_key(&key(dir.path()))
+        .unwrap()
+        .unwrap();
     assert_eq!(verified.records, 640);
 }
