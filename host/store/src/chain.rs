@@ -104,16 +104,16 @@ impl Store {
             .map_err(StoreError::sql("appending an audit record"))?;
         for (i, entry) in entries.iter().enumerate() {
             let seq = first + i as u64;
-            let hash = digest(seq, entry.at_ms, &prev, &entry.body);
+            let digest = digest(seq, entry.at_ms, &prev, &entry.body);
+            let hash = hex(&digest);
             let marks = if i + 1 == entries.len() {
-                self.mark(&hash, entries.len() as u64)
+                self.mark(&digest, &hash, entries.len() as u64)
             } else {
                 Marks {
                     tag: String::new(),
                     signature: String::new(),
                 }
             };
-            let hash = hex(&hash);
             let (seq, at) = (seq as i64, entry.at_ms as i64);
             let (key_id, signature) = (&self.key_id, &marks.signature);
             let inserted = if self.cover.tagged() {

@@ -184,9 +184,9 @@ impl Store {
     }
 
     /// The tag, and at a checkpoint the signature, for the last record of
-    /// a commit of `records` records whose hash is `hash`; remembers it
-    /// as the head.
-    pub(crate) fn mark(&self, hash: &[u8; 32], records: u64) -> Marks {
+    /// a commit of `records` records whose hash is `hash` (`hash_hex` as
+    /// stored); remembers it as the head.
+    pub(crate) fn mark(&self, hash: &[u8; 32], hash_hex: &str, records: u64) -> Marks {
         let (every_records, every) = self.cover.every;
         let mut state = self.cover.lock();
         let due = match &mut state.signed {
@@ -202,7 +202,7 @@ impl Store {
         } else {
             String::new()
         };
-        state.known_head = Some(hex(hash));
+        state.known_head = Some(hash_hex.to_owned());
         Marks {
             tag: hex(&tag(&self.cover.tag_key, hash)),
             signature,
