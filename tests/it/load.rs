@@ -120,6 +120,57 @@ async fn a_flipped_byte_in_a_cached_artifact_is_recompiled_not_loaded() {
     assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0);
 }
 
+/// The race between checking an entry and mapping its code: whoever can
+/// write the cache file rewrites it in place (same file, same length)
+/// after the host checked and loaded it. What runs must still be what
+/// was checked; code mapped from the entry's file would now be the
+/// attacker's bytes (here `int3` everywhere) and the call would trap.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_entry_rewritten_in_place_after_it_was_checked_changes_nothing_that_runs() {
+    use std::io::{Seek, Write};
+    let cache = tempfile::tempdir().unwrap();
+    let config =
+        RuntimeConfig::new(Some(cache.path().to_path_buf())).with_cache_key(common::cache_key());
+    let load = || async {
+        Runtime::new(config.clone())
+            .unwrap()
+            .load(Path::new(warden_test_artifacts::FS))
+            .await
+            .unwrap()
+    };
+    assert_eq!(load().await.origin(), LoadOrigin::Compiled);
+    let plugin = load().await;
+    assert_eq!(plugin.origin(), LoadOrigin::Cached);
+
+    let entry = only_entry(cache.path());
+    let len = std::fs::metadata(&entry).unwrap().len() as usize;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&entry)
+        .unwrap();
+    file.rewind().unwrap();
+    file.write_all(&vec![0xcc; len]).unwrap();
+    file.sync_all().unwrap();
+    drop(file);
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "still mine\n").unwrap();
+    let grants = common::grant(dir.path(), warden_api::FsAccess::Read);
+    for _ in 0..2 {
+        let e = common::call(
+            &plugin,
+            "fs_read",
+            serde_json::json!({"path": "a.txt"}),
+            &grants,
+            common::limits(),
+        )
+        .await;
+        assert_eq!(common::data(&e)["content"], "still mine\n");
+    }
+    // The rewritten entry itself is refused next time, as any change is.
+    assert_eq!(load().await.origin(), LoadOrigin::Compiled);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_entry_moved_under_another_components_name_is_not_loaded() {
     let cache = tempfile::tempdir().unwrap();

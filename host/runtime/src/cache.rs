@@ -8,8 +8,9 @@
 //! another local user, a copied-in state directory — could otherwise have
 //! the host execute code of their choosing. Every entry carries an
 //! HMAC-SHA256 tag, under a key derived from the host key, over its name
-//! and its bytes; an entry is read once into memory, its tag checked, and
-//! only then deserialised. A changed, truncated, renamed or foreign entry
+//! and its bytes; an entry is read once, into a sealed memory file on Linux
+//! (`sealed.rs`) and into memory elsewhere, its tag checked over that copy,
+//! and only that copy deserialised. A changed, truncated, renamed or foreign entry
 //! is logged, removed and recompiled, never loaded. Without a key there is
 //! no cache. The directory is owner-only (0700) and its files 0600, also
 //! when they existed with wider modes. Files are written to a temporary
@@ -17,13 +18,16 @@
 //! under a real key.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::io::Write;
+use std::io::{Read as _, Write};
 use std::path::{Path, PathBuf};
 
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
 use crate::RuntimeError;
+
+#[cfg(target_os = "linux")]
+mod sealed;
 
 /// The tag's length at the start of every entry.
 const TAG_LEN: usize = 32;
@@ -74,8 +78,14 @@ impl CompileCache {
         format!("{hex}-{}.cwasm", self.fingerprint)
     }
 
-    fn tag(&self, name: &str, bytes: &[u8]) -> [u8; TAG_LEN] {
-        warden_signing::hmac_sha256_parts(&self.key.0, &tagged(name, bytes))
+    /// A MAC over what an entry's tag covers, started with the entry's
+    /// name (so an entry moved under another component's name is
+    /// refused) and a separator; the compiled bytes follow.
+    fn mac(&self, name: &str) -> warden_signing::HmacSha256 {
+        let mut mac = warden_signing::HmacSha256::new(&self.key.0);
+        mac.update(name.as_bytes());
+        mac.update(&[0]);
+        mac
     }
 
     /// The cached compilation of `digest`, if present, authentic and
@@ -83,40 +93,36 @@ impl CompileCache {
     pub fn get(&self, engine: &Engine, digest: &str) -> Option<Component> {
         let name = self.name(digest);
         let path = self.dir.join(&name);
-        let entry = match std::fs::read(&path) {
-            Ok(entry) => entry,
+        let mut file = match std::fs::File::open(&path) {
+            Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
             Err(e) => {
                 tracing::warn!(path = %path.display(), error = %e, "cannot read a compile cache entry; recompiling");
                 return None;
             }
         };
-        let authentic = entry.len() > TAG_LEN && {
-            let (tag, bytes) = entry.split_at(TAG_LEN);
-            warden_signing::verify_hmac_sha256_parts(&self.key.0, &tagged(&name, bytes), tag)
+        let mut tag = [0u8; TAG_LEN];
+        let read = match file.read_exact(&mut tag) {
+            Ok(()) => load(engine, &mut file, self.mac(&name), &tag),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Read::Forged,
+            Err(e) => Read::Unreadable(e),
         };
-        if !authentic {
-            tracing::warn!(
-                path = %path.display(),
-                "compile cache entry failed authentication (changed, or not written by this host); \
-                 discarding it and recompiling"
-            );
-            let _ = std::fs::remove_file(&path);
-            return None;
-        }
-        let bytes = entry.get(TAG_LEN..).unwrap_or_default();
-        // SAFETY: these bytes carry a valid tag under the host's cache
-        // key, so this host produced them with `Component::serialize` on
-        // an engine with the same compatibility fingerprint (it is in the
-        // name the tag covers); they were read once and not re-read.
-        #[expect(
-            unsafe_code,
-            reason = "deserialising our own authenticated compile cache"
-        )]
-        let loaded = unsafe { Component::deserialize(engine, bytes) };
-        match loaded {
-            Ok(component) => Some(component),
-            Err(e) => {
+        match read {
+            Read::Loaded(component) => Some(component),
+            Read::Unreadable(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "cannot read a compile cache entry; recompiling");
+                None
+            }
+            Read::Forged => {
+                tracing::warn!(
+                    path = %path.display(),
+                    "compile cache entry failed authentication (changed, or not written by this host); \
+                     discarding it and recompiling"
+                );
+                let _ = std::fs::remove_file(&path);
+                None
+            }
+            Read::Unusable(e) => {
                 tracing::warn!(path = %path.display(), error = %e, "discarding unusable compile cache entry");
                 let _ = std::fs::remove_file(&path);
                 None
@@ -130,7 +136,9 @@ impl CompileCache {
         let path = self.dir.join(&name);
         let write = || -> Result<(), String> {
             let bytes = component.serialize().map_err(|e| e.to_string())?;
-            let tag = self.tag(&name, &bytes);
+            let mut mac = self.mac(&name);
+            mac.update(&bytes);
+            let tag = mac.finalize();
             // NamedTempFile creates the file 0600.
             let mut tmp = tempfile::NamedTempFile::new_in(&self.dir).map_err(|e| e.to_string())?;
             tmp.write_all(&tag).map_err(|e| e.to_string())?;
@@ -144,11 +152,48 @@ impl CompileCache {
     }
 }
 
-/// What the tag covers: the entry's name (so an entry moved under another
-/// component's name is refused) and the compiled bytes.
-fn tagged<'a>(name: &'a str, bytes: &'a [u8]) -> [&'a [u8]; 3] {
-    [name.as_bytes(), &[0], bytes]
+/// What reading an entry came to.
+enum Read {
+    Loaded(Component),
+    Unreadable(std::io::Error),
+    /// The tag does not match: changed, truncated, or not ours.
+    Forged,
+    /// Authentic, but this engine cannot load it.
+    Unusable(wasmtime::Error),
 }
+
+/// Reads the rest of `file` (the compiled bytes after the tag) into
+/// memory, checks `tag` over them and deserialises that one copy.
+fn in_memory(
+    engine: &Engine,
+    file: &mut std::fs::File,
+    mut mac: warden_signing::HmacSha256,
+    tag: &[u8],
+) -> Read {
+    let mut bytes = Vec::new();
+    if let Err(e) = file.read_to_end(&mut bytes) {
+        return Read::Unreadable(e);
+    }
+    mac.update(&bytes);
+    if bytes.is_empty() || !mac.verify(tag) {
+        return Read::Forged;
+    }
+    // SAFETY: these bytes carry a valid tag under the host's cache key,
+    // so this host produced them with `Component::serialize` on an engine
+    // with the same compatibility fingerprint (it is in the name the tag
+    // covers); they were read once and not re-read.
+    #[expect(
+        unsafe_code,
+        reason = "deserialising our own authenticated compile cache"
+    )]
+    let loaded = unsafe { Component::deserialize(engine, &bytes) };
+    loaded.map_or_else(Read::Unusable, Read::Loaded)
+}
+
+#[cfg(not(target_os = "linux"))]
+use in_memory as load;
+#[cfg(target_os = "linux")]
+use sealed::load;
 
 /// The directory 0700 and every file in it 0600.
 fn restrict(dir: &Path) -> std::io::Result<()> {

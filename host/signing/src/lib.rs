@@ -20,7 +20,9 @@ mod text;
 
 pub use error::{FormatError, VerifyError};
 pub use key::{KeyId, PublicKey, RandomnessError, SecretKey};
-pub use mac::{hmac_sha256, hmac_sha256_parts, verify_hmac_sha256, verify_hmac_sha256_parts};
+pub use mac::{
+    HmacSha256, hmac_sha256, hmac_sha256_parts, verify_hmac_sha256, verify_hmac_sha256_parts,
+};
 pub use plugin::{PluginSignature, plugin_digest};
 pub use signers::{Publisher, Signers, Verified};
 

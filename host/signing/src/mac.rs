@@ -25,22 +25,11 @@ pub fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
 /// without copying them into one buffer (a compile cache entry is
 /// megabytes).
 pub fn hmac_sha256_parts(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
-    let mut block = Zeroizing::new([0u8; BLOCK]);
-    if key.len() > BLOCK {
-        block[..32].copy_from_slice(&Sha256::digest(key));
-    } else {
-        block[..key.len()].copy_from_slice(key);
-    }
-    let mut inner = Sha256::new();
-    inner.update(block.map(|b| b ^ 0x36));
+    let mut mac = HmacSha256::new(key);
     for part in parts {
-        inner.update(part);
+        mac.update(part);
     }
-    let inner = inner.finalize();
-    let mut outer = Sha256::new();
-    outer.update(block.map(|b| b ^ 0x5c));
-    outer.update(inner);
-    outer.finalize().into()
+    mac.finalize()
 }
 
 /// Whether `tag` is the HMAC-SHA256 of `message` under `key`, compared in
@@ -51,15 +40,65 @@ pub fn verify_hmac_sha256(key: &[u8], message: &[u8], tag: &[u8]) -> bool {
 
 /// [`verify_hmac_sha256`] of the concatenation of `parts`.
 pub fn verify_hmac_sha256_parts(key: &[u8], parts: &[&[u8]], tag: &[u8]) -> bool {
-    let expected = hmac_sha256_parts(key, parts);
-    if tag.len() != expected.len() {
-        return false;
+    let mut mac = HmacSha256::new(key);
+    for part in parts {
+        mac.update(part);
     }
-    expected
-        .iter()
-        .zip(tag)
-        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-        == 0
+    mac.verify(tag)
+}
+
+/// An HMAC-SHA256 computed as its message streams past (a file copied
+/// through a small buffer is tagged without being held whole).
+pub struct HmacSha256 {
+    inner: Sha256,
+    block: Zeroizing<[u8; BLOCK]>,
+}
+
+impl HmacSha256 {
+    pub fn new(key: &[u8]) -> HmacSha256 {
+        let mut block = Zeroizing::new([0u8; BLOCK]);
+        if key.len() > BLOCK {
+            block[..32].copy_from_slice(&Sha256::digest(key));
+        } else {
+            block[..key.len()].copy_from_slice(key);
+        }
+        let mut inner = Sha256::new();
+        inner.update(block.map(|b| b ^ 0x36));
+        HmacSha256 { inner, block }
+    }
+
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.inner.update(bytes);
+    }
+
+    /// The tag of everything passed to [`HmacSha256::update`].
+    pub fn finalize(self) -> [u8; 32] {
+        let inner = self.inner.finalize();
+        let mut outer = Sha256::new();
+        outer.update(self.block.map(|b| b ^ 0x5c));
+        outer.update(inner);
+        outer.finalize().into()
+    }
+
+    /// Whether `tag` is [`HmacSha256::finalize`]'s, compared in constant
+    /// time.
+    pub fn verify(self, tag: &[u8]) -> bool {
+        let expected = self.finalize();
+        if tag.len() != expected.len() {
+            return false;
+        }
+        expected
+            .iter()
+            .zip(tag)
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+    }
+}
+
+impl std::fmt::Debug for HmacSha256 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HmacSha256(..)")
+    }
 }
 
 impl SecretKey {
@@ -119,6 +158,11 @@ mod tests {
         assert_eq!(hmac_sha256_parts(b"Jefe", &parts), whole);
         assert!(verify_hmac_sha256_parts(b"Jefe", &parts, &whole));
         assert!(!verify_hmac_sha256_parts(b"Jefe", &parts[1..], &whole));
+        let mut streamed = HmacSha256::new(b"Jefe");
+        for part in parts {
+            streamed.update(part);
+        }
+        assert!(streamed.verify(&whole));
     }
 
     #[test]
