@@ -211,7 +211,7 @@ pub async fn load_file(
     let (bytes, admission) = policy.admit_file(path)?;
     let signature = read_signature(path)?.map(|s| s.to_text());
     let plugin = runtime
-        .load_bytes(path, &bytes)
+        .load_admitted(path, &bytes, &admission.digest)
         .await
         .map_err(|source| RegistryError::Load {
             path: path.to_path_buf(),

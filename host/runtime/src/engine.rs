@@ -160,13 +160,26 @@ impl Runtime {
             path: path.to_path_buf(),
             source,
         })?;
-        Plugin::load(self.clone(), path, &bytes).await
+        Plugin::load(self.clone(), path, &bytes, None).await
     }
 
     /// Like [`Runtime::load`], for bytes already in memory; `path` names them
     /// in errors.
     pub async fn load_bytes(&self, path: &Path, bytes: &[u8]) -> Result<Plugin, RuntimeError> {
-        Plugin::load(self.clone(), path, bytes).await
+        Plugin::load(self.clone(), path, bytes, None).await
+    }
+
+    /// Like [`Runtime::load_bytes`], for bytes whose plugin digest
+    /// (`warden_signing::plugin_digest`) admission already computed, so
+    /// megabytes are not hashed twice. `digest` must be the digest of
+    /// exactly these bytes: it names their compiled form in the cache.
+    pub async fn load_admitted(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        digest: &str,
+    ) -> Result<Plugin, RuntimeError> {
+        Plugin::load(self.clone(), path, bytes, Some(digest)).await
     }
 }
 

@@ -17,7 +17,7 @@ pub struct Inspection {
     pub size: usize,
 }
 
-/// `sha256:<hex>` of the component bytes: the compile-cache key.
+/// `sha256:<hex>` of the component bytes, as `inspect` shows them.
 pub fn component_digest(bytes: &[u8]) -> String {
     warden_signing::sha256_digest(bytes)
 }
@@ -37,7 +37,15 @@ pub fn read_manifest(bytes: &[u8]) -> Result<Manifest, String> {
 }
 
 pub(crate) fn read(bytes: &[u8]) -> Result<Manifest, ManifestProblem> {
-    Manifest::from_json(section(bytes)?).map_err(|e| ManifestProblem::Unusable(e.to_string()))
+    read_section(bytes).map(|(manifest, _)| manifest)
+}
+
+/// The manifest and the raw section it was read from.
+pub(crate) fn read_section(bytes: &[u8]) -> Result<(Manifest, &[u8]), ManifestProblem> {
+    let section = section(bytes)?;
+    let manifest =
+        Manifest::from_json(section).map_err(|e| ManifestProblem::Unusable(e.to_string()))?;
+    Ok((manifest, section))
 }
 
 /// The raw bytes of the component's one `warden:manifest` section: what a

@@ -61,7 +61,8 @@ impl Plugin {
         &self.inner.path
     }
 
-    /// `sha256:<hex>` of the component bytes.
+    /// The plugin digest (`warden_signing::plugin_digest`: the component
+    /// and its manifest, what publishers sign): the compile-cache key.
     pub fn digest(&self) -> &str {
         &self.inner.digest
     }
@@ -74,9 +75,10 @@ impl Plugin {
         runtime: Runtime,
         path: &Path,
         bytes: &[u8],
+        admitted: Option<&str>,
     ) -> Result<Plugin, RuntimeError> {
         let path_buf = path.to_path_buf();
-        let manifest = manifest::read(bytes).map_err(|p| match p {
+        let (manifest, section) = manifest::read_section(bytes).map_err(|p| match p {
             ManifestProblem::Malformed(reason) => RuntimeError::InvalidComponent {
                 path: path_buf.clone(),
                 reason,
@@ -86,7 +88,10 @@ impl Plugin {
                 reason,
             },
         })?;
-        let digest = manifest::component_digest(bytes);
+        let digest = match admitted {
+            Some(digest) => digest.to_owned(),
+            None => warden_signing::plugin_digest(bytes, section),
+        };
         let shared = &runtime.shared;
         let cached = shared
             .cache
