@@ -192,6 +192,14 @@ pub trait Journal: Send + Sync {
     ) -> Result<(), JournalError>;
     /// Appends one audit record.
     fn audit(&self, event: &AuditEvent) -> Result<(), JournalError>;
+    /// [`Journal::audit`] for the call path: a journal that batches
+    /// appends lets the caller wait without holding a thread.
+    fn audit_async<'a>(
+        &'a self,
+        event: &'a AuditEvent,
+    ) -> crate::BoxFuture<'a, Result<(), JournalError>> {
+        Box::pin(std::future::ready(self.audit(event)))
+    }
     /// Whether decisions carry the arguments themselves (else a digest).
     fn audit_args(&self) -> bool {
         false

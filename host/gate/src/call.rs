@@ -182,7 +182,7 @@ impl Inner {
         let journal = self.durable.journal.as_ref();
         let with_args = journal.is_some_and(|j| j.audit_args());
         let event = durable::decision_event(&request, &prepared.shown, &decision, with_args);
-        if let Some(refusal) = durable::audit(journal, &event) {
+        if let Some(refusal) = durable::audit_async(journal, &event).await {
             return refusal;
         }
         let approved = decision.decision == Verdict::Ask;
@@ -254,7 +254,7 @@ impl Inner {
             started.elapsed(),
         );
         if let Some(journal) = &self.durable.journal
-            && let Err(e) = journal.audit(&event)
+            && let Err(e) = journal.audit_async(&event).await
         {
             // The call ran; its result stands, but the operator must know
             // the trail has a gap.

@@ -86,7 +86,7 @@ impl Inner {
         let event =
             durable::outcome_event(&request, REQUEST_CAPABILITY, &envelope, started.elapsed());
         if let Some(journal) = &self.durable.journal
-            && let Err(e) = journal.audit(&event)
+            && let Err(e) = journal.audit_async(&event).await
         {
             tracing::error!(error = %e, call = %shown, "audit append of a capability request's outcome failed");
         }
@@ -106,7 +106,7 @@ impl Inner {
         let journal = self.durable.journal.as_ref();
         let with_args = journal.is_some_and(|j| j.audit_args());
         let event = durable::decision_event(request, shown, &decision, with_args);
-        if let Some(refusal) = durable::audit(journal, &event) {
+        if let Some(refusal) = durable::audit_async(journal, &event).await {
             return refusal;
         }
         tracing::info!(decision = ?decision.decision, reason = %decision.reason, "capability request decided");

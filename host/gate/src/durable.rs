@@ -78,8 +78,20 @@ pub(crate) fn outcome_event(
 /// Appends `event`; on failure the call must not go on (nothing runs
 /// unaudited).
 pub(crate) fn audit(journal: Option<&Arc<dyn Journal>>, event: &AuditEvent) -> Option<Envelope> {
-    let journal = journal?;
-    match journal.audit(event) {
+    refusal(journal?.audit(event))
+}
+
+/// [`audit`] on the call path, waiting for a shared commit without
+/// holding the thread.
+pub(crate) async fn audit_async(
+    journal: Option<&Arc<dyn Journal>>,
+    event: &AuditEvent,
+) -> Option<Envelope> {
+    refusal(journal?.audit_async(event).await)
+}
+
+fn refusal(appended: Result<(), warden_api::JournalError>) -> Option<Envelope> {
+    match appended {
         Ok(()) => None,
         Err(e) => {
             tracing::error!(error = %e, "audit append failed");

@@ -30,7 +30,13 @@ impl Store {
     /// threads append at the same time; returns its sequence number once
     /// it is committed.
     pub fn append(&self, event: &AuditEvent) -> Result<u64, StoreError> {
-        self.append_grouped(Entry::new(event, now_ms())?)
+        crate::writer::block_on(self.append_async(event))
+    }
+
+    /// [`Store::append`] for async callers: while another caller's commit
+    /// runs, this waits without holding its thread.
+    pub async fn append_async(&self, event: &AuditEvent) -> Result<u64, StoreError> {
+        self.append_grouped(Entry::new(event, now_ms())?).await
     }
 
     /// Appends `events` as one commit (one transaction, one tag),
@@ -119,6 +125,18 @@ impl warden_api::Journal for Store {
         self.append(event)
             .map(|_| ())
             .map_err(|e| JournalError::with_source("appending to the audit log", e))
+    }
+
+    fn audit_async<'a>(
+        &'a self,
+        event: &'a AuditEvent,
+    ) -> warden_api::BoxFuture<'a, Result<(), JournalError>> {
+        Box::pin(async move {
+            self.append_async(event)
+                .await
+                .map(|_| ())
+                .map_err(|e| JournalError::with_source("appending to the audit log", e))
+        })
     }
 
     fn audit_args(&self) -> bool {

@@ -14,9 +14,22 @@
 //! The writer is whichever caller finds the queue idle, not a thread of
 //! its own: a caller alone pays no hand-over to another thread, and
 //! appends keep the one connection the rest of the store uses.
+//!
+//! Callers wait as futures, not as blocked threads: on a runtime with
+//! as many workers as cores, a thread parked until someone else's commit
+//! ends is a core that runs no other call, and batches could then never
+//! grow past the number of workers. A caller dropped while it waits
+//! (a cancelled call) loses nothing: its record is committed with its
+//! batch, and a writer's hand-over it received passes to the next
+//! waiter. Synchronous callers (`Store::append`) drive the same future
+//! on their own thread.
 
-use std::collections::HashMap;
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::future::Future;
+use std::pin::pin;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::task::{Context, Poll, Wake, Waker};
+
+use tokio::sync::Notify;
 
 use crate::chain::Entry;
 use crate::{Store, StoreError};
@@ -25,32 +38,27 @@ use crate::{Store, StoreError};
 #[derive(Debug, Default)]
 pub(crate) struct Group {
     state: Mutex<State>,
-    /// Callers of batch `n` wait on `wake[n % 2]`. Only two batches have
-    /// waiting callers, the one being written and the one queueing, so a
-    /// finished commit wakes its own callers and one caller of the next
-    /// batch to write it, not everyone (on two cores, every needless
-    /// wake-up is time the writer does not get).
-    wake: [Condvar; 2],
 }
 
 #[derive(Debug, Default)]
 struct State {
     /// Records of the batch that the next writer will commit.
     queued: Vec<Entry>,
-    /// The number of that batch.
-    batch: u64,
+    /// That batch's outcome, shared with its callers.
+    batch: Arc<Batch>,
     /// Whether a writer is committing a batch now.
     writing: bool,
-    /// Outcomes of committed batches whose callers have not all read them.
-    outcomes: HashMap<u64, Outcome>,
 }
 
-#[derive(Debug)]
-struct Outcome {
-    /// The first record's sequence number, or why the commit failed.
-    first: Result<u64, String>,
-    /// Callers of the batch who have not read it yet.
-    unread: usize,
+/// One batch as its callers see it.
+#[derive(Debug, Default)]
+struct Batch {
+    /// The first record's sequence number, or why the commit failed;
+    /// set once, when the commit ends.
+    first: OnceLock<Result<u64, String>>,
+    /// Wakes all of this batch's callers when it is committed, and one of
+    /// them when it needs a writer.
+    wake: Notify,
 }
 
 impl Group {
@@ -71,8 +79,8 @@ impl Group {
 /// batch's callers get an outcome and the queue gets a new writer.
 struct Writing<'a> {
     group: &'a Group,
-    batch: u64,
-    callers: usize,
+    batch: Arc<Batch>,
+    entries: Vec<Entry>,
     first: Option<Result<u64, String>>,
 }
 
@@ -82,69 +90,85 @@ impl Drop for Writing<'_> {
             .first
             .take()
             .unwrap_or_else(|| Err("the audit writer stopped before committing".to_owned()));
+        // Set before `writing` is cleared, so nobody finds the queue idle
+        // with this batch still unanswered.
+        let _ = self.batch.first.set(first);
         let mut state = self.group.lock();
-        state.outcomes.insert(
-            self.batch,
-            Outcome {
-                first,
-                unread: self.callers,
-            },
-        );
         state.writing = false;
-        let waiting = !state.queued.is_empty();
+        let next = (!state.queued.is_empty()).then(|| Arc::clone(&state.batch));
         drop(state);
-        self.group.wake[parity(self.batch)].notify_all();
-        if waiting {
-            self.group.wake[parity(self.batch + 1)].notify_one();
+        self.batch.wake.notify_waiters();
+        if let Some(next) = next {
+            next.wake.notify_one();
         }
     }
-}
-
-fn parity(batch: u64) -> usize {
-    usize::from(batch % 2 == 1)
 }
 
 impl Store {
     /// Appends `entry` with whatever else is queued; returns its sequence
     /// number once the commit holding it is done.
-    pub(crate) fn append_grouped(&self, entry: Entry) -> Result<u64, StoreError> {
+    pub(crate) async fn append_grouped(&self, entry: Entry) -> Result<u64, StoreError> {
         let group = &self.group;
-        let mut state = group.lock();
-        let batch = state.batch;
-        let index = state.queued.len() as u64;
-        state.queued.push(entry);
+        let (batch, index) = {
+            let mut state = group.lock();
+            state.queued.push(entry);
+            (Arc::clone(&state.batch), state.queued.len() as u64 - 1)
+        };
         loop {
-            if let Some(outcome) = state.outcomes.get_mut(&batch) {
-                outcome.unread = outcome.unread.saturating_sub(1);
-                let first = outcome.first.clone();
-                if outcome.unread == 0 {
-                    state.outcomes.remove(&batch);
+            // Made before the lock is taken and registered under it, so
+            // neither the batch's end nor a hand-over slips past unseen.
+            let mut woken = pin!(batch.wake.notified());
+            let write = {
+                let mut state = group.lock();
+                if let Some(first) = batch.first.get() {
+                    return first
+                        .clone()
+                        .map(|first| first + index)
+                        .map_err(|detail| StoreError::AuditCommit { detail });
                 }
-                return first
-                    .map(|first| first + index)
-                    .map_err(|detail| StoreError::AuditCommit { detail });
-            }
-            if state.writing {
-                state = group.wake[parity(batch)]
-                    .wait(state)
-                    .unwrap_or_else(PoisonError::into_inner);
-                continue;
-            }
-            // Idle, and our record is still queued: write this batch.
-            let entries = std::mem::take(&mut state.queued);
-            let mut writing = Writing {
-                group,
-                batch: state.batch,
-                callers: entries.len(),
-                first: None,
+                if state.writing {
+                    woken.as_mut().enable();
+                    None
+                } else {
+                    // Idle, and our record is still queued: write this
+                    // batch.
+                    state.writing = true;
+                    Some(Writing {
+                        group,
+                        batch: std::mem::take(&mut state.batch),
+                        entries: std::mem::take(&mut state.queued),
+                        first: None,
+                    })
+                }
             };
-            state.batch += 1;
-            state.writing = true;
-            drop(state);
-            writing.first = Some(self.commit_entries(&entries).map_err(|e| e.to_string()));
-            drop(writing);
-            state = group.lock();
+            match write {
+                None => woken.await,
+                Some(mut writing) => {
+                    let first = self.commit_entries(&writing.entries);
+                    writing.first = Some(first.map_err(|e| e.to_string()));
+                }
+            }
         }
+    }
+}
+
+/// Runs `future` to its end on this thread, parking while it waits: for
+/// the synchronous callers of the store.
+pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        std::thread::park();
     }
 }
 

@@ -150,3 +150,89 @@ fn many_concurrent_appenders_lose_nothing() {
         .unwrap();
     assert_eq!(verified.records, 640);
 }
+
+/// On a runtime with two workers, one caller writes (held up here by the
+/// test holding the connection) while fifteen more queue behind it: a
+/// waiting caller holds no worker, so the other worker runs them all.
+/// Callers blocking their worker while they wait would stop at two, and
+/// batches could never outgrow the runtime's threads.
+#[test]
+fn callers_waiting_for_a_commit_hold_no_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(open(dir.path()));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    let held = store.conn();
+    let tasks: Vec<_> = (1..=16)
+        .map(|i| {
+            let store = std::sync::Arc::clone(&store);
+            runtime.spawn(async move { store.append_async(&outcome(i)).await })
+        })
+        .collect();
+    wait_for(&store, 15, true);
+    drop(held);
+    let seqs: BTreeSet<u64> = runtime.block_on(async {
+        let mut seqs = BTreeSet::new();
+        for task in tasks {
+            seqs.insert(task.await.unwrap().unwrap());
+        }
+        seqs
+    });
+    assert_eq!(seqs, (1..=16).collect());
+    let verified = store
+        .verify_with_host_key(&key(dir.path()))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (verified.records, verified.tags),
+        (16, 2),
+        "the fifteen queued records share one commit"
+    );
+}
+
+/// A caller whose call is dropped while it waits (a cancelled call) takes
+/// nobody's turn: the records queued with it are still written, and the
+/// callers behind it still return.
+#[test]
+fn a_caller_dropped_while_it_waits_strands_nobody() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(open(dir.path()));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    let held = store.conn();
+    let spawn = |i: u64| {
+        let store = std::sync::Arc::clone(&store);
+        runtime.spawn(async move { store.append_async(&outcome(i)).await })
+    };
+    let writer = spawn(1);
+    wait_for(&store, 0, true);
+    let dropped = spawn(2);
+    wait_for(&store, 1, true);
+    let rest: Vec<_> = (3..=5).map(spawn).collect();
+    wait_for(&store, 4, true);
+    dropped.abort();
+    runtime.block_on(async {
+        let _ = (&mut { dropped }).await;
+    });
+    drop(held);
+    let seqs: BTreeSet<u64> = runtime.block_on(async {
+        let mut seqs = BTreeSet::from([writer.await.unwrap().unwrap()]);
+        for task in rest {
+            seqs.insert(task.await.unwrap().unwrap());
+        }
+        seqs
+    });
+    assert_eq!(seqs.len(), 4);
+    let verified = store
+        .verify_with_host_key(&key(dir.path()))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        verified.records, 5,
+        "the dropped caller's record is on record too"
+    );
+}
