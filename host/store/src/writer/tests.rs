@@ -165,12 +165,14 @@ fn callers_waiting_for_a_commit_hold_no_thread() {
         .build()
         .unwrap();
     let held = store.conn();
-    let tasks: Vec<_> = (1..=16)
-        .map(|i| {
-            let store = std::sync::Arc::clone(&store);
-            runtime.spawn(async move { store.append_async(&outcome(i)).await })
-        })
-        .collect();
+    let spawn = |i: u64| {
+        let store = std::sync::Arc::clone(&store);
+        runtime.spawn(async move { store.append_async(&outcome(i)).await })
+    };
+    // The first caller is the writer, blocked on the connection.
+    let mut tasks = vec![spawn(1)];
+    wait_for(&store, 0, true);
+    tasks.extend((2..=16).map(spawn));
     wait_for(&store, 15, true);
     drop(held);
     let seqs: BTreeSet<u64> = runtime.block_on(async {
