@@ -42,6 +42,19 @@ fn two_commits(store: &Store, n: u64) -> Vec<Result<u64, StoreError>> {
     })
 }
 
+/// The chain checked with the host key, which must hold.
+fn verified(store: &Store, dir: &std::path::Path) -> crate::Verified {
+    store.verify_with_host_key(&key(dir)).unwrap().unwrap()
+}
+
+/// A runtime with two workers, as on the 2-core machines Warden targets.
+fn two_workers() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap()
+}
+
 fn request_id(store: &Store, seq: u64) -> String {
     let record = store.records_after(seq - 1, 1).unwrap();
     record[0].event["request_id"].as_str().unwrap().to_owned()
@@ -62,10 +75,7 @@ fn records_queued_behind_a_commit_share_the_next_one() {
     for (i, seq) in seqs.iter().enumerate() {
         assert_eq!(request_id(&store, *seq), format!("r{}", i + 1));
     }
-    let verified = store
-        .verify_with_host_key(&key(dir.path()))
-        .unwrap()
-        .unwrap();
+    let verified = verified(&store, dir.path());
     assert_eq!(
         (verified.records, verified.tags),
         (6, 2),
@@ -95,10 +105,7 @@ fn a_failed_commit_fails_every_caller_in_it_and_only_them() {
     // Nothing of the failed commit is on record, and the chain goes on.
     assert_eq!(store.append(&outcome(5)).unwrap(), 2);
     assert_eq!(request_id(&store, 2), "r5");
-    let verified = store
-        .verify_with_host_key(&key(dir.path()))
-        .unwrap()
-        .unwrap();
+    let verified = verified(&store, dir.path());
     assert_eq!((verified.records, verified.tags), (2, 2));
 }
 
@@ -144,10 +151,7 @@ fn many_concurrent_appenders_lose_nothing() {
     for (n, seq) in &seqs {
         assert_eq!(request_id(&store, *seq), format!("r{n}"));
     }
-    let verified = store
-        .verify_with_host_key(&key(dir.path()))
-        .unwrap()
-        .unwrap();
+    let verified = verified(&store, dir.path());
     assert_eq!(verified.records, 640);
 }
 
@@ -160,10 +164,7 @@ fn many_concurrent_appenders_lose_nothing() {
 fn callers_waiting_for_a_commit_hold_no_thread() {
     let dir = tempfile::tempdir().unwrap();
     let store = std::sync::Arc::new(open(dir.path()));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .build()
-        .unwrap();
+    let runtime = two_workers();
     let held = store.conn();
     let spawn = |i: u64| {
         let store = std::sync::Arc::clone(&store);
@@ -183,10 +184,7 @@ fn callers_waiting_for_a_commit_hold_no_thread() {
         seqs
     });
     assert_eq!(seqs, (1..=16).collect());
-    let verified = store
-        .verify_with_host_key(&key(dir.path()))
-        .unwrap()
-        .unwrap();
+    let verified = verified(&store, dir.path());
     assert_eq!(
         (verified.records, verified.tags),
         (16, 2),
@@ -201,10 +199,7 @@ fn callers_waiting_for_a_commit_hold_no_thread() {
 fn a_caller_dropped_while_it_waits_strands_nobody() {
     let dir = tempfile::tempdir().unwrap();
     let store = std::sync::Arc::new(open(dir.path()));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .build()
-        .unwrap();
+    let runtime = two_workers();
     let held = store.conn();
     let spawn = |i: u64| {
         let store = std::sync::Arc::clone(&store);
@@ -229,10 +224,7 @@ fn a_caller_dropped_while_it_waits_strands_nobody() {
         seqs
     });
     assert_eq!(seqs.len(), 4);
-    let verified = store
-        .verify_with_host_key(&key(dir.path()))
-        .unwrap()
-        .unwrap();
+    let verified = verified(&store, dir.path());
     assert_eq!(
         verified.records, 5,
         "the dropped caller's record is on record too"
