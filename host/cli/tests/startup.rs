@@ -5,7 +5,9 @@
 //!   list (configured and installed plugins), never part of it;
 //! - a call sent at once after `initialize` runs (it waits for the load);
 //! - a plugin that fails to load still stops the host with its reason,
-//!   even after a client was answered, and no listing succeeds meanwhile.
+//!   even after a client was answered; one refused at admission lets no
+//!   listing succeed meanwhile, and one whose code fails the load's check
+//!   (after its tools were listed from its signed manifest) runs no call.
 
 #![allow(
     clippy::unwrap_used,
@@ -30,6 +32,39 @@ fn initialize(stdin: &mut impl Write) {
     ] {
         writeln!(stdin, "{message}").unwrap();
     }
+}
+
+/// Runs `warden serve --stdio` with `args`, initializes, sends `messages`
+/// at once and reads every answer until the host exits by itself: its
+/// exit status, the answers and its standard error.
+fn serve_until_exit(
+    args: &[&std::ffi::OsStr],
+    messages: &[Value],
+) -> (std::process::ExitStatus, Vec<Value>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["serve", "--stdio"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    initialize(&mut stdin);
+    for message in messages {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let answers: Vec<Value> = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|l| serde_json::from_str(&l).ok())
+        .collect();
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    drop(stdin);
+    (status, answers, err)
 }
 
 fn tool_names(list: &Value) -> Vec<String> {
@@ -106,35 +141,17 @@ fn a_plugin_that_fails_to_load_stops_the_host_with_its_reason() {
     )
     .unwrap();
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
-        .args(["serve", "--stdio", "--config"])
-        .arg(&config)
-        .arg("--state-dir")
-        .arg(&state)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    initialize(&mut stdin);
-    writeln!(
-        stdin,
-        "{}",
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
-    )
-    .unwrap();
-    stdin.flush().unwrap();
     // The host stops by itself; whatever it answered before, no listing
     // succeeded.
-    let answers: Vec<Value> = BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .map_while(Result::ok)
-        .filter_map(|l| serde_json::from_str(&l).ok())
-        .collect();
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    let (status, answers, err) = serve_until_exit(
+        &[
+            "--config".as_ref(),
+            config.as_ref(),
+            "--state-dir".as_ref(),
+            state.as_ref(),
+        ],
+        &[json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})],
+    );
     assert_eq!(status.code(), Some(2), "{err}");
     assert!(
         err.contains("fs.wasm") && err.contains("tampered"),
@@ -147,7 +164,83 @@ fn a_plugin_that_fails_to_load_stops_the_host_with_its_reason() {
             assert!(message.contains("tampered"), "{answer}");
         }
     }
-    drop(stdin);
+}
+
+/// The attack: a trusted publisher's signature over a manifest that the
+/// code does not match (here the summary was edited before signing). The
+/// host lists the tools from the signed manifest while the code loads; a
+/// call sent at once is decided meanwhile but must never run on code that
+/// then fails the load's check, and the host stops naming the file and the
+/// check.
+#[test]
+fn a_call_never_runs_on_a_plugin_whose_code_fails_the_load_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("hello.txt"), "hello from the workspace\n").unwrap();
+    let component = dir.path().join("fs.wasm");
+    let mut bytes = std::fs::read(warden_test_artifacts::FS).unwrap();
+    let section = bytes
+        .windows(15)
+        .position(|w| w == b"warden:manifest")
+        .unwrap();
+    let (needle, forged) = (
+        b"\"summary\":\"Read a UTF-8 text file".as_slice(),
+        b"\"summary\":\"Read a UTF-9 text file".as_slice(),
+    );
+    let at = section
+        + bytes[section..]
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .unwrap();
+    bytes[at..at + forged.len()].copy_from_slice(forged);
+    std::fs::write(&component, bytes).unwrap();
+    warden_test_artifacts::sign(&component);
+    let config = dir.path().join("warden.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "workspace = \"/workspace\"\n\n[[plugins]]\npath = \"{}\"\ngrant-fs = [\"{}:/workspace:ro\"]\n\n\
+             [agents.alice]\nlevel = \"standard\"\n\n\
+             [signers]\npublishers = [{{ name = \"warden-tests\", key = \"{}\" }}]\n",
+            component.display(),
+            ws.display(),
+            warden_test_artifacts::public_key_file().display(),
+        ),
+    )
+    .unwrap();
+
+    let state = dir.path().join("state");
+    let (status, answers, err) = serve_until_exit(
+        &[
+            "--agent".as_ref(),
+            "alice".as_ref(),
+            "--config".as_ref(),
+            config.as_ref(),
+            "--state-dir".as_ref(),
+            state.as_ref(),
+        ],
+        &[
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                   "params": {"name": "fs_read", "arguments": {"path": "hello.txt"}}}),
+        ],
+    );
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("fs.wasm") && err.contains("disagrees with its manifest"),
+        "names the file and the failed check: {err}"
+    );
+    for answer in answers.iter().filter(|a| a["id"] == 2) {
+        assert!(
+            !answer.to_string().contains("hello from the workspace"),
+            "the call ran: {answer}"
+        );
+        if answer["error"].is_null() {
+            assert_eq!(answer["result"]["isError"], true, "{answer}");
+            assert!(answer.to_string().contains("disagrees"), "{answer}");
+        }
+    }
 }
 
 #[test]

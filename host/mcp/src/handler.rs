@@ -87,10 +87,10 @@ impl ServerOptions {
 }
 
 impl Shared {
-    /// Waits for the host's tools to be loaded.
-    async fn loaded(&self) -> Result<(), ErrorData> {
+    /// Waits until the host's tool table is whole.
+    async fn listed(&self) -> Result<(), ErrorData> {
         match self.startup.get() {
-            Some(startup) => startup.wait().await.map_err(|reason| {
+            Some(startup) => startup.listed().await.map_err(|reason| {
                 ErrorData::internal_error(
                     format!("the host could not load its tools: {reason}"),
                     None,
@@ -162,7 +162,8 @@ impl Server {
         })
     }
 
-    /// Holds `tools/list` and `tools/call` until `startup` ends (set
+    /// Holds `tools/list` and `tools/call` until `startup` has its whole
+    /// tool table (set
     /// once; a second call is ignored and returns false). `initialize`
     /// and `ping` are answered meanwhile.
     pub fn set_startup(&self, startup: crate::Startup) -> bool {
@@ -492,7 +493,7 @@ impl ServerHandler for Session {
         _request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        self.shared.loaded().await?;
+        self.shared.listed().await?;
         let agent = self.agent(&ctx)?;
         self.register(&agent, &ctx);
         let permitted = self.shared.host.list_tools(&agent);
@@ -516,7 +517,7 @@ impl ServerHandler for Session {
         params: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.shared.loaded().await?;
+        self.shared.listed().await?;
         let (agent, token) = self.identity(&ctx)?;
         self.register(&agent, &ctx);
         // Moved, not cloned: arguments can be large (file contents).

@@ -5,8 +5,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use warden_runtime::{Plugin, Runtime};
 
+use crate::admitted::{Admitted, admit_files, in_order, load_admitted};
 use crate::store::{Installed, Store};
-use crate::{Admission, AdmissionPolicy, RegistryError, read_signature};
+use crate::{Admission, AdmissionPolicy, RegistryError};
 
 /// Installed plugins under a state directory, loaded through one runtime
 /// and admitted by one policy.
@@ -23,8 +24,8 @@ pub struct Candidate {
     pub path: PathBuf,
     pub plugin: Plugin,
     pub admission: Admission,
-    bytes: Vec<u8>,
-    signature: Option<String>,
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) signature: Option<String>,
 }
 
 impl Candidate {
@@ -139,64 +140,56 @@ impl Registry {
         self.store.remove(name)
     }
 
-    /// Loads every installed plugin from its stored bytes, admitting each
-    /// again (a key or digest revoked since, or a blob changed at rest, is
-    /// refused). Compiled forms come from the compile cache.
-    pub async fn load_installed(&self) -> Result<Vec<Candidate>, RegistryError> {
+    /// Admits every installed plugin again from its stored bytes (a key
+    /// or digest revoked since, or a blob changed at rest, is refused),
+    /// in the order of the index; nothing is loaded yet.
+    pub async fn admit_installed(&self) -> Result<Vec<Admitted>, RegistryError> {
         let entries = self.list()?;
         let blobs = entries.iter().map(|e| self.store.blob(&e.digest)).collect();
-        let loaded = load_files(&self.runtime, &self.policy, blobs).await;
+        let admitted = admit_files(&self.policy, blobs).await;
         let mut out = Vec::new();
-        for (entry, candidate) in entries.iter().zip(loaded) {
-            let candidate = candidate?;
-            let blob = &candidate.path;
-            if candidate.admission.digest != entry.digest {
+        for (entry, admitted) in entries.iter().zip(admitted) {
+            let admitted = admitted?;
+            if admitted.admission.digest != entry.digest {
                 return Err(RegistryError::store(
-                    blob,
+                    &admitted.path,
                     format!(
                         "installed plugin `{}` changed on disk: its digest is now {}",
-                        entry.name, candidate.admission.digest
+                        entry.name, admitted.admission.digest
                     ),
                 ));
             }
-            out.push(candidate);
+            out.push(admitted);
         }
         Ok(out)
     }
+
+    /// [`Registry::admit_installed`], then loads them all (compiled forms
+    /// come from the compile cache); the first failure stops it.
+    pub async fn load_installed(&self) -> Result<Vec<Candidate>, RegistryError> {
+        let admitted = self.admit_installed().await?;
+        load_admitted(&self.runtime, admitted, |_, _| {})
+            .await
+            .into_iter()
+            .collect()
+    }
 }
 
-/// [`load_file`] for each of `paths`, concurrently on the blocking pool
-/// (each admission and load is CPU work: hashing, signature checks,
-/// deserialising; they share the cores and leave the async workers
-/// free). The results come in the order of `paths`.
+/// [`load_file`] for each of `paths` (see [`load_admitted`] for how they
+/// share the cores). The results come in the order of `paths`.
 pub async fn load_files(
     runtime: &Runtime,
     policy: &AdmissionPolicy,
     paths: Vec<PathBuf>,
 ) -> Vec<Result<Candidate, RegistryError>> {
-    let tasks: Vec<_> = paths
-        .into_iter()
-        .map(|path| {
-            let (runtime, policy, at) = (runtime.clone(), policy.clone(), path.clone());
-            // On the blocking pool: the protocol and the admin API keep
-            // their worker threads while components deserialise.
-            let task = tokio::task::spawn_blocking(move || {
-                tokio::runtime::Handle::current()
-                    .block_on(async move { load_file(&runtime, &policy, &path).await })
-            });
-            (at, task)
-        })
-        .collect();
-    let mut out = Vec::with_capacity(tasks.len());
-    for (path, task) in tasks {
-        out.push(task.await.unwrap_or_else(|e| {
-            Err(RegistryError::Store {
-                path,
-                message: format!("loading stopped before it finished: {e}"),
-            })
-        }));
-    }
-    out
+    let (runtime, policy) = (runtime.clone(), policy.clone());
+    let items = paths.into_iter().map(|p| (p.clone(), p)).collect();
+    in_order(
+        items,
+        move |path| tokio::runtime::Handle::current().block_on(load_file(&runtime, &policy, &path)),
+        |_, _| {},
+    )
+    .await
 }
 
 /// Reads one component file and its signature, admits them under
@@ -208,22 +201,7 @@ pub async fn load_file(
     policy: &AdmissionPolicy,
     path: &Path,
 ) -> Result<Candidate, RegistryError> {
-    let (bytes, admission) = policy.admit_file(path)?;
-    let signature = read_signature(path)?.map(|s| s.to_text());
-    let plugin = runtime
-        .load_admitted(path, &bytes, &admission.digest)
-        .await
-        .map_err(|source| RegistryError::Load {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    Ok(Candidate {
-        path: path.to_path_buf(),
-        plugin,
-        admission,
-        bytes,
-        signature,
-    })
+    Admitted::read(policy, path)?.load(runtime).await
 }
 
 /// The component files a source names: the file itself, or every `.wasm`

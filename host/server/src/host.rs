@@ -3,7 +3,7 @@
 //! gate builder with all of them registered, which callers finish with
 //! their approver and durable hooks.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -230,7 +230,7 @@ impl Loaded {
         let mut plugins = Vec::new();
         for ((_, grants), candidate) in self.wanted.iter().zip(candidates) {
             let plugin = candidate?.plugin;
-            log_gap(&plugin, grants);
+            log_gap(plugin.manifest(), grants);
             plugins.push((plugin, grants.clone()));
         }
         self.plugins = plugins;
@@ -339,26 +339,42 @@ impl Loaded {
 
 /// The gate registration of a loaded plugin: owned by its name.
 pub fn registration(plugin: &Plugin, grants: Grants) -> Registration {
+    registration_of(
+        plugin.manifest(),
+        plugin.path(),
+        Arc::new(plugin.clone()),
+        grants,
+    )
+}
+
+/// The gate's entry for the plugin of `manifest`, loaded from `path`,
+/// served by `backend`.
+pub fn registration_of(
+    manifest: &warden_api::Manifest,
+    path: &Path,
+    backend: Arc<dyn warden_api::Backend>,
+    grants: Grants,
+) -> Registration {
     Registration {
-        owner: plugin.name().to_owned(),
+        owner: manifest.plugin.name.clone(),
         source: format!(
             "{} {} ({})",
-            plugin.name(),
-            plugin.manifest().plugin.version,
-            plugin.path().display()
+            manifest.plugin.name,
+            manifest.plugin.version,
+            path.display()
         ),
-        backend: Arc::new(plugin.clone()),
+        backend,
         grants,
     }
 }
 
 /// Logs where a plugin's requested network and environment differ from
 /// its grant (keys and patterns only, never values).
-pub(crate) fn log_gap(plugin: &Plugin, grants: &Grants) {
-    let gap = warden_api::CapabilityGap::between(&plugin.manifest().capabilities, grants);
+pub(crate) fn log_gap(manifest: &warden_api::Manifest, grants: &Grants) {
+    let gap = warden_api::CapabilityGap::between(&manifest.capabilities, grants);
     if !gap.is_empty() {
         tracing::warn!(
-            plugin = plugin.name(),
+            plugin = %manifest.plugin.name,
             network_not_granted = ?gap.network_not_granted.iter().map(ToString::to_string).collect::<Vec<_>>(),
             network_not_requested = ?gap.network_not_requested.iter().map(ToString::to_string).collect::<Vec<_>>(),
             env_not_granted = ?gap.env_not_granted,

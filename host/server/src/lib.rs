@@ -12,8 +12,9 @@
 //! transports.
 //!
 //! Does not own: any step of a call (the gate and its backends do; this
-//! crate assembles them and is never in the middle of a call), argument
-//! parsing or output (the `warden` binary).
+//! crate assembles them, and is in the middle of a call only to hold one
+//! for a plugin still loading at start-up: `pending`), argument parsing or
+//! output (the `warden` binary).
 
 mod agents;
 pub mod bench;
@@ -25,6 +26,7 @@ mod grant_spec;
 mod host;
 pub mod keys;
 mod offline;
+mod pending;
 pub mod policy_check;
 mod reload;
 mod serve;

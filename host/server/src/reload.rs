@@ -21,7 +21,7 @@ use warden_gate::{Gate, Registration, TableChange};
 use warden_mcp::Server;
 use warden_registry::{Candidate, DirWatcher, Registry, WatchEvent, component_files};
 
-use crate::host::registration;
+use crate::host::{registration, registration_of};
 
 /// The grants of plugins that are not listed in `[[plugins]]`, by name.
 #[derive(Debug, Clone, Default)]
@@ -107,44 +107,68 @@ impl LivePlugins {
 
     /// The host's first load, as one change: the plugins of the
     /// configuration (`wanted`, with their grants; not removable here)
-    /// and the installed ones, all loaded concurrently, each admitted by
-    /// its signature first. Two plugins of one name, or tools of one name,
-    /// are refused naming both, and nothing is registered. Admin changes
-    /// wait until it ends.
+    /// and the installed ones. Each is admitted by its signature first;
+    /// two plugins of one name, or tools of one name, are refused naming
+    /// both, and nothing is registered. Their tools are then registered
+    /// from the signed manifests and `listed` is told, while the code is
+    /// loaded (see [`crate::pending`]; the configured plugins first, in
+    /// their order). Admin changes wait until it ends. The first load that
+    /// fails is the error.
     pub async fn load_initial(
         &self,
         runtime: &warden_runtime::Runtime,
         admission: &warden_registry::AdmissionPolicy,
         wanted: Vec<(PathBuf, Grants)>,
+        listed: impl FnOnce(),
     ) -> Result<(), crate::ServerError> {
         let _one = self.changing.lock().await;
         let (paths, grants): (Vec<_>, Vec<_>) = wanted.into_iter().unzip();
         let (fixed, installed) = tokio::join!(
-            warden_registry::load_files(runtime, admission, paths),
-            self.registry.load_installed(),
+            warden_registry::admit_files(admission, paths),
+            self.registry.admit_installed(),
         );
         let mut names = BTreeSet::new();
+        let mut admitted = Vec::new();
+        for (a, grants) in fixed.into_iter().zip(grants) {
+            let a = a?;
+            crate::host::log_gap(&a.manifest, &grants);
+            names.insert(a.name().to_owned());
+            admitted.push((a, grants));
+        }
+        for a in installed? {
+            let grants = self.grants.of(a.name());
+            admitted.push((a, grants));
+        }
+        let mut fills = Vec::new();
         let mut registrations = Vec::new();
-        for (candidate, grants) in fixed.into_iter().zip(grants) {
-            let plugin = candidate?.plugin;
-            crate::host::log_gap(&plugin, &grants);
-            names.insert(plugin.name().to_owned());
-            registrations.push(registration(&plugin, grants));
+        for (a, grants) in &admitted {
+            let (backend, fill) = crate::pending::pending(&a.manifest);
+            let r = registration_of(&a.manifest, &a.path, Arc::new(backend), grants.clone());
+            registrations.push((r.owner.clone(), Some(r)));
+            fills.push(fill);
         }
-        for c in installed? {
-            tracing::info!(
-                plugin = c.name(), digest = %c.admission.digest,
-                origin = ?c.plugin.origin(), "installed plugin loaded"
-            );
-            registrations.push(registration(&c.plugin, self.grants.of(c.name())));
+        self.gate.replace(registrations)?;
+        *self.fixed.lock().unwrap_or_else(PoisonError::into_inner) = names.clone();
+        listed();
+        let admitted = admitted.into_iter().map(|(a, _)| a).collect();
+        let loaded = warden_registry::load_admitted(runtime, admitted, |i, result| {
+            if let Some(fill) = fills.get(i) {
+                match result {
+                    Ok(c) => fill.loaded(c.plugin.clone()),
+                    Err(e) => fill.failed(e.to_string()),
+                }
+            }
+        })
+        .await;
+        for c in loaded {
+            let c = c?;
+            if !names.contains(c.name()) {
+                tracing::info!(
+                    plugin = c.name(), digest = %c.admission.digest,
+                    origin = ?c.plugin.origin(), "installed plugin loaded"
+                );
+            }
         }
-        self.gate.replace(
-            registrations
-                .into_iter()
-                .map(|r| (r.owner.clone(), Some(r)))
-                .collect(),
-        )?;
-        *self.fixed.lock().unwrap_or_else(PoisonError::into_inner) = names;
         Ok(())
     }
 

@@ -144,10 +144,11 @@ struct LoadJob {
     gate: Gate,
 }
 
-/// Loads the configured and the installed plugins (each admitted by its
-/// signature first, all of them concurrently) and registers them as one
-/// change, then says the host is ready; or keeps the error for the
-/// transport and says why the load failed. Connects the sandbox meanwhile.
+/// Loads the configured and the installed plugins (see
+/// [`LivePlugins::load_initial`]) while it connects the sandbox; says the
+/// tools are listed once their table is whole and the sandbox answered
+/// (or did not), and the host ready when every plugin loaded; or keeps the
+/// error for the transport and says why the load failed.
 async fn load(
     job: LoadJob,
     loading: warden_mcp::Loading,
@@ -160,14 +161,20 @@ async fn load(
             tracing::warn!(error = %e, "the sandboxed tools are unavailable until Docker answers");
         }
     };
+    let (table, whole) = tokio::sync::oneshot::channel();
     let plugins = job
         .live
-        .load_initial(&job.runtime, &job.admission, job.wanted);
-    let run = async {
-        let (loaded, ()) = tokio::join!(plugins, sandbox);
-        loaded
+        .load_initial(&job.runtime, &job.admission, job.wanted, move || {
+            let _ = table.send(());
+        });
+    let listed = async {
+        let ((), listed) = tokio::join!(sandbox, whole);
+        if listed.is_ok() {
+            loading.listed();
+        }
     };
-    match run.await {
+    let (loaded, ()) = tokio::join!(plugins, listed);
+    match loaded {
         Ok(()) => {
             tracing::info!(
                 agent = %job.agent, tools = job.gate.list_tools(&job.agent).len(), "serving"

@@ -56,6 +56,14 @@ fn sign_all() -> Result<PathBuf, Box<dyn std::error::Error>> {
     Ok(signers)
 }
 
+/// Signs `component` with the test key (`FILE.sig` beside it): for tests
+/// that change a guest and need the result admitted.
+pub fn sign(component: &Path) {
+    if let Err(e) = warden_registry::sign_file(component, &test_key()) {
+        unreachable!("signing {}: {e}", component.display());
+    }
+}
+
 /// The test publisher's public key file (signs the guests first).
 pub fn public_key_file() -> PathBuf {
     signers_file().with_file_name("warden-tests.pub")
