@@ -3,7 +3,8 @@
 //! compiled, so a host can publish its tools at once and load the code
 //! behind them after; and loading, which is CPU work, runs on the blocking
 //! pool at most as many at once as there are cores, in the order given, so
-//! the first plugins named are the first ready.
+//! the first plugins named are the first ready, except that a plugin a
+//! call is waiting for starts next ([`LoadOrder::first`]).
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -90,29 +91,77 @@ pub async fn admit_files(
     in_order(items, move |path| Admitted::read(&policy, &path), |_, _| {}).await
 }
 
-/// [`Admitted::load`] for each of `admitted`; `done(i, result)` is told
-/// as each one ends, and the results come in the order given.
+/// Which of a run's queued items starts next: in the order given, unless
+/// one is moved to the front. Cheap to clone; clones share the queue.
+#[derive(Debug, Clone)]
+pub struct LoadOrder(Arc<Mutex<VecDeque<usize>>>);
+
+impl LoadOrder {
+    /// Items `0..count`, in that order.
+    pub fn new(count: usize) -> LoadOrder {
+        LoadOrder(Arc::new(Mutex::new((0..count).collect())))
+    }
+
+    /// Item `i` starts next, unless it already started; false then.
+    pub fn first(&self, i: usize) -> bool {
+        let mut queue = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(at) = queue.iter().position(|&q| q == i) else {
+            return false;
+        };
+        queue.remove(at);
+        queue.push_front(i);
+        true
+    }
+
+    fn next(&self) -> Option<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop_front()
+    }
+}
+
+/// [`Admitted::load`] for each of `admitted`, started in `order` (made for
+/// as many items); `done(i, result)` is told as each one ends, and the
+/// results come in the order given.
 pub async fn load_admitted(
     runtime: &Runtime,
     admitted: Vec<Admitted>,
+    order: LoadOrder,
     done: impl FnMut(usize, &Result<Candidate, RegistryError>),
 ) -> Vec<Result<Candidate, RegistryError>> {
     let runtime = runtime.clone();
-    in_order(
+    run(
         admitted.into_iter().map(|a| (a.path.clone(), a)).collect(),
+        order,
         move |a| tokio::runtime::Handle::current().block_on(a.load(&runtime)),
         done,
     )
     .await
 }
 
-/// Runs `work` on each item on the blocking pool (the protocol and the
-/// admin API keep their worker threads meanwhile), at most as many at once
-/// as there are cores, starting them in the order given; `done` is told of
-/// each result as it comes. Each item comes with the file it is about,
-/// which a failure that is not `work`'s own names.
+/// [`run`] in the order given.
 pub(crate) async fn in_order<T, R>(
     items: Vec<(PathBuf, T)>,
+    work: impl Fn(T) -> Result<R, RegistryError> + Send + Sync + 'static,
+    done: impl FnMut(usize, &Result<R, RegistryError>),
+) -> Vec<Result<R, RegistryError>>
+where
+    T: Send + 'static,
+    R: Send + 'static,
+{
+    let order = LoadOrder::new(items.len());
+    run(items, order, work, done).await
+}
+
+/// Runs `work` on each item on the blocking pool (the protocol and the
+/// admin API keep their worker threads meanwhile), at most as many at once
+/// as there are cores, starting them in `order`; `done` is told of each
+/// result as it comes. Each item comes with the file it is about, which a
+/// failure that is not `work`'s own names.
+async fn run<T, R>(
+    items: Vec<(PathBuf, T)>,
+    order: LoadOrder,
     work: impl Fn(T) -> Result<R, RegistryError> + Send + Sync + 'static,
     mut done: impl FnMut(usize, &Result<R, RegistryError>),
 ) -> Vec<Result<R, RegistryError>>
@@ -124,25 +173,21 @@ where
     let workers = std::thread::available_parallelism()
         .map_or(2, std::num::NonZeroUsize::get)
         .min(count);
-    let paths: Vec<PathBuf> = items.iter().map(|(p, _)| p.clone()).collect();
-    let queue = Arc::new(Mutex::new(
-        items
-            .into_iter()
-            .map(|(_, item)| item)
-            .enumerate()
-            .collect::<VecDeque<_>>(),
-    ));
+    let (paths, items): (Vec<PathBuf>, Vec<Option<T>>) =
+        items.into_iter().map(|(p, item)| (p, Some(item))).unzip();
+    let items = Arc::new(Mutex::new(items));
     let work = Arc::new(work);
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     for _ in 0..workers {
-        let (queue, work, tx) = (queue.clone(), work.clone(), tx.clone());
+        let (order, items, work, tx) = (order.clone(), items.clone(), work.clone(), tx.clone());
         tokio::spawn(async move {
-            loop {
-                let next = queue
+            while let Some(i) = order.next() {
+                let item = items
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
-                    .pop_front();
-                let Some((i, item)) = next else { break };
+                    .get_mut(i)
+                    .and_then(Option::take);
+                let Some(item) = item else { continue };
                 let work = work.clone();
                 let result = tokio::task::spawn_blocking(move || work(item))
                     .await
@@ -171,4 +216,59 @@ where
         .zip(&paths)
         .map(|(r, path)| r.unwrap_or_else(|| Err(stopped(path, "its worker ended first"))))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests fail loudly")]
+
+    use super::*;
+
+    /// The starts of a run of `count` items in `order`, and its results.
+    /// The first item each worker runs waits until every worker has
+    /// started one, so the first starts recorded are the first taken.
+    async fn starts(count: usize, order: LoadOrder, workers: usize) -> (Vec<usize>, Vec<usize>) {
+        let started = Arc::new(Mutex::new(Vec::new()));
+        let seen = started.clone();
+        let all_busy = std::sync::Barrier::new(workers);
+        let arrivals = std::sync::atomic::AtomicUsize::new(0);
+        let items = (0..count)
+            .map(|i| (PathBuf::from(format!("p{i}")), i))
+            .collect();
+        let results = run(
+            items,
+            order,
+            move |i| {
+                seen.lock().unwrap().push(i);
+                if arrivals.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < workers {
+                    all_busy.wait();
+                }
+                Ok(i * 10)
+            },
+            |_, _| {},
+        )
+        .await;
+        let results = results.into_iter().map(Result::unwrap).collect();
+        let started = started.lock().unwrap().clone();
+        (started, results)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn items_start_in_order_unless_one_is_moved_first_and_results_keep_theirs() {
+        let workers = std::thread::available_parallelism()
+            .map_or(2, std::num::NonZeroUsize::get)
+            .min(6);
+        let (started, results) = starts(6, LoadOrder::new(6), workers).await;
+        assert_eq!(results, vec![0, 10, 20, 30, 40, 50]);
+        let mut first: Vec<usize> = started[..workers].to_vec();
+        first.sort_unstable();
+        assert_eq!(first, (0..workers).collect::<Vec<_>>(), "{started:?}");
+
+        let order = LoadOrder::new(6);
+        assert!(order.first(5));
+        let (started, results) = starts(6, order.clone(), workers).await;
+        assert_eq!(results, vec![0, 10, 20, 30, 40, 50]);
+        assert!(started[..workers].contains(&5), "moved first: {started:?}");
+        assert!(!order.first(5), "an item that started cannot be moved");
+    }
 }

@@ -21,7 +21,7 @@ mod store;
 mod watch;
 
 pub use admission::{Admission, AdmissionPolicy, digest_of, read_signature, signature_path};
-pub use admitted::{Admitted, admit_files, load_admitted};
+pub use admitted::{Admitted, LoadOrder, admit_files, load_admitted};
 pub use error::RegistryError;
 pub use registry::{Candidate, Registry, component_files, load_file, load_files};
 pub use sign::sign_file;

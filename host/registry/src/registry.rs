@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use warden_runtime::{Plugin, Runtime};
 
-use crate::admitted::{Admitted, admit_files, in_order, load_admitted};
+use crate::admitted::{Admitted, LoadOrder, admit_files, in_order, load_admitted};
 use crate::store::{Installed, Store};
 use crate::{Admission, AdmissionPolicy, RegistryError};
 
@@ -168,7 +168,8 @@ impl Registry {
     /// come from the compile cache); the first failure stops it.
     pub async fn load_installed(&self) -> Result<Vec<Candidate>, RegistryError> {
         let admitted = self.admit_installed().await?;
-        load_admitted(&self.runtime, admitted, |_, _| {})
+        let order = LoadOrder::new(admitted.len());
+        load_admitted(&self.runtime, admitted, order, |_, _| {})
             .await
             .into_iter()
             .collect()

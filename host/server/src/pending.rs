@@ -5,7 +5,8 @@
 //! the compile cache. This backend serves that table at once. A call is
 //! decided, and its decision recorded, meanwhile; it then runs only when
 //! its own plugin's load has ended, on the loaded plugin: a call never
-//! waits for another plugin, and nothing runs on code that has not passed
+//! waits for another plugin (one it waits for that has not started loading
+//! starts next), and nothing runs on code that has not passed
 //! the load's checks (its `tools()` against the manifest, by the runtime).
 //! A load that fails answers every call waiting on it with the reason, and
 //! the host stops.
@@ -24,19 +25,23 @@ pub struct Pending {
     name: String,
     tools: Vec<ToolSpec>,
     loaded: watch::Receiver<Outcome>,
+    /// Asks for this plugin's load to start next.
+    hurry: Box<dyn Fn() + Send + Sync>,
 }
 
 /// Says how the plugin's load ended; dropped unsaid, calls waiting are
 /// told the host stopped.
 pub struct Fill(watch::Sender<Outcome>);
 
-/// A backend serving `manifest`'s tools, and what completes it.
-pub fn pending(manifest: &Manifest) -> (Pending, Fill) {
+/// A backend serving `manifest`'s tools, and what completes it; `hurry`
+/// is called when a call has to wait for the load.
+pub fn pending(manifest: &Manifest, hurry: impl Fn() + Send + Sync + 'static) -> (Pending, Fill) {
     let (tx, rx) = watch::channel(None);
     let backend = Pending {
         name: manifest.plugin.name.clone(),
         tools: manifest.tools.clone(),
         loaded: rx,
+        hurry: Box::new(hurry),
     };
     (backend, Fill(tx))
 }
@@ -65,6 +70,9 @@ impl Pending {
             )
         };
         let mut loaded = self.loaded.clone();
+        if loaded.borrow().is_none() {
+            (self.hurry)();
+        }
         let outcome = loaded
             .wait_for(Option::is_some)
             .await
@@ -141,7 +149,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_call_waits_for_the_load_and_fails_with_its_reason() {
-        let (backend, fill) = pending(&manifest());
+        let hurried = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = hurried.clone();
+        let (backend, fill) = pending(&manifest(), move || {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        });
         let waiting = tokio::spawn(async move {
             backend
                 .resource("slow_tool", "doc", CallLimits::DEFAULT)
@@ -149,6 +161,11 @@ mod tests {
         });
         tokio::task::yield_now().await;
         assert!(!waiting.is_finished(), "nothing runs before the load ends");
+        assert_eq!(
+            hurried.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "a waiting call asks for its plugin next"
+        );
         fill.failed("`tools()` disagrees with its manifest".into());
         let answer = waiting.await.unwrap();
         assert_eq!(answer.host_code(), Some(HostCode::RuntimeClosed));
@@ -161,7 +178,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_host_that_stops_before_the_load_ends_answers_calls() {
-        let (backend, fill) = pending(&manifest());
+        let (backend, fill) = pending(&manifest(), || {});
         drop(fill);
         let answer = backend
             .resource("slow_tool", "doc", CallLimits::DEFAULT)

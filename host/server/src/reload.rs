@@ -112,8 +112,8 @@ impl LivePlugins {
     /// both, and nothing is registered. Their tools are then registered
     /// from the signed manifests and `listed` is told, while the code is
     /// loaded (see [`crate::pending`]; the configured plugins first, in
-    /// their order). Admin changes wait until it ends. The first load that
-    /// fails is the error.
+    /// their order, but one a call waits for next). Admin changes wait
+    /// until it ends. The first load that fails is the error.
     pub async fn load_initial(
         &self,
         runtime: &warden_runtime::Runtime,
@@ -139,10 +139,14 @@ impl LivePlugins {
             let grants = self.grants.of(a.name());
             admitted.push((a, grants));
         }
+        let order = warden_registry::LoadOrder::new(admitted.len());
         let mut fills = Vec::new();
         let mut registrations = Vec::new();
-        for (a, grants) in &admitted {
-            let (backend, fill) = crate::pending::pending(&a.manifest);
+        for (i, (a, grants)) in admitted.iter().enumerate() {
+            let hurry = order.clone();
+            let (backend, fill) = crate::pending::pending(&a.manifest, move || {
+                hurry.first(i);
+            });
             let r = registration_of(&a.manifest, &a.path, Arc::new(backend), grants.clone());
             registrations.push((r.owner.clone(), Some(r)));
             fills.push(fill);
@@ -151,7 +155,7 @@ impl LivePlugins {
         *self.fixed.lock().unwrap_or_else(PoisonError::into_inner) = names.clone();
         listed();
         let admitted = admitted.into_iter().map(|(a, _)| a).collect();
-        let loaded = warden_registry::load_admitted(runtime, admitted, |i, result| {
+        let loaded = warden_registry::load_admitted(runtime, admitted, order, |i, result| {
             if let Some(fill) = fills.get(i) {
                 match result {
                     Ok(c) => fill.loaded(c.plugin.clone()),
