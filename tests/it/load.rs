@@ -62,6 +62,96 @@ async fn corrupt_cache_entry_is_recompiled() {
     assert_eq!(again.origin(), LoadOrigin::Compiled);
 }
 
+/// Entries do not pile up. Swept: an entry no load used for longer than
+/// `UNUSED_FOR` (a replaced plugin), one compiled for other engine
+/// settings, and a temporary file of a write that never ended. Kept: an
+/// entry a load just used (however old it was before), a fresh temporary
+/// file (a write under way), and files that are not the cache's.
+#[tokio::test(flavor = "multi_thread")]
+async fn entries_no_load_used_for_long_are_swept_and_used_ones_stay() {
+    let cache = tempfile::tempdir().unwrap();
+    let config =
+        RuntimeConfig::new(Some(cache.path().to_path_buf())).with_cache_key(common::cache_key());
+    let first = Runtime::new(config.clone()).unwrap();
+    let fs = first
+        .load(Path::new(warden_test_artifacts::FS))
+        .await
+        .unwrap();
+    first
+        .load(Path::new(warden_test_artifacts::PROBE))
+        .await
+        .unwrap();
+    let fs_entry = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let hex = fs.digest().trim_start_matches("sha256:");
+            p.file_name().unwrap().to_string_lossy().starts_with(hex)
+        })
+        .unwrap();
+    let long_ago = std::time::SystemTime::now()
+        - warden_runtime::UNUSED_FOR
+        - std::time::Duration::from_secs(86_400);
+    let dir = cache.path();
+    for (name, text) in [
+        (
+            format!("{}-0000000000000000.cwasm", "ab".repeat(32)),
+            "foreign",
+        ),
+        (".tmpABC123".to_owned(), "half"),
+        ("notes.txt".to_owned(), "not ours"),
+    ] {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    std::fs::write(dir.join(".tmpNEW456"), "under way").unwrap();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if !path.ends_with(".tmpNEW456") {
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            file.set_modified(long_ago).unwrap();
+        }
+    }
+
+    // A restarted host loads fs (a cache hit marks it used), then sweeps.
+    let again = Runtime::new(config).unwrap();
+    let fs = again
+        .load(Path::new(warden_test_artifacts::FS))
+        .await
+        .unwrap();
+    assert_eq!(fs.origin(), LoadOrigin::Cached);
+    let swept = again.sweep_cache(std::time::SystemTime::now()).unwrap();
+    assert_eq!(swept.files, 3, "{swept:?}");
+    let mut left: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    let mut kept = vec![
+        ".tmpNEW456".to_owned(),
+        fs_entry.file_name().unwrap().to_string_lossy().into_owned(),
+        "notes.txt".to_owned(),
+    ];
+    kept.sort();
+    assert_eq!(left, kept);
+    // Nothing left to sweep; the kept entry still loads from the cache.
+    assert_eq!(
+        again
+            .sweep_cache(std::time::SystemTime::now())
+            .unwrap()
+            .files,
+        0
+    );
+    let third = Runtime::new(
+        RuntimeConfig::new(Some(dir.to_path_buf())).with_cache_key(common::cache_key()),
+    )
+    .unwrap();
+    let fs = third
+        .load(Path::new(warden_test_artifacts::FS))
+        .await
+        .unwrap();
+    assert_eq!(fs.origin(), LoadOrigin::Cached);
+}
+
 /// The one entry in `cache`.
 fn only_entry(cache: &Path) -> std::path::PathBuf {
     let entries: Vec<_> = std::fs::read_dir(cache)

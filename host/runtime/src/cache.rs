@@ -16,10 +16,16 @@
 //! when they existed with wider modes. Files are written to a temporary
 //! name and renamed, so a killed host never leaves a half-written entry
 //! under a real key.
+//!
+//! Entries do not pile up: a load that uses one marks it used (its
+//! modification time), and [`CompileCache::sweep`] removes entries no load
+//! used for [`UNUSED_FOR`] (replaced plugins, older engine settings) and
+//! temporary files of writes that never ended.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::{Read as _, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use wasmtime::Engine;
 use wasmtime::component::Component;
@@ -31,6 +37,21 @@ mod sealed;
 
 /// The tag's length at the start of every entry.
 const TAG_LEN: usize = 32;
+
+/// How long an entry may go unused before [`CompileCache::sweep`] removes
+/// it (it is recompiled if it is ever needed again).
+pub const UNUSED_FOR: Duration = Duration::from_secs(30 * 24 * 60 * 60);
+
+/// A temporary file this old was left by a write that never ended (a
+/// killed host); writing an entry takes well under a second.
+const ABANDONED_AFTER: Duration = Duration::from_secs(60 * 60);
+
+/// What a sweep removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Swept {
+    pub files: usize,
+    pub bytes: u64,
+}
 
 /// The key that authenticates cache entries (derive it from the host key,
 /// e.g. `SecretKey::derive_key("compile-cache")`). Never printed.
@@ -108,7 +129,11 @@ impl CompileCache {
             Err(e) => Read::Unreadable(e),
         };
         match read {
-            Read::Loaded(component) => Some(component),
+            Read::Loaded(component) => {
+                // Marks the entry used, for `sweep`; failing to is harmless.
+                let _ = file.set_modified(SystemTime::now());
+                Some(component)
+            }
             Read::Unreadable(e) => {
                 tracing::warn!(path = %path.display(), error = %e, "cannot read a compile cache entry; recompiling");
                 None
@@ -149,6 +174,52 @@ impl CompileCache {
         if let Err(e) = write() {
             tracing::warn!(path = %path.display(), error = %e, "could not write compile cache entry");
         }
+    }
+}
+
+impl CompileCache {
+    /// Removes the entries no load used for [`UNUSED_FOR`] before `now`
+    /// (whatever engine settings they were compiled for) and temporary
+    /// files left by writes that never ended; leaves every other file.
+    /// A file that cannot be read or removed is logged and skipped.
+    pub fn sweep(&self, now: SystemTime) -> Swept {
+        let mut swept = Swept::default();
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) => {
+                tracing::warn!(dir = %self.dir.display(), error = %e, "cannot sweep the compile cache");
+                return swept;
+            }
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let limit = if name.ends_with(".cwasm") {
+                UNUSED_FOR
+            } else if name.starts_with(".tmp") {
+                ABANDONED_AFTER
+            } else {
+                continue;
+            };
+            let Ok(meta) = entry.metadata() else { continue };
+            let idle = meta
+                .modified()
+                .ok()
+                .and_then(|at| now.duration_since(at).ok());
+            if !meta.is_file() || idle.is_none_or(|idle| idle < limit) {
+                continue;
+            }
+            match std::fs::remove_file(entry.path()) {
+                Ok(()) => {
+                    swept.files += 1;
+                    swept.bytes += meta.len();
+                }
+                Err(e) => {
+                    tracing::warn!(path = %entry.path().display(), error = %e, "cannot remove an unused compile cache entry");
+                }
+            }
+        }
+        swept
     }
 }
 

@@ -11,7 +11,7 @@ use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAlloc
 
 use crate::RuntimeError;
 use crate::bindings;
-use crate::cache::{CacheKey, CompileCache};
+use crate::cache::{CacheKey, CompileCache, Swept};
 use crate::http::HttpLimits;
 use crate::plugin::Plugin;
 use crate::state::HostState;
@@ -180,6 +180,13 @@ impl Runtime {
         digest: &str,
     ) -> Result<Plugin, RuntimeError> {
         Plugin::load(self.clone(), path, bytes, Some(digest)).await
+    }
+
+    /// Sweeps the compile cache ([`crate::cache::CompileCache::sweep`]):
+    /// what it removed, or `None` without a cache. Reads the directory:
+    /// call it off the async workers.
+    pub fn sweep_cache(&self, now: std::time::SystemTime) -> Option<Swept> {
+        self.shared.cache.as_ref().map(|cache| cache.sweep(now))
     }
 }
 

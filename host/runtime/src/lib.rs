@@ -32,7 +32,7 @@ mod special_files;
 mod state;
 mod wasi;
 
-pub use cache::CacheKey;
+pub use cache::{CacheKey, Swept, UNUSED_FOR};
 pub use engine::{Runtime, RuntimeConfig};
 pub use error::RuntimeError;
 pub use http::{CappedBody, ConnectionTask, Egress, HttpLimits};

@@ -180,6 +180,7 @@ async fn load(
                 agent = %job.agent, tools = job.gate.list_tools(&job.agent).len(), "serving"
             );
             loading.ready();
+            sweep_cache(job.runtime).await;
         }
         Err(e) => {
             let reason = e.to_string();
@@ -188,6 +189,24 @@ async fn load(
                 .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e);
             loading.failed(reason);
         }
+    }
+}
+
+/// Removes compile cache entries no load used for a long time, once the
+/// start-up load is done (this load marked the ones it used).
+async fn sweep_cache(runtime: warden_runtime::Runtime) {
+    let swept =
+        tokio::task::spawn_blocking(move || runtime.sweep_cache(std::time::SystemTime::now()))
+            .await;
+    if let Ok(Some(swept)) = swept
+        && swept.files > 0
+    {
+        tracing::info!(
+            files = swept.files,
+            bytes = swept.bytes,
+            unused_days = warden_runtime::UNUSED_FOR.as_secs() / 86_400,
+            "removed unused compile cache entries"
+        );
     }
 }
 
