@@ -55,7 +55,7 @@ const EDGES: &[(&str, &[&str])] = &[
         "warden-gate",
         &["warden-api", "warden-policy", "warden-signing"],
     ),
-    ("warden-mcp", &["warden-api"]),
+    ("warden-mcp", &["warden-api", "warden-signing"]),
     (
         "warden-server",
         &[

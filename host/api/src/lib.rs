@@ -5,7 +5,8 @@
 //! patterns and the pure address checks, environment), call limits, the
 //! result envelope agents see, the [`ToolHost`] / [`Backend`] traits, and
 //! the [`Journal`] / [`ApprovalLedger`] traits durable state is written
-//! through.
+//! through, and JSON's canonical form (RFC 8785) that digests of JSON
+//! values are taken over.
 //!
 //! Does not own: any I/O, any runtime framework, any policy. Depends on
 //! serde and thiserror only, so the plugin SDK can share these types inside
@@ -14,6 +15,7 @@
 mod action;
 mod admin;
 mod approval;
+mod canonical;
 mod category;
 mod clock;
 mod code;
@@ -37,6 +39,7 @@ pub use approval::{
     AnswerError, Answerer, ApprovalAnswer, ApprovalChannel, ApprovalRequest, Approvals, Approver,
     Attribution,
 };
+pub use canonical::canonical_json;
 pub use category::Category;
 pub use clock::{Clock, SystemClock};
 pub use code::{HostCode, UnknownHostCode};

@@ -19,6 +19,8 @@ pub enum McpError {
     Admin { at: String, message: String },
     #[error("server configuration: {0}")]
     Config(String),
+    #[error("tool `{tool}`: its definition does not serialise: {reason}")]
+    Definition { tool: String, reason: String },
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
 }

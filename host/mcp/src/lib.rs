@@ -21,6 +21,7 @@ mod approve;
 mod auth;
 mod capability;
 mod convert;
+mod definition;
 mod disclosure;
 mod error;
 mod events;
@@ -35,6 +36,7 @@ mod trust;
 
 pub use admin::{AdminSocket, AnswerBody, admin_router, serve_admin_socket};
 pub use admin_client::AdminClient;
+pub use definition::{DEFINITION_FIELDS, definition_digest, entry_digest, spec_digest};
 pub use disclosure::{Disclosure, DisclosureConfig, DisclosureMode};
 pub use error::McpError;
 pub use handler::{Server, ServerOptions};

@@ -1,4 +1,5 @@
-//! `warden tools list`: the tools an agent may use.
+//! `warden tools list`: the tools an agent may use, each with the digest
+//! of the definition a client is shown (what a definition pin records).
 
 use crate::out::out;
 use std::sync::Arc;
@@ -34,20 +35,42 @@ pub fn list(args: ListArgs) -> anyhow::Result<Outcome> {
             .build();
         anyhow::Ok(gate.list_tools(&args.agent.agent))
     })?;
+    // What a pin on each tool's definition records: the digest of the
+    // definition a client is shown in `tools/list`.
+    let digests = tools
+        .iter()
+        .map(warden_mcp::spec_digest)
+        .collect::<Result<Vec<_>, _>>()?;
     let text = if args.json {
-        serde_json::to_string_pretty(&json!(tools))?
+        let listed = tools
+            .iter()
+            .zip(&digests)
+            .map(|(t, digest)| {
+                let mut entry = json!(t);
+                entry["definition-digest"] = json!(digest);
+                entry
+            })
+            .collect::<Vec<_>>();
+        serde_json::to_string_pretty(&listed)?
     } else {
         tools
             .iter()
-            .map(|t| {
+            .zip(&digests)
+            .map(|(t, digest)| {
                 let effect = if t.side_effect {
                     "side effects"
                 } else {
                     "read-only"
                 };
+                // Short, as git shows commits; `--json` has it whole.
+                let short = digest.get(..19).unwrap_or(digest);
                 format!(
-                    "{:<16} {:<14} {:<12} {:<12} {}",
-                    t.name, t.category, t.action_type, effect, t.summary
+                    "{:<16} {:<14} {:<12} {:<12} {short}  {}",
+                    t.name.to_string(),
+                    t.category.to_string(),
+                    t.action_type.to_string(),
+                    effect,
+                    t.summary
                 )
             })
             .collect::<Vec<_>>()
