@@ -107,16 +107,4 @@ impl AdmissionPolicy {
             Err(e) => Err(refused(e)),
         }
     }
-
-    /// Reads a component file and its signature and checks them; returns
-    /// the bytes so the caller loads exactly what was checked.
-    pub fn admit_file(&self, path: &Path) -> Result<(Vec<u8>, Admission), RegistryError> {
-        let bytes = std::fs::read(path).map_err(|source| RegistryError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let signature = read_signature(path)?;
-        let admission = self.admit(path, &bytes, signature.as_ref())?;
-        Ok((bytes, admission))
-    }
 }

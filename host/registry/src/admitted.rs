@@ -32,8 +32,13 @@ impl Admitted {
     /// Reads a component file and its signature and admits them under
     /// `policy`; nothing of the component runs.
     pub fn read(policy: &AdmissionPolicy, path: &Path) -> Result<Admitted, RegistryError> {
-        let (bytes, admission) = policy.admit_file(path)?;
-        let signature = read_signature(path)?.map(|s| s.to_text());
+        let bytes = std::fs::read(path).map_err(|source| RegistryError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let signature = read_signature(path)?;
+        let admission = policy.admit(path, &bytes, signature.as_ref())?;
+        let signature = signature.map(|s| s.to_text());
         let section = warden_runtime::manifest_section(&bytes).map_err(|reason| {
             RegistryError::NotAPlugin {
                 path: path.to_path_buf(),
