@@ -15,7 +15,7 @@ use warden_api::{
 use warden_gate::{Gate, PolicyEnv};
 use warden_policy::Policy;
 use warden_policy::config::PolicyConfig;
-use warden_store::{Store, host_key};
+use warden_store::{Hooks, SqliteStore, Store, host_key};
 
 use crate::common;
 
@@ -65,7 +65,7 @@ impl Backend for Deployer {
 
 struct Fixture {
     gate: Gate,
-    store: Arc<Store>,
+    store: Arc<dyn Store>,
     deployer: Arc<Deployer>,
     dir: tempfile::TempDir,
 }
@@ -74,7 +74,8 @@ async fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("ws")).unwrap();
     let key = host_key(&dir.path().join("host.key")).unwrap();
-    let store = Arc::new(Store::open(&dir.path().join("warden.db"), key).unwrap());
+    let store: Arc<dyn Store> =
+        Arc::new(SqliteStore::open(&dir.path().join("warden.db"), key).unwrap());
     let config: PolicyConfig = toml::from_str("[agents.writer]\nlevel = \"elevated\"\n").unwrap();
     let policy = Policy::from_config(&config, &warden_api::BUILTIN_ACTION_TYPES).unwrap();
     let deployer = Arc::new(Deployer(Mutex::new(0)));
@@ -92,7 +93,7 @@ async fn fixture() -> Fixture {
         .unwrap()
         .backend("ship", deployer.clone(), Default::default())
         .unwrap()
-        .journal(store.clone());
+        .journal(Arc::new(Hooks(store.clone())));
     for a in policy.agents() {
         builder = builder.agent(a.clone());
     }
@@ -136,7 +137,7 @@ async fn answered(f: &Fixture, call: &CallRequest, answer: ApprovalAnswer) -> (E
     (envelope, person)
 }
 
-fn audit_kinds(store: &Store) -> Vec<(String, Value)> {
+fn audit_kinds(store: &dyn Store) -> Vec<(String, Value)> {
     store
         .records_after(0, 10_000)
         .unwrap()
@@ -196,7 +197,7 @@ async fn a_client_answer_adds_only_the_asked_call_and_an_operator_any_rule() {
         assert_eq!(person.asked.lock().unwrap().len(), 1);
         assert!(!f.dir.path().join("ws/notes/a.txt").exists(), "{what}");
         assert_eq!(*f.deployer.0.lock().unwrap(), 0, "{what}");
-        let kinds = audit_kinds(&f.store);
+        let kinds = audit_kinds(f.store.as_ref());
         assert!(
             kinds
                 .iter()
@@ -219,7 +220,7 @@ async fn a_client_answer_adds_only_the_asked_call_and_an_operator_any_rule() {
                 "{what} `{rule}` from an operator: {envelope:?}"
             );
         }
-        let added = audit_kinds(&f.store)
+        let added = audit_kinds(f.store.as_ref())
             .into_iter()
             .find(|(k, _)| k == "rule-added")
             .unwrap_or_else(|| panic!("{what}: the rule is audited"));

@@ -11,14 +11,14 @@ use warden_gate::{Gate, PolicyEnv};
 use warden_policy::config::PolicyConfig;
 use warden_policy::{Boundary, Capability, CapabilityGrant, Layer, Policy, Verdict};
 use warden_server::StoreGrants;
-use warden_store::{Store, host_key};
+use warden_store::{Hooks, SqliteStore, Store, host_key};
 
 use crate::common::{self, ManualClock};
 
 struct Fixture {
     gate: Gate,
     clock: Arc<ManualClock>,
-    store: Arc<Store>,
+    store: Arc<dyn Store>,
     dir: tempfile::TempDir,
 }
 
@@ -26,7 +26,8 @@ async fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("ws/out")).unwrap();
     let key = host_key(&dir.path().join("host.key")).unwrap();
-    let store = Arc::new(Store::open(&dir.path().join("warden.db"), key).unwrap());
+    let store: Arc<dyn Store> =
+        Arc::new(SqliteStore::open(&dir.path().join("warden.db"), key).unwrap());
     let config: PolicyConfig = toml::from_str("[agents.writer]\nlevel = \"standard\"\n").unwrap();
     let policy = Policy::from_config(&config, &warden_api::BUILTIN_ACTION_TYPES).unwrap();
     let clock = ManualClock::at(0);
@@ -42,7 +43,7 @@ async fn fixture() -> Fixture {
             common::grant(&dir.path().join("ws"), FsAccess::ReadWrite),
         )
         .unwrap()
-        .journal(store.clone())
+        .journal(Arc::new(Hooks(store.clone())))
         .grants(Arc::new(StoreGrants::new(store.clone(), clock.clone())))
         .clock(clock.clone());
     for a in policy.agents() {

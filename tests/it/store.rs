@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use warden_api::{ApprovalAnswer, ApprovalRequest, Approver};
 use warden_gate::ApprovalBook;
-use warden_store::{Store, host_key};
+use warden_store::{Hooks, SqliteStore, Store, host_key};
 
-fn open(dir: &std::path::Path) -> (Arc<Store>, ApprovalBook) {
+fn open(dir: &std::path::Path) -> (Arc<dyn Store>, ApprovalBook) {
     let key = host_key(&dir.join("host.key")).unwrap();
-    let store = Arc::new(Store::open(&dir.join("warden.db"), key).unwrap());
-    let book = ApprovalBook::durable(Duration::from_secs(600), store.clone()).unwrap();
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.join("warden.db"), key).unwrap());
+    let book =
+        ApprovalBook::durable(Duration::from_secs(600), Arc::new(Hooks(store.clone()))).unwrap();
     (store, book)
 }
 
@@ -80,10 +81,9 @@ async fn an_answer_that_cannot_be_recorded_is_not_given() {
     let id = pending(&book, "/x").await;
     // Another process closes it under our feet (e.g. a restored backup).
     let key = host_key(&dir.path().join("host.key")).unwrap();
-    let other = Store::open(&dir.path().join("warden.db"), key).unwrap();
-    use warden_api::ApprovalLedger;
+    let other = SqliteStore::open(&dir.path().join("warden.db"), key).unwrap();
     other
-        .answered(
+        .approval_answered(
             &ask("/x").with_id(&id),
             &ApprovalAnswer::AllowOnce,
             "admin",

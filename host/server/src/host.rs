@@ -311,7 +311,7 @@ impl Loaded {
         Ok(self
             .gate_builder(agents)?
             .approver(approver)
-            .journal(store.clone())
+            .journal(Arc::new(warden_store::Hooks(store.clone())))
             .grants(Arc::new(crate::StoreGrants::new(store, clock.clone())))
             .clock(clock)
             .trust(Arc::new(trust))

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
-use warden_api::{AdminError, Attribution, AuditEvent, BoxFuture, Journal, PluginAdmin};
+use warden_api::{AdminError, Attribution, AuditEvent, BoxFuture, PluginAdmin};
 use warden_registry::Registry;
 
 use crate::{HostOptions, ServerError, state};
@@ -70,7 +70,7 @@ impl PluginAdmin for OfflinePlugins {
             let store = state::open(&self.state_dir, false)
                 .map_err(|e| AdminError::failed("opening the state database", e))?;
             store
-                .audit(&AuditEvent::PluginRemoved { name, by })
+                .append(&AuditEvent::PluginRemoved { name, by })
                 .map_err(|e| {
                     AdminError::failed(
                         "the plugin was removed, but the audit log could not record it",

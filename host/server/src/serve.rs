@@ -16,7 +16,7 @@ use warden_api::{ApprovalChannel, ToolHost};
 use warden_gate::{ApprovalBook, Gate, TrustKeeper};
 use warden_mcp::{HttpOptions, ServerOptions};
 use warden_policy::Mode;
-use warden_store::Store;
+use warden_store::{Hooks, Store};
 
 use crate::agents::{AgentOverrides, agents};
 use crate::config::{Config, resolve_token};
@@ -82,7 +82,7 @@ pub struct Host {
     failure: Arc<std::sync::Mutex<Option<ServerError>>>,
     gate: Gate,
     book: Arc<ApprovalBook>,
-    store: Arc<Store>,
+    store: Arc<dyn Store>,
     mcp: warden_mcp::Server,
     live: Arc<LivePlugins>,
     agent: String,
@@ -286,10 +286,11 @@ impl Host {
         }
         let serve = &config.serve;
         let clock = host.clock.clone();
+        let hooks = Arc::new(Hooks(store.clone()));
         let book = Arc::new(
             ApprovalBook::durable(
                 Duration::from_secs(serve.approval_timeout_secs.max(1)),
-                store.clone(),
+                hooks.clone(),
             )
             .map_err(|source| ServerError::Journal {
                 what: "loading approvals from the state database".into(),
@@ -318,7 +319,7 @@ impl Host {
             .gate_builder(policies)?
             .env(loaded.env_with(&installed_grants))
             .approver(book.clone())
-            .journal(store.clone())
+            .journal(hooks.clone())
             .grants(Arc::new(StoreGrants::new(store.clone(), clock.clone())))
             .clock(clock)
             .fingerprint_key(state::fingerprint_key(&host_key))
@@ -350,7 +351,7 @@ impl Host {
             registry,
             mcp.clone(),
             named,
-            store.clone(),
+            hooks.clone(),
             startup.clone(),
         ));
         mcp.set_plugin_admin(live.clone());
@@ -442,7 +443,7 @@ impl Host {
         &self.book
     }
 
-    pub fn store(&self) -> &Arc<Store> {
+    pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
     }
 

@@ -11,12 +11,12 @@ use warden_policy::{CapabilityGrant, GrantSet};
 use warden_store::Store;
 
 /// What `Store::grants_version` returns.
-type GrantsVersion = (i64, u64);
+type GrantsVersion = u64;
 
 /// Grants from the store, reloaded when the database changed (a grant
 /// issued or revoked by this process or by `warden grants`).
 pub struct StoreGrants {
-    store: Arc<Store>,
+    store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     cache: Mutex<(Option<GrantsVersion>, Arc<GrantSet>)>,
 }
@@ -28,7 +28,7 @@ impl std::fmt::Debug for StoreGrants {
 }
 
 impl StoreGrants {
-    pub fn new(store: Arc<Store>, clock: Arc<dyn Clock>) -> StoreGrants {
+    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> StoreGrants {
         StoreGrants {
             store,
             clock,
@@ -63,7 +63,7 @@ impl GrantStore for StoreGrants {
 
 /// Trust states in the store, with their audit records.
 #[derive(Debug)]
-pub struct StoreTrust(pub Arc<Store>);
+pub struct StoreTrust(pub Arc<dyn Store>);
 
 impl TrustStore for StoreTrust {
     fn load(&self, agent: &str) -> Result<Option<TrustState>, JournalError> {

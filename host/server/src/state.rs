@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use warden_signing::SecretKey;
-use warden_store::{Store, host_key, private_dir};
+use warden_store::{SqliteStore, Store, host_key, private_dir};
 
 use crate::ServerError;
 
@@ -20,7 +20,7 @@ pub const KEY_FILE: &str = "host.key";
 
 /// Opens the state database (creating the directory, key and database
 /// when missing). A newer or damaged database is an error.
-pub fn open(state_dir: &Path, audit_args: bool) -> Result<Arc<Store>, ServerError> {
+pub fn open(state_dir: &Path, audit_args: bool) -> Result<Arc<dyn Store>, ServerError> {
     open_with(state_dir, audit_args, crate::config::Durability::Full)
 }
 
@@ -29,14 +29,14 @@ pub fn open_with(
     state_dir: &Path,
     audit_args: bool,
     durability: crate::config::Durability,
-) -> Result<Arc<Store>, ServerError> {
+) -> Result<Arc<dyn Store>, ServerError> {
     private(state_dir)?;
     let key = host_key(&state_dir.join(KEY_FILE))?;
     let durability = match durability {
         crate::config::Durability::Full => warden_store::Durability::Full,
         crate::config::Durability::Normal => warden_store::Durability::Normal,
     };
-    let store = Store::open(&state_dir.join(DB_FILE), key)?
+    let store = SqliteStore::open(&state_dir.join(DB_FILE), key)?
         .with_durability(durability)?
         .with_audit_args(audit_args);
     Ok(Arc::new(store))

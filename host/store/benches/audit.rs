@@ -11,8 +11,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use warden_api::{AuditEvent, Journal};
-use warden_store::{Durability, Store, host_key};
+use warden_api::AuditEvent;
+use warden_store::{Durability, SqliteStore, host_key};
 
 fn main() {
     divan::main();
@@ -40,9 +40,9 @@ fn event(n: u64) -> AuditEvent {
     }
 }
 
-fn store(dir: &tempfile::TempDir, durability: Durability) -> Store {
+fn store(dir: &tempfile::TempDir, durability: Durability) -> SqliteStore {
     let key = host_key(&dir.path().join("host.key")).expect("key");
-    Store::open(&dir.path().join("warden.db"), key)
+    SqliteStore::open(&dir.path().join("warden.db"), key)
         .and_then(|s| s.with_durability(durability))
         .expect("store")
 }
@@ -56,7 +56,7 @@ fn append(bencher: divan::Bencher, durability: Durability) {
         .counter(divan::counter::ItemsCount::new(1usize))
         .bench(|| {
             let event = event(n.fetch_add(1, Ordering::Relaxed));
-            store.audit(&event).expect("append");
+            store.append(&event).expect("append");
         });
 }
 
@@ -73,7 +73,7 @@ fn burst<const APPENDERS: usize>(bencher: divan::Bencher, durability: Durability
                     scope.spawn(|| {
                         for _ in 0..BURST / APPENDERS {
                             let event = event(n.fetch_add(1, Ordering::Relaxed));
-                            store.audit(&event).expect("append");
+                            store.append(&event).expect("append");
                         }
                     });
                 }

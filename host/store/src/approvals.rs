@@ -2,18 +2,12 @@
 //! restart, and an answer once used is marked so it is never used again.
 
 use rusqlite::params;
-use warden_api::{
-    ApprovalAnswer, ApprovalLedger, ApprovalRequest, AuditEvent, JournalError, OpenApproval,
-};
+use warden_api::{ApprovalAnswer, ApprovalRequest, OpenApproval};
 
-use crate::{Store, StoreError};
+use crate::{SqliteStore, StoreError};
 
-fn journal(e: StoreError) -> JournalError {
-    JournalError::with_source("the approvals ledger", e)
-}
-
-impl Store {
-    fn close(&self, id: &str, state: &str, at_ms: u64) -> Result<(), StoreError> {
+impl SqliteStore {
+    pub(crate) fn close(&self, id: &str, state: &str, at_ms: u64) -> Result<(), StoreError> {
         let conn = self.conn();
         conn.execute(
             "UPDATE approvals SET state = ?2, closed_ms = ?3 WHERE id = ?1 AND state = 'answered'",
@@ -23,7 +17,7 @@ impl Store {
         Ok(())
     }
 
-    /// Every approval, newest first, for operators.
+    /// Approvals waiting for an answer or for a retry, oldest first.
     pub fn open_approvals(&self) -> Result<Vec<OpenApproval>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn
@@ -68,10 +62,10 @@ impl Store {
     }
 }
 
-impl ApprovalLedger for Store {
-    fn asked(&self, approval: &OpenApproval) -> Result<(), JournalError> {
+impl SqliteStore {
+    pub(crate) fn asked(&self, approval: &OpenApproval) -> Result<(), StoreError> {
         let request = serde_json::to_string(&approval.request)
-            .map_err(|e| JournalError::with_source("encoding an approval", e))?;
+            .map_err(StoreError::data("recording an approval"))?;
         self.conn()
             .execute(
                 "INSERT INTO approvals (id, agent, request, call_key, asked_ms, state) \
@@ -84,64 +78,39 @@ impl ApprovalLedger for Store {
                     approval.asked_ms as i64
                 ],
             )
-            .map_err(|e| JournalError::with_source("recording an approval", e))?;
+            .map_err(StoreError::sql("recording an approval"))?;
         Ok(())
     }
 
-    fn answered(
+    pub(crate) fn answered(
         &self,
         request: &ApprovalRequest,
         answer: &ApprovalAnswer,
         by: &str,
         at_ms: u64,
-    ) -> Result<(), JournalError> {
-        let text = serde_json::to_string(answer)
-            .map_err(|e| JournalError::with_source("encoding an answer", e))?;
+    ) -> Result<(), StoreError> {
+        let text =
+            serde_json::to_string(answer).map_err(StoreError::data("answering an approval"))?;
         let mut conn = self.conn();
-        let run = |conn: &mut rusqlite::Connection| -> Result<(), StoreError> {
-            let tx = conn
-                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-                .map_err(StoreError::sql("answering an approval"))?;
-            let changed = tx
-                .execute(
-                    "UPDATE approvals SET state = 'answered', answer = ?2, answered_ms = ?3 \
-                     WHERE id = ?1 AND state = 'pending'",
-                    params![request.id, text, at_ms as i64],
-                )
-                .map_err(StoreError::sql("answering an approval"))?;
-            if changed == 0 {
-                return Err(StoreError::Data {
-                    operation: "answering an approval",
-                    detail: format!("approval `{}` is not pending", request.id),
-                });
-            }
-            let event = AuditEvent::Approval {
-                id: request.id.clone(),
-                agent: request.agent.clone(),
-                call: request.call.clone(),
-                answer: answer.clone(),
-                by: by.to_owned(),
-            };
-            self.audit_in(&tx, [&event], at_ms)?;
-            tx.commit()
-                .map_err(StoreError::sql("answering an approval"))
-        };
-        run(&mut conn).map_err(journal)
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(StoreError::sql("answering an approval"))?;
+        let changed = tx
+            .execute(
+                "UPDATE approvals SET state = 'answered', answer = ?2, answered_ms = ?3 \
+                 WHERE id = ?1 AND state = 'pending'",
+                params![request.id, text, at_ms as i64],
+            )
+            .map_err(StoreError::sql("answering an approval"))?;
+        if changed == 0 {
+            return Err(StoreError::NotPending(request.id.clone()));
+        }
+        self.audit_in(&tx, [&crate::events::approval(request, answer, by)], at_ms)?;
+        tx.commit()
+            .map_err(StoreError::sql("answering an approval"))
     }
 
-    fn consumed(&self, id: &str, at_ms: u64) -> Result<(), JournalError> {
-        self.close(id, "consumed", at_ms).map_err(journal)
-    }
-
-    fn dropped(&self, id: &str, at_ms: u64) -> Result<(), JournalError> {
-        self.close(id, "dropped", at_ms).map_err(journal)
-    }
-
-    fn open(&self) -> Result<Vec<OpenApproval>, JournalError> {
-        self.open_approvals().map_err(journal)
-    }
-
-    fn highest_id(&self) -> Result<u64, JournalError> {
+    pub(crate) fn highest_id(&self) -> Result<u64, StoreError> {
         let n: i64 = self
             .conn()
             .query_row(
@@ -149,7 +118,7 @@ impl ApprovalLedger for Store {
                 [],
                 |r| r.get(0),
             )
-            .map_err(|e| JournalError::with_source("reading approval ids", e))?;
+            .map_err(StoreError::sql("reading approval ids"))?;
         Ok(n.max(0) as u64)
     }
 }

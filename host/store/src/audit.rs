@@ -4,10 +4,10 @@
 
 use rusqlite::params;
 use serde::Serialize;
-use warden_api::{AuditEvent, JournalError};
+use warden_api::AuditEvent;
 
 use crate::chain::Entry;
-use crate::{Store, StoreError, now_ms};
+use crate::{SqliteStore, StoreError, now_ms};
 
 /// One stored record. `tag` is empty on a record that is not the last of
 /// its commit (the tag on that last record covers it), and `signature`
@@ -25,7 +25,7 @@ pub struct AuditRecord {
     pub tag: String,
 }
 
-impl Store {
+impl SqliteStore {
     /// Appends one record, sharing a transaction with records other
     /// threads append at the same time; returns its sequence number once
     /// it is committed.
@@ -33,7 +33,7 @@ impl Store {
         crate::writer::block_on(self.append_async(event))
     }
 
-    /// [`Store::append`] for async callers: while another caller's commit
+    /// [`SqliteStore::append`] for async callers: while another caller's commit
     /// runs, this waits without holding its thread.
     pub async fn append_async(&self, event: &AuditEvent) -> Result<u64, StoreError> {
         self.append_grouped(Entry::new(event, now_ms())?).await
@@ -106,46 +106,5 @@ impl Store {
             .query_row("SELECT coalesce(max(seq), 0) FROM audit", [], |r| r.get(0))
             .map_err(StoreError::sql("reading the audit head"))?;
         self.records_after((last as u64).saturating_sub(n), n)
-    }
-}
-
-impl warden_api::Journal for Store {
-    fn rule_added(
-        &self,
-        agent: &str,
-        rule: &str,
-        approval: Option<&str>,
-        by: Option<&warden_api::Attribution>,
-    ) -> Result<(), JournalError> {
-        self.add_rule(agent, rule, approval, by)
-            .map_err(|e| JournalError::with_source("recording a rule", e))
-    }
-
-    fn audit(&self, event: &AuditEvent) -> Result<(), JournalError> {
-        self.append(event)
-            .map(|_| ())
-            .map_err(|e| JournalError::with_source("appending to the audit log", e))
-    }
-
-    fn audit_async<'a>(
-        &'a self,
-        event: &'a AuditEvent,
-    ) -> warden_api::BoxFuture<'a, Result<(), JournalError>> {
-        Box::pin(async move {
-            self.append_async(event)
-                .await
-                .map(|_| ())
-                .map_err(|e| JournalError::with_source("appending to the audit log", e))
-        })
-    }
-
-    fn audit_args(&self) -> bool {
-        Store::audit_args(self)
-    }
-
-    fn seal(&self) -> Result<(), JournalError> {
-        Store::seal(self)
-            .map(|_| ())
-            .map_err(|e| JournalError::with_source("signing the audit chain's head", e))
     }
 }

@@ -19,7 +19,7 @@ use rusqlite::{Connection, params};
 use warden_api::AuditEvent;
 
 use crate::checkpoint::Marks;
-use crate::{Store, StoreError};
+use crate::{SqliteStore, StoreError};
 
 /// The `prev` of the first record.
 pub(crate) const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -83,7 +83,7 @@ pub(crate) fn unhex<const N: usize>(text: &str) -> Option<[u8; N]> {
     Some(out)
 }
 
-impl Store {
+impl SqliteStore {
     /// Appends `entries` after the chain's head inside the write
     /// transaction open on `conn`, the last one tagged (and at a
     /// checkpoint signed, `checkpoint.rs`); returns the first one's

@@ -16,7 +16,7 @@
 //! (tens of microseconds, verifiable with the public key alone) is made
 //! only at checkpoints: on a commit when [`SIGN_EVERY_RECORDS`] records or
 //! [`SIGN_EVERY`] have passed since this store's last one (so a process
-//! that commits once signs that commit), and by [`Store::seal`], which a
+//! that commits once signs that commit), and by [`SqliteStore::seal`], which a
 //! serving host runs on a timer and at shutdown to sign a head left
 //! unsigned. Against (2), nothing is ever appended after, or signed on, a
 //! head that carries neither a valid tag nor a valid signature of this
@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::chain::{hex, unhex};
-use crate::{Store, StoreError};
+use crate::{SqliteStore, StoreError};
 
 /// A commit is signed once this many records have been committed since
 /// the last signature this store made.
@@ -152,7 +152,7 @@ fn read_head(conn: &Connection, tagged: bool) -> Result<Option<Head>, StoreError
         .map_err(StoreError::sql("reading the audit head"))
 }
 
-impl Store {
+impl SqliteStore {
     /// The chain's head inside the write transaction open on `conn`, as
     /// `(seq, hash)`, after checking that this host covered it (a tag or
     /// signature of this key), unless it is the head this store last
@@ -212,7 +212,7 @@ impl Store {
     /// Signs at checkpoints of `records` records or `every` instead of
     /// the defaults: tests that need a signature where they expect one.
     #[cfg(test)]
-    pub(crate) fn checkpoints(mut self, records: u64, every: Duration) -> Store {
+    pub(crate) fn checkpoints(mut self, records: u64, every: Duration) -> SqliteStore {
         self.cover.every = (records, every);
         self
     }

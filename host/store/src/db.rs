@@ -14,7 +14,7 @@ use crate::migrate::{self, SCHEMA_VERSION};
 /// The state database. Cheap to share behind an `Arc`; every method is
 /// one transaction on one connection, and concurrent audit appends share
 /// transactions (`writer.rs`).
-pub struct Store {
+pub struct SqliteStore {
     conn: Mutex<Connection>,
     pub(crate) key: SecretKey,
     /// The key's id, stored with every record.
@@ -27,9 +27,9 @@ pub struct Store {
     pub(crate) grant_changes: std::sync::atomic::AtomicU64,
 }
 
-impl std::fmt::Debug for Store {
+impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store")
+        f.debug_struct("SqliteStore")
             .field("path", &self.path)
             .finish_non_exhaustive()
     }
@@ -162,18 +162,18 @@ fn check_integrity(conn: &Connection) -> Result<(), String> {
     Ok(())
 }
 
-impl Store {
+impl SqliteStore {
     /// Opens the database at `path`, migrating it to [`SCHEMA_VERSION`];
     /// audit records are signed with `key`. A file that is not a Warden
     /// database, is damaged, or has a newer schema is an error: the host
     /// never silently starts empty.
-    pub fn open(path: &Path, key: SecretKey) -> Result<Store, StoreError> {
-        Store::open_at(path, key, SCHEMA_VERSION)
+    pub fn open(path: &Path, key: SecretKey) -> Result<SqliteStore, StoreError> {
+        SqliteStore::open_at(path, key, SCHEMA_VERSION)
     }
 
     /// Opens at an older schema version: for migration tests only.
     #[doc(hidden)]
-    pub fn open_at(path: &Path, key: SecretKey, version: u32) -> Result<Store, StoreError> {
+    pub fn open_at(path: &Path, key: SecretKey, version: u32) -> Result<SqliteStore, StoreError> {
         crate::private::private_database(path)?;
         let mut conn = connect(path)?;
         migrate::migrate_to(&mut conn, version)?;
@@ -181,7 +181,7 @@ impl Store {
         // files left by an older run keep theirs until narrowed here.
         crate::private::private_database(path)?;
         let tagged = version >= crate::checkpoint::TAGGED_SINCE;
-        Ok(Store {
+        Ok(SqliteStore {
             conn: Mutex::new(conn),
             key_id: key.public().key_id().as_str().to_owned(),
             cover: crate::checkpoint::Cover::new(&key, tagged),
@@ -194,7 +194,7 @@ impl Store {
     }
 
     /// How hard each commit is pushed to disk.
-    pub fn with_durability(self, durability: Durability) -> Result<Store, StoreError> {
+    pub fn with_durability(self, durability: Durability) -> Result<SqliteStore, StoreError> {
         let value = match durability {
             Durability::Full => "FULL",
             Durability::Normal => "NORMAL",
@@ -206,7 +206,7 @@ impl Store {
     }
 
     /// Decisions carry the call's arguments, not just their digest.
-    pub fn with_audit_args(mut self, on: bool) -> Store {
+    pub fn with_audit_args(mut self, on: bool) -> SqliteStore {
         self.audit_args = on;
         self
     }

@@ -59,6 +59,8 @@ pub enum StoreError {
     UncoveredAuditHead { seq: u64 },
     #[error("no grant `{0}` is active")]
     NoSuchGrant(String),
+    #[error("approval `{0}` is not pending: it was answered, closed, or never asked")]
+    NotPending(String),
 }
 
 impl StoreError {

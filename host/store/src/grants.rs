@@ -2,23 +2,12 @@
 //! revoked; each change audited in the same transaction.
 
 use rusqlite::params;
-use warden_api::{Attribution, AuditEvent};
+use warden_api::Attribution;
 use warden_policy::CapabilityGrant;
 
-use crate::{Store, StoreError, now_ms};
+use crate::{SqliteStore, StoreError, now_ms};
 
-fn grant_event(action: &str, grant: &CapabilityGrant, by: Option<&Attribution>) -> AuditEvent {
-    AuditEvent::Grant {
-        action: action.to_owned(),
-        id: grant.id.clone(),
-        agent: grant.agent.clone(),
-        capability: grant.capability.to_string(),
-        issuer: grant.issuer.clone(),
-        by: by.cloned(),
-    }
-}
-
-impl Store {
+impl SqliteStore {
     /// Stores `grant` under a new id (`g-N`, its `id` is ignored) and
     /// returns it as stored; `by` is the operator who issued it, when one
     /// did (audited with the grant).
@@ -43,7 +32,7 @@ impl Store {
             params![next, grant.id, grant.agent, json, grant.valid_to_ms as i64],
         )
         .map_err(StoreError::sql("issuing a grant"))?;
-        self.audit_in(&tx, [&grant_event("issued", &grant, by)], now_ms())?;
+        self.audit_in(&tx, [&crate::events::grant_issued(&grant, by)], now_ms())?;
         tx.commit().map_err(StoreError::sql("issuing a grant"))?;
         self.grant_changes
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -77,11 +66,7 @@ impl Store {
             params![id, now as i64, by.actor],
         )
         .map_err(StoreError::sql("revoking a grant"))?;
-        let mut event = grant_event("revoked", &grant, Some(by));
-        if let AuditEvent::Grant { issuer, .. } = &mut event {
-            by.actor.clone_into(issuer);
-        }
-        self.audit_in(&tx, [&event], now)?;
+        self.audit_in(&tx, [&crate::events::grant_revoked(&grant, by)], now)?;
         tx.commit().map_err(StoreError::sql("revoking a grant"))?;
         self.grant_changes
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);

@@ -1,19 +1,22 @@
-//! Warden's durable state: one embedded SQLite database (`warden.db` in
-//! the state directory), no server to run.
+//! Warden's durable state, behind one interface ([`Store`]) with the
+//! embedded SQLite database (`warden.db` in the state directory, no
+//! server to run) as its default backend ([`SqliteStore`]).
 //!
-//! Owns: the schema and its versioned migrations, and every read and write
-//! of rules added by "always allow", approvals (pending, answered, used),
-//! capability grants, trust state per agent, the hash-chained signed audit
-//! log, and (room for) toolsmith blueprints. Each logical change is one
-//! transaction, committed before the caller reports it done, so a killed
-//! host loses nothing it reported; concurrent audit appends share one
-//! transaction (group commit), every commit's last record is tagged and
-//! checkpoints are signed. The host's signing key
-//! lives beside the database ([`host_key`]).
+//! Owns: the [`Store`] interface, the gate's hooks on it ([`Hooks`]),
+//! and for each backend the schema and its versioned migrations and
+//! every read and write of rules added by "always allow", approvals
+//! (pending, answered, used), capability grants, trust state per agent,
+//! the hash-chained signed audit log, and (room for) toolsmith
+//! blueprints. Each logical change is one transaction, committed before
+//! the caller reports it done, so a killed host loses nothing it
+//! reported; concurrent audit appends share one transaction (group
+//! commit), every commit's last record is tagged and checkpoints are
+//! signed. The host's signing key lives beside the database
+//! ([`host_key`]).
 //!
 //! Does not own: decisions (`warden-policy`), cryptography
 //! (`warden-signing`), or when things are written (the gate and the CLI
-//! call in). The only crate that uses rusqlite.
+//! call in). The only crate that uses a database driver.
 
 mod approvals;
 mod audit;
@@ -21,11 +24,15 @@ mod chain;
 mod checkpoint;
 mod db;
 mod error;
+mod events;
 mod grants;
+mod hooks;
+mod interface;
 mod key;
 mod migrate;
 mod private;
 mod rules;
+mod sqlite;
 mod trust;
 mod tx;
 mod verify;
@@ -33,8 +40,10 @@ mod writer;
 
 pub use audit::AuditRecord;
 pub use checkpoint::{SIGN_EVERY, SIGN_EVERY_RECORDS};
-pub use db::{Durability, Store, now_ms};
+pub use db::{Durability, SqliteStore, now_ms};
 pub use error::StoreError;
+pub use hooks::Hooks;
+pub use interface::{Closed, Store};
 pub use key::host_key;
 pub use migrate::SCHEMA_VERSION;
 pub use private::private_dir;

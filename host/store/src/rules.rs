@@ -2,9 +2,9 @@
 
 use rusqlite::params;
 use serde::Serialize;
-use warden_api::{Attribution, AuditEvent};
+use warden_api::Attribution;
 
-use crate::{Store, StoreError, now_ms};
+use crate::{SqliteStore, StoreError, now_ms};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StoredRule {
@@ -14,7 +14,7 @@ pub struct StoredRule {
     pub added_ms: u64,
 }
 
-impl Store {
+impl SqliteStore {
     /// Adds an allow rule (once; adding it again changes nothing) and
     /// audits it with who added it, in one transaction.
     pub fn add_rule(
@@ -36,12 +36,7 @@ impl Store {
             )
             .map_err(StoreError::sql("adding a rule"))?;
         if added > 0 {
-            let event = AuditEvent::RuleAdded {
-                agent: agent.to_owned(),
-                rule: rule.to_owned(),
-                approval: approval.map(str::to_owned),
-                by: by.cloned(),
-            };
+            let event = crate::events::rule_added(agent, rule, approval, by);
             self.audit_in(&tx, [&event], now)?;
         }
         tx.commit().map_err(StoreError::sql("adding a rule"))

@@ -1,17 +1,17 @@
 use std::path::Path;
 
-use warden_api::{ApprovalAnswer, ApprovalLedger, ApprovalRequest, AuditEvent, OpenApproval};
+use warden_api::{ApprovalAnswer, ApprovalRequest, AuditEvent, OpenApproval};
 use warden_policy::{Boundary, Capability, CapabilityGrant};
 use warden_signing::SecretKey;
 
-use crate::{SCHEMA_VERSION, Store, StoreError, host_key};
+use crate::{SCHEMA_VERSION, SqliteStore, StoreError, host_key};
 
 pub(crate) fn key(dir: &Path) -> SecretKey {
     host_key(&dir.join("host.key")).unwrap()
 }
 
-pub(crate) fn open(dir: &Path) -> Store {
-    Store::open(&dir.join("warden.db"), key(dir)).unwrap()
+pub(crate) fn open(dir: &Path) -> SqliteStore {
+    SqliteStore::open(&dir.join("warden.db"), key(dir)).unwrap()
 }
 
 pub(crate) fn raw(dir: &Path) -> rusqlite::Connection {
@@ -122,7 +122,7 @@ fn state_survives_reopening() {
             .answered(&request("ap-2"), &ApprovalAnswer::AllowOnce, "admin", 8)
             .is_err()
     );
-    store.consumed("ap-2", 9).unwrap();
+    store.close("ap-2", "consumed", 9).unwrap();
     assert_eq!(store.open_approvals().unwrap().len(), 1);
     assert_eq!(store.live_grants(1).unwrap().len(), 1);
     let verified = store
@@ -158,7 +158,7 @@ fn a_newer_schema_stops_the_host_and_leaves_the_file_alone() {
         .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
         .unwrap();
     let before = std::fs::read(dir.path().join("warden.db")).unwrap();
-    let err = Store::open(&dir.path().join("warden.db"), key(dir.path())).unwrap_err();
+    let err = SqliteStore::open(&dir.path().join("warden.db"), key(dir.path())).unwrap_err();
     assert!(matches!(err, StoreError::NewerSchema { found, .. } if found == SCHEMA_VERSION + 1));
     assert!(err.to_string().contains("newer than this warden knows"));
     assert_eq!(std::fs::read(dir.path().join("warden.db")).unwrap(), before);
@@ -169,14 +169,14 @@ fn a_corrupt_or_foreign_file_stops_the_host() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("warden.db");
     std::fs::write(&db, vec![0x5a; 8192]).unwrap();
-    let err = Store::open(&db, key(dir.path())).unwrap_err();
+    let err = SqliteStore::open(&db, key(dir.path())).unwrap_err();
     assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
 
     std::fs::remove_file(&db).unwrap();
     raw(dir.path())
         .execute_batch("CREATE TABLE other (x INTEGER)")
         .unwrap();
-    let err = Store::open(&db, key(dir.path())).unwrap_err();
+    let err = SqliteStore::open(&db, key(dir.path())).unwrap_err();
     assert!(
         err.to_string().contains("no Warden schema version"),
         "{err}"
@@ -200,7 +200,7 @@ fn a_corrupt_or_foreign_file_stops_the_host() {
         *b = 0xff;
     }
     std::fs::write(&db, bytes).unwrap();
-    let err = Store::open(&db, key(dir.path())).unwrap_err();
+    let err = SqliteStore::open(&db, key(dir.path())).unwrap_err();
     assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
 }
 
@@ -209,14 +209,14 @@ fn an_older_schema_is_migrated_keeping_its_data() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("warden.db");
     {
-        let v1 = Store::open_at(&db, key(dir.path()), 1).unwrap();
+        let v1 = SqliteStore::open_at(&db, key(dir.path()), 1).unwrap();
         assert_eq!(v1.schema_version().unwrap(), 1);
         v1.add_rule("a", "git_status", None, None).unwrap();
         v1.append(&outcome(1)).unwrap();
         // Version 1 had no grants table.
         assert!(v1.live_grants(0).is_err());
     }
-    let store = Store::open(&db, key(dir.path())).unwrap();
+    let store = SqliteStore::open(&db, key(dir.path())).unwrap();
     assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
     assert_eq!(store.rules().unwrap()[0].rule, "git_status");
     store.issue_grant(grant("a", 10), None).unwrap();

@@ -4,7 +4,7 @@ use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use warden_api::AuditEvent;
 
-use crate::{Store, StoreError, now_ms};
+use crate::{SqliteStore, StoreError, now_ms};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StoredTrust {
@@ -13,7 +13,7 @@ pub struct StoredTrust {
     pub updated_ms: u64,
 }
 
-impl Store {
+impl SqliteStore {
     pub fn trust(&self, agent: &str) -> Result<Option<StoredTrust>, StoreError> {
         let row: Option<(String, i64)> = self
             .conn()

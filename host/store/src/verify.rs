@@ -25,7 +25,7 @@ use warden_signing::{PublicKey, SecretKey};
 
 use crate::chain::{GENESIS, digest, unhex};
 use crate::checkpoint::{tag_key, tag_valid};
-use crate::{Store, StoreError};
+use crate::{SqliteStore, StoreError};
 
 /// The first problem `verify` found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -236,16 +236,16 @@ impl Walk<'_> {
     }
 }
 
-impl Store {
+impl SqliteStore {
     /// Walks the whole chain, checking every record's hash, position and
     /// link and every signature against `key`, and that the chain ends on
     /// a signed record; the first break is the error. Tags need the host
-    /// key: see [`Store::verify_with_host_key`].
+    /// key: see [`SqliteStore::verify_with_host_key`].
     pub fn verify(&self, key: &PublicKey) -> Result<Result<Verified, Break>, StoreError> {
         self.walk(key, None)
     }
 
-    /// [`Store::verify`] with the host key: every tag is checked too, and
+    /// [`SqliteStore::verify`] with the host key: every tag is checked too, and
     /// the chain must end on a tagged or signed record, so the records a
     /// host committed since its last checkpoint (a host killed before it
     /// signed them) verify as well.

@@ -21,7 +21,7 @@
 //! grow past the number of workers. A caller dropped while it waits
 //! (a cancelled call) loses nothing: its record is committed with its
 //! batch, and a writer's hand-over it received passes to the next
-//! waiter. Synchronous callers (`Store::append`) drive the same future
+//! waiter. Synchronous callers (`SqliteStore::append`) drive the same future
 //! on their own thread.
 
 use std::future::Future;
@@ -32,7 +32,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use tokio::sync::Notify;
 
 use crate::chain::Entry;
-use crate::{Store, StoreError};
+use crate::{SqliteStore, StoreError};
 
 /// The queue of records waiting for the next commit.
 #[derive(Debug, Default)]
@@ -104,7 +104,7 @@ impl Drop for Writing<'_> {
     }
 }
 
-impl Store {
+impl SqliteStore {
     /// Appends `entry` with whatever else is queued; returns its sequence
     /// number once the commit holding it is done.
     pub(crate) async fn append_grouped(&self, entry: Entry) -> Result<u64, StoreError> {

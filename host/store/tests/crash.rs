@@ -24,7 +24,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use warden_api::AuditEvent;
-use warden_store::{Durability, Store, host_key};
+use warden_store::{Durability, SqliteStore, host_key};
 
 const ROLE: &str = "WARDEN_STORE_CRASH_CHILD";
 const THREADS: u64 = 8;
@@ -44,9 +44,9 @@ fn event(id: &str) -> AuditEvent {
     }
 }
 
-fn open(dir: &Path, durability: Durability) -> Store {
+fn open(dir: &Path, durability: Durability) -> SqliteStore {
     let key = host_key(&dir.join("host.key")).unwrap();
-    Store::open(&dir.join("warden.db"), key)
+    SqliteStore::open(&dir.join("warden.db"), key)
         .and_then(|s| s.with_durability(durability))
         .unwrap()
 }

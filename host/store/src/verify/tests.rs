@@ -10,17 +10,17 @@ use rusqlite::{Connection, params};
 use warden_signing::SecretKey;
 
 use crate::tests::{key, open, outcome, raw};
-use crate::{Break, Store, StoreError};
+use crate::{Break, SqliteStore, StoreError};
 
 /// A store whose commits are signed only when the test seals them (or
 /// the first one, as every store signs its first commit).
-fn unsealed(dir: &Path) -> Store {
+fn unsealed(dir: &Path) -> SqliteStore {
     open(dir).checkpoints(u64::MAX, Duration::from_secs(3600))
 }
 
 /// A chain of three commits: records 1-2, 3-6 and 7. Only 2, 6 and 7
 /// carry a tag; only 2, the store's first commit, a signature.
-fn commits(dir: &Path) -> Store {
+fn commits(dir: &Path) -> SqliteStore {
     let store = unsealed(dir);
     store.append_batch(&[outcome(1), outcome(2)]).unwrap();
     store
@@ -31,17 +31,17 @@ fn commits(dir: &Path) -> Store {
 }
 
 /// [`commits`] with its head sealed: 7 signed too.
-fn sealed(dir: &Path) -> Store {
+fn sealed(dir: &Path) -> SqliteStore {
     let store = commits(dir);
     assert_eq!(store.seal().unwrap(), Some(7));
     store
 }
 
-fn verify(dir: &Path, store: &Store) -> Result<crate::Verified, Break> {
+fn verify(dir: &Path, store: &SqliteStore) -> Result<crate::Verified, Break> {
     store.verify_with_host_key(&key(dir)).unwrap()
 }
 
-fn verify_public(dir: &Path, store: &Store) -> Result<crate::Verified, Break> {
+fn verify_public(dir: &Path, store: &SqliteStore) -> Result<crate::Verified, Break> {
     store.verify(&key(dir).public()).unwrap()
 }
 
@@ -456,7 +456,7 @@ fn the_host_never_appends_after_or_signs_a_head_it_did_not_write() {
 /// record signed.
 fn old_chain(dir: &Path, n: i64) {
     let db = dir.join("warden.db");
-    drop(Store::open_at(&db, key(dir), 2).unwrap());
+    drop(SqliteStore::open_at(&db, key(dir), 2).unwrap());
     let secret = key(dir);
     let conn = raw(dir);
     let mut prev = "0".repeat(64);

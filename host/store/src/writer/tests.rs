@@ -4,13 +4,11 @@
 
 use std::collections::BTreeSet;
 
-use warden_api::Journal;
-
 use crate::tests::{key, open, outcome, raw};
-use crate::{Store, StoreError};
+use crate::{SqliteStore, StoreError};
 
 /// Waits (for a state, not a time) until the queue is `(queued, writing)`.
-fn wait_for(store: &Store, queued: usize, writing: bool) {
+fn wait_for(store: &SqliteStore, queued: usize, writing: bool) {
     let start = std::time::Instant::now();
     while store.group.queued() != (queued, writing) {
         assert!(
@@ -24,7 +22,7 @@ fn wait_for(store: &Store, queued: usize, writing: bool) {
 /// Appends `outcome(1)` alone, then `outcome(2..=n)` queued behind its
 /// commit (the test holds the connection until all are queued); returns
 /// each appender's result, in order.
-fn two_commits(store: &Store, n: u64) -> Vec<Result<u64, StoreError>> {
+fn two_commits(store: &SqliteStore, n: u64) -> Vec<Result<u64, StoreError>> {
     std::thread::scope(|scope| {
         let held = store.conn();
         let first = scope.spawn(|| store.append(&outcome(1)));
@@ -43,7 +41,7 @@ fn two_commits(store: &Store, n: u64) -> Vec<Result<u64, StoreError>> {
 }
 
 /// The chain checked with the host key, which must hold.
-fn verified(store: &Store, dir: &std::path::Path) -> crate::Verified {
+fn verified(store: &SqliteStore, dir: &std::path::Path) -> crate::Verified {
     store.verify_with_host_key(&key(dir)).unwrap().unwrap()
 }
 
@@ -55,7 +53,7 @@ fn two_workers() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-fn request_id(store: &Store, seq: u64) -> String {
+fn request_id(store: &SqliteStore, seq: u64) -> String {
     let record = store.records_after(seq - 1, 1).unwrap();
     record[0].event["request_id"].as_str().unwrap().to_owned()
 }
@@ -113,7 +111,7 @@ fn a_failed_commit_fails_every_caller_in_it_and_only_them() {
 fn a_returned_audit_is_committed_and_signed() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
-    store.audit(&outcome(1)).unwrap();
+    store.append(&outcome(1)).unwrap();
     // Another connection (another process) sees it at once.
     let (count, signature): (i64, String) = raw(dir.path())
         .query_row("SELECT count(*), max(signature) FROM audit", [], |r| {

@@ -1,0 +1,132 @@
+//! The one interface over everything Warden keeps durably, whichever
+//! database holds it: the embedded SQLite file of a single host
+//! ([`SqliteStore`](crate::SqliteStore)) or a PostgreSQL server shared
+//! by replicas. Callers hold an `Arc<dyn Store>`; a new kind of durable
+//! state is a method here, written once per backend and checked by the
+//! conformance suite (`tests/conformance`) against both.
+//!
+//! Every method is one transaction, committed before it returns: a caller
+//! that reports a change done never loses it to a killed host. A change
+//! that is audited (rules, answers, grants, trust levels) is audited in
+//! its own transaction. Methods block their thread until the database
+//! answered, as a local SQLite commit always did; the call path's one
+//! hot write, the audit append, is also offered as a future
+//! ([`Store::append_async`]) that waits without holding a thread.
+
+use warden_api::{
+    ApprovalAnswer, ApprovalRequest, Attribution, AuditEvent, BoxFuture, OpenApproval,
+};
+use warden_policy::CapabilityGrant;
+use warden_signing::{PublicKey, SecretKey};
+
+use crate::{AuditRecord, Break, StoreError, StoredRule, StoredTrust, Verified};
+
+/// How an answered approval was closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Closed {
+    /// The agent's retry used the answer: it can never be used again.
+    Consumed,
+    /// The answer went stale unused.
+    Dropped,
+}
+
+impl Closed {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Closed::Consumed => "consumed",
+            Closed::Dropped => "dropped",
+        }
+    }
+}
+
+/// Warden's durable state. See the module documentation.
+pub trait Store: Send + Sync + std::fmt::Debug {
+    /// Where the state is kept, for messages: a file path, or a database
+    /// URL without its password.
+    fn location(&self) -> String;
+    /// The schema version of the open database.
+    fn schema_version(&self) -> Result<u32, StoreError>;
+    /// Whether decisions carry the call's arguments (else their digest).
+    fn audit_args(&self) -> bool;
+
+    /// Adds an allow rule (once; adding it again changes nothing) and
+    /// audits it with who added it.
+    fn add_rule(
+        &self,
+        agent: &str,
+        rule: &str,
+        approval: Option<&str>,
+        by: Option<&Attribution>,
+    ) -> Result<(), StoreError>;
+    /// Every added rule, in the order added.
+    fn rules(&self) -> Result<Vec<StoredRule>, StoreError>;
+
+    /// Records a new pending approval. Its id must be new.
+    fn approval_asked(&self, approval: &OpenApproval) -> Result<(), StoreError>;
+    /// A person's answer (or an expiry's denial) to a pending approval,
+    /// audited; `by` says who answered. An approval that is not pending
+    /// is an error and nothing changes.
+    fn approval_answered(
+        &self,
+        request: &ApprovalRequest,
+        answer: &ApprovalAnswer,
+        by: &str,
+        at_ms: u64,
+    ) -> Result<(), StoreError>;
+    /// Closes an answered approval (an approval in any other state is
+    /// left as it is).
+    fn approval_closed(&self, id: &str, how: Closed, at_ms: u64) -> Result<(), StoreError>;
+    /// Approvals waiting for an answer or for a retry, oldest first.
+    fn open_approvals(&self) -> Result<Vec<OpenApproval>, StoreError>;
+    /// The highest `N` of any approval id `ap-N` ever recorded.
+    fn highest_approval_id(&self) -> Result<u64, StoreError>;
+
+    /// Stores `grant` under a new id (`g-N`; its `id` is ignored), audited
+    /// with `by` when an operator issued it; returns it as stored.
+    fn issue_grant(
+        &self,
+        grant: CapabilityGrant,
+        by: Option<&Attribution>,
+    ) -> Result<CapabilityGrant, StoreError>;
+    /// Revokes a grant not already revoked, on `by`'s word, audited.
+    fn revoke_grant(&self, id: &str, by: &Attribution) -> Result<CapabilityGrant, StoreError>;
+    /// Grants neither revoked nor expired at `now_ms` (including ones
+    /// that start later), oldest first.
+    fn live_grants(&self, now_ms: u64) -> Result<Vec<CapabilityGrant>, StoreError>;
+    /// Every grant ever issued, oldest first, with when it was revoked.
+    fn all_grants(&self) -> Result<Vec<(CapabilityGrant, Option<u64>)>, StoreError>;
+    /// A number that changes whenever grants may have changed, by this
+    /// process or any other: cheap to poll before trusting a cache.
+    fn grants_version(&self) -> Result<u64, StoreError>;
+
+    /// An agent's stored trust state.
+    fn trust(&self, agent: &str) -> Result<Option<StoredTrust>, StoreError>;
+    /// Replaces an agent's trust state; `changes` are audited with it.
+    fn put_trust(
+        &self,
+        agent: &str,
+        state: &serde_json::Value,
+        changes: &[AuditEvent],
+    ) -> Result<(), StoreError>;
+
+    /// Appends one audit record; returns its sequence number once it is
+    /// committed. Concurrent appends may share a commit.
+    fn append_async<'a>(&'a self, event: &'a AuditEvent) -> BoxFuture<'a, Result<u64, StoreError>>;
+    /// [`Store::append_async`], waiting on this thread.
+    fn append(&self, event: &AuditEvent) -> Result<u64, StoreError> {
+        crate::writer::block_on(self.append_async(event))
+    }
+    /// Records with `seq > after`, oldest first, at most `limit`.
+    fn records_after(&self, after: u64, limit: u64) -> Result<Vec<AuditRecord>, StoreError>;
+    /// The last `n` records, oldest first.
+    fn tail(&self, n: u64) -> Result<Vec<AuditRecord>, StoreError>;
+    /// Signs the chain's head if it carries no signature yet; returns the
+    /// sequence number signed. A head this host did not cover is refused.
+    fn seal(&self) -> Result<Option<u64>, StoreError>;
+    /// Walks the whole chain against the public key: every record's
+    /// hash, position and link, every signature, and a signed end.
+    fn verify(&self, key: &PublicKey) -> Result<Result<Verified, Break>, StoreError>;
+    /// [`Store::verify`] with the host key: tags are checked too, and a
+    /// tagged end suffices.
+    fn verify_with_host_key(&self, key: &SecretKey) -> Result<Result<Verified, Break>, StoreError>;
+}

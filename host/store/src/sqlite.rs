@@ -1,0 +1,133 @@
+//! The [`Store`] interface on the embedded SQLite database
+//! ([`SqliteStore`]): each method is the inherent one of the same name
+//! (their files: `rules.rs`, `approvals.rs`, `grants.rs`, `trust.rs`,
+//! `audit.rs`, `checkpoint.rs`, `verify.rs`).
+
+use warden_api::{
+    ApprovalAnswer, ApprovalRequest, Attribution, AuditEvent, BoxFuture, OpenApproval,
+};
+use warden_policy::CapabilityGrant;
+use warden_signing::{PublicKey, SecretKey};
+
+use crate::interface::Closed;
+use crate::{
+    AuditRecord, Break, SqliteStore, Store, StoreError, StoredRule, StoredTrust, Verified,
+};
+
+impl Store for SqliteStore {
+    fn location(&self) -> String {
+        self.path().display().to_string()
+    }
+
+    fn schema_version(&self) -> Result<u32, StoreError> {
+        SqliteStore::schema_version(self)
+    }
+
+    fn audit_args(&self) -> bool {
+        SqliteStore::audit_args(self)
+    }
+
+    fn add_rule(
+        &self,
+        agent: &str,
+        rule: &str,
+        approval: Option<&str>,
+        by: Option<&Attribution>,
+    ) -> Result<(), StoreError> {
+        SqliteStore::add_rule(self, agent, rule, approval, by)
+    }
+
+    fn rules(&self) -> Result<Vec<StoredRule>, StoreError> {
+        SqliteStore::rules(self)
+    }
+
+    fn approval_asked(&self, approval: &OpenApproval) -> Result<(), StoreError> {
+        self.asked(approval)
+    }
+
+    fn approval_answered(
+        &self,
+        request: &ApprovalRequest,
+        answer: &ApprovalAnswer,
+        by: &str,
+        at_ms: u64,
+    ) -> Result<(), StoreError> {
+        self.answered(request, answer, by, at_ms)
+    }
+
+    fn approval_closed(&self, id: &str, how: Closed, at_ms: u64) -> Result<(), StoreError> {
+        self.close(id, how.as_str(), at_ms)
+    }
+
+    fn open_approvals(&self) -> Result<Vec<OpenApproval>, StoreError> {
+        SqliteStore::open_approvals(self)
+    }
+
+    fn highest_approval_id(&self) -> Result<u64, StoreError> {
+        self.highest_id()
+    }
+
+    fn issue_grant(
+        &self,
+        grant: CapabilityGrant,
+        by: Option<&Attribution>,
+    ) -> Result<CapabilityGrant, StoreError> {
+        SqliteStore::issue_grant(self, grant, by)
+    }
+
+    fn revoke_grant(&self, id: &str, by: &Attribution) -> Result<CapabilityGrant, StoreError> {
+        SqliteStore::revoke_grant(self, id, by)
+    }
+
+    fn live_grants(&self, now_ms: u64) -> Result<Vec<CapabilityGrant>, StoreError> {
+        SqliteStore::live_grants(self, now_ms)
+    }
+
+    fn all_grants(&self) -> Result<Vec<(CapabilityGrant, Option<u64>)>, StoreError> {
+        SqliteStore::all_grants(self)
+    }
+
+    fn grants_version(&self) -> Result<u64, StoreError> {
+        // Each part only grows, and every change moves one: their sum
+        // changes whenever either does.
+        let (data, own) = SqliteStore::grants_version(self)?;
+        Ok((data as u64).wrapping_add(own))
+    }
+
+    fn trust(&self, agent: &str) -> Result<Option<StoredTrust>, StoreError> {
+        SqliteStore::trust(self, agent)
+    }
+
+    fn put_trust(
+        &self,
+        agent: &str,
+        state: &serde_json::Value,
+        changes: &[AuditEvent],
+    ) -> Result<(), StoreError> {
+        SqliteStore::put_trust(self, agent, state, changes)
+    }
+
+    fn append_async<'a>(&'a self, event: &'a AuditEvent) -> BoxFuture<'a, Result<u64, StoreError>> {
+        Box::pin(SqliteStore::append_async(self, event))
+    }
+
+    fn records_after(&self, after: u64, limit: u64) -> Result<Vec<AuditRecord>, StoreError> {
+        SqliteStore::records_after(self, after, limit)
+    }
+
+    fn tail(&self, n: u64) -> Result<Vec<AuditRecord>, StoreError> {
+        SqliteStore::tail(self, n)
+    }
+
+    fn seal(&self) -> Result<Option<u64>, StoreError> {
+        SqliteStore::seal(self)
+    }
+
+    fn verify(&self, key: &PublicKey) -> Result<Result<Verified, Break>, StoreError> {
+        SqliteStore::verify(self, key)
+    }
+
+    fn verify_with_host_key(&self, key: &SecretKey) -> Result<Result<Verified, Break>, StoreError> {
+        SqliteStore::verify_with_host_key(self, key)
+    }
+}
