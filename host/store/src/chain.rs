@@ -18,7 +18,7 @@
 use rusqlite::{Connection, params};
 use warden_api::AuditEvent;
 
-use crate::checkpoint::Marks;
+use crate::checkpoint::{Cover, Marks};
 use crate::{SqliteStore, StoreError};
 
 /// The `prev` of the first record.
@@ -83,10 +83,54 @@ pub(crate) fn unhex<const N: usize>(text: &str) -> Option<[u8; N]> {
     Some(out)
 }
 
+/// A record as stored, linked and covered.
+#[derive(Debug, Clone)]
+pub(crate) struct Row {
+    pub(crate) seq: u64,
+    pub(crate) at_ms: u64,
+    pub(crate) kind: &'static str,
+    pub(crate) body: String,
+    pub(crate) prev: String,
+    pub(crate) hash: String,
+    pub(crate) signature: String,
+    pub(crate) tag: String,
+}
+
+/// Links `entries` after `head` (`(seq, hash)` of the chain's last
+/// record, accepted by [`Cover::accept_head`]), the last one tagged and at
+/// a checkpoint signed: the rows one commit appends, for any backend.
+pub(crate) fn link(cover: &Cover, entries: &[Entry], head: Option<(u64, String)>) -> Vec<Row> {
+    let (first, mut prev) = head.map_or((1, GENESIS.to_owned()), |(seq, hash)| (seq + 1, hash));
+    let mut rows = Vec::with_capacity(entries.len());
+    for (i, entry) in entries.iter().enumerate() {
+        let seq = first + i as u64;
+        let digest = digest(seq, entry.at_ms, &prev, &entry.body);
+        let hash = hex(&digest);
+        let marks = if i + 1 == entries.len() {
+            cover.mark(&digest, &hash, entries.len() as u64)
+        } else {
+            Marks {
+                tag: String::new(),
+                signature: String::new(),
+            }
+        };
+        rows.push(Row {
+            seq,
+            at_ms: entry.at_ms,
+            kind: entry.kind,
+            body: entry.body.clone(),
+            prev: std::mem::replace(&mut prev, hash.clone()),
+            hash,
+            signature: marks.signature,
+            tag: marks.tag,
+        });
+    }
+    rows
+}
+
 impl SqliteStore {
     /// Appends `entries` after the chain's head inside the write
-    /// transaction open on `conn`, the last one tagged (and at a
-    /// checkpoint signed, `checkpoint.rs`); returns the first one's
+    /// transaction open on `conn` ([`link`]); returns the first one's
     /// sequence number (nothing is written for no entries). The head is
     /// read here, in the transaction, because another process
     /// (`warden grants`, `warden call`) may have appended since.
@@ -95,40 +139,40 @@ impl SqliteStore {
         conn: &Connection,
         entries: &[Entry],
     ) -> Result<u64, StoreError> {
-        let (first, mut prev) = match self.covered_head(conn)? {
-            Some((seq, hash)) => (seq + 1, hash),
-            None => (1, GENESIS.to_owned()),
-        };
+        let rows = link(&self.cover, entries, self.covered_head(conn)?);
         let mut insert = conn
             .prepare_cached(self.cover.insert_sql())
             .map_err(StoreError::sql("appending an audit record"))?;
-        for (i, entry) in entries.iter().enumerate() {
-            let seq = first + i as u64;
-            let digest = digest(seq, entry.at_ms, &prev, &entry.body);
-            let hash = hex(&digest);
-            let marks = if i + 1 == entries.len() {
-                self.mark(&digest, &hash, entries.len() as u64)
-            } else {
-                Marks {
-                    tag: String::new(),
-                    signature: String::new(),
-                }
-            };
-            let (seq, at) = (seq as i64, entry.at_ms as i64);
-            let (key_id, signature) = (&self.key_id, &marks.signature);
+        let key_id = self.cover.key_id();
+        for row in &rows {
+            let (seq, at) = (row.seq as i64, row.at_ms as i64);
             let inserted = if self.cover.tagged() {
                 insert.execute(params![
-                    seq, at, entry.kind, entry.body, prev, hash, key_id, signature, marks.tag
+                    seq,
+                    at,
+                    row.kind,
+                    row.body,
+                    row.prev,
+                    row.hash,
+                    key_id,
+                    row.signature,
+                    row.tag
                 ])
             } else {
                 insert.execute(params![
-                    seq, at, entry.kind, entry.body, prev, hash, key_id, signature
+                    seq,
+                    at,
+                    row.kind,
+                    row.body,
+                    row.prev,
+                    row.hash,
+                    key_id,
+                    row.signature
                 ])
             };
             inserted.map_err(StoreError::sql("appending an audit record"))?;
-            prev = hash;
         }
-        Ok(first)
+        Ok(rows.first().map_or(0, |r| r.seq))
     }
 
     /// Appends `events`, all at `at_ms`, inside the write transaction

@@ -26,6 +26,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, params};
+use warden_signing::SecretKey;
 
 use crate::chain::{hex, unhex};
 use crate::{SqliteStore, StoreError};
@@ -48,6 +49,10 @@ const TAG_PURPOSE: &str = "audit-chain-tag";
 /// The keys that cover the chain's head, and this store's checkpoint
 /// state.
 pub(crate) struct Cover {
+    /// The host key: signs checkpoints, and the tag key derives from it.
+    key: SecretKey,
+    /// The key's id, stored with every record.
+    key_id: String,
     tag_key: [u8; 32],
     /// Whether the table has the `tag` column.
     tagged: bool,
@@ -82,11 +87,11 @@ pub(crate) fn tag_valid(tag_key: &[u8; 32], hash: &[u8; 32], text: &str) -> bool
 }
 
 /// The chain's last record as stored.
-struct Head {
-    seq: u64,
-    hash: String,
-    tag: String,
-    signature: String,
+pub(crate) struct Head {
+    pub(crate) seq: u64,
+    pub(crate) hash: String,
+    pub(crate) tag: String,
+    pub(crate) signature: String,
 }
 
 /// How a commit's last record is covered.
@@ -102,9 +107,11 @@ impl std::fmt::Debug for Cover {
 }
 
 impl Cover {
-    pub(crate) fn new(key: &warden_signing::SecretKey, tagged: bool) -> Cover {
+    pub(crate) fn new(key: SecretKey, tagged: bool) -> Cover {
         Cover {
-            tag_key: tag_key(key),
+            tag_key: tag_key(&key),
+            key_id: key.public().key_id().as_str().to_owned(),
+            key,
             tagged,
             every: (SIGN_EVERY_RECORDS, SIGN_EVERY),
             state: Mutex::new(State::default()),
@@ -113,6 +120,10 @@ impl Cover {
 
     pub(crate) fn tagged(&self) -> bool {
         self.tagged
+    }
+
+    pub(crate) fn key_id(&self) -> &str {
+        &self.key_id
     }
 
     /// The insert of one record.
@@ -152,28 +163,28 @@ fn read_head(conn: &Connection, tagged: bool) -> Result<Option<Head>, StoreError
         .map_err(StoreError::sql("reading the audit head"))
 }
 
-impl SqliteStore {
-    /// The chain's head inside the write transaction open on `conn`, as
-    /// `(seq, hash)`, after checking that this host covered it (a tag or
-    /// signature of this key), unless it is the head this store last
-    /// wrote or checked.
-    pub(crate) fn covered_head(
+impl Cover {
+    /// The chain's head as `(seq, hash)`, read in the write transaction
+    /// that appends after it, once this host is known to have covered it
+    /// (a tag or signature of this key): checked unless it is the head
+    /// this store last wrote or checked.
+    pub(crate) fn accept_head(
         &self,
-        conn: &Connection,
+        head: Option<Head>,
     ) -> Result<Option<(u64, String)>, StoreError> {
-        let Some(head) = read_head(conn, self.cover.tagged)? else {
+        let Some(head) = head else {
             return Ok(None);
         };
-        if self.cover.lock().known_head.as_deref() != Some(head.hash.as_str()) {
+        if self.lock().known_head.as_deref() != Some(head.hash.as_str()) {
             self.check_covered(&head)?;
-            self.cover.lock().known_head = Some(head.hash.clone());
+            self.lock().known_head = Some(head.hash.clone());
         }
         Ok(Some((head.seq, head.hash)))
     }
 
-    fn check_covered(&self, head: &Head) -> Result<(), StoreError> {
+    pub(crate) fn check_covered(&self, head: &Head) -> Result<(), StoreError> {
         let covered = unhex::<32>(&head.hash).is_some_and(|hash| {
-            tag_valid(&self.cover.tag_key, &hash, &head.tag)
+            tag_valid(&self.tag_key, &hash, &head.tag)
                 || unhex::<64>(&head.signature).is_some_and(|s| self.key.public().verify(&hash, &s))
         });
         if covered {
@@ -187,12 +198,12 @@ impl SqliteStore {
     /// a commit of `records` records whose hash is `hash` (`hash_hex` as
     /// stored); remembers it as the head.
     pub(crate) fn mark(&self, hash: &[u8; 32], hash_hex: &str, records: u64) -> Marks {
-        let (every_records, every) = self.cover.every;
-        let mut state = self.cover.lock();
+        let (every_records, every) = self.every;
+        let mut state = self.lock();
         let due = match &mut state.signed {
             Some((at, since)) => {
                 *since += records;
-                *since >= every_records || at.elapsed() >= every || !self.cover.tagged
+                *since >= every_records || at.elapsed() >= every || !self.tagged
             }
             None => true,
         };
@@ -204,9 +215,30 @@ impl SqliteStore {
         };
         state.known_head = Some(hash_hex.to_owned());
         Marks {
-            tag: hex(&tag(&self.cover.tag_key, hash)),
+            tag: hex(&tag(&self.tag_key, hash)),
             signature,
         }
+    }
+
+    /// The signature of a head being sealed, `hash_hex` as stored; the
+    /// head counts as signed now.
+    pub(crate) fn seal_head(&self, hash: &[u8; 32], hash_hex: &str) -> String {
+        let signature = hex(&self.key.sign(hash));
+        let mut state = self.lock();
+        state.signed = Some((Instant::now(), 0));
+        state.known_head = Some(hash_hex.to_owned());
+        signature
+    }
+}
+
+impl SqliteStore {
+    /// The chain's head inside the write transaction open on `conn`, as
+    /// [`Cover::accept_head`] accepts it.
+    pub(crate) fn covered_head(
+        &self,
+        conn: &Connection,
+    ) -> Result<Option<(u64, String)>, StoreError> {
+        self.cover.accept_head(read_head(conn, self.cover.tagged)?)
     }
 
     /// Signs at checkpoints of `records` records or `every` instead of
@@ -231,22 +263,16 @@ impl SqliteStore {
             if !head.signature.is_empty() {
                 return Ok(None);
             }
-            self.check_covered(&head)?;
+            self.cover.check_covered(&head)?;
             let Some(hash) = unhex::<32>(&head.hash) else {
                 return Err(StoreError::UncoveredAuditHead { seq: head.seq });
             };
+            let signature = self.cover.seal_head(&hash, &head.hash);
             conn.prepare_cached("UPDATE audit SET signature = ?2, key_id = ?3 WHERE seq = ?1")
                 .and_then(|mut stmt| {
-                    stmt.execute(params![
-                        head.seq as i64,
-                        hex(&self.key.sign(&hash)),
-                        self.key_id
-                    ])
+                    stmt.execute(params![head.seq as i64, signature, self.cover.key_id])
                 })
                 .map_err(StoreError::sql("sealing the audit chain"))?;
-            let mut state = self.cover.lock();
-            state.signed = Some((Instant::now(), 0));
-            state.known_head = Some(head.hash);
             Ok(Some(head.seq))
         })
     }

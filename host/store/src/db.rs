@@ -16,11 +16,9 @@ use crate::migrate::{self, SCHEMA_VERSION};
 /// transactions (`writer.rs`).
 pub struct SqliteStore {
     conn: Mutex<Connection>,
-    pub(crate) key: SecretKey,
-    /// The key's id, stored with every record.
-    pub(crate) key_id: String,
     pub(crate) group: crate::writer::Group,
-    /// The tag key and checkpoint state of the audit chain.
+    /// The host key, the tag key and the checkpoint state of the audit
+    /// chain.
     pub(crate) cover: crate::checkpoint::Cover,
     path: PathBuf,
     audit_args: bool,
@@ -183,9 +181,7 @@ impl SqliteStore {
         let tagged = version >= crate::checkpoint::TAGGED_SINCE;
         Ok(SqliteStore {
             conn: Mutex::new(conn),
-            key_id: key.public().key_id().as_str().to_owned(),
-            cover: crate::checkpoint::Cover::new(&key, tagged),
-            key,
+            cover: crate::checkpoint::Cover::new(key, tagged),
             group: crate::writer::Group::default(),
             path: path.to_path_buf(),
             audit_args: false,

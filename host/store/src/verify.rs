@@ -128,15 +128,15 @@ pub struct Verified {
     pub head: String,
 }
 
-/// One row as stored.
-struct Stored {
-    seq: u64,
-    at: u64,
-    body: String,
-    prev: String,
-    hash: String,
-    signature: String,
-    tag: String,
+/// One row as stored, as the walk reads it.
+pub(crate) struct Stored {
+    pub(crate) seq: u64,
+    pub(crate) at: u64,
+    pub(crate) body: String,
+    pub(crate) prev: String,
+    pub(crate) hash: String,
+    pub(crate) signature: String,
+    pub(crate) tag: String,
 }
 
 impl Stored {
@@ -269,54 +269,63 @@ impl SqliteStore {
         let mut stmt = conn
             .prepare("SELECT seq, at_ms, body, prev, hash, signature, tag FROM audit ORDER BY seq")
             .map_err(read)?;
-        let mut rows = stmt
-            .query([])
-            .map_err(StoreError::sql("reading the audit log"))?;
-        let host = tag_key.is_some();
-        let mut walk = Walk {
-            expected: 1,
-            prev_hash: GENESIS.to_owned(),
-            unsigned_from: None,
-            uncovered_from: None,
-            signatures: 0,
-            tags: 0,
-            signed_through: 0,
-            last: last as u64,
-            public: key,
-            tag_key,
-        };
-        while let Some(row) = rows
-            .next()
+        let rows = stmt
+            .query_map([], Stored::read)
             .map_err(StoreError::sql("reading the audit log"))?
-        {
-            let record = Stored::read(row).map_err(StoreError::sql("reading the audit log"))?;
-            if let Err(broken) = walk.step(record) {
-                return Ok(Err(broken));
-            }
-        }
-        let records = walk.expected - 1;
-        let tail = if host {
-            walk.uncovered_from.map(|first| Break::Uncovered {
-                first,
-                last: records,
-            })
-        } else {
-            walk.unsigned_from.map(|first| Break::Unsigned {
-                first,
-                last: records,
-            })
-        };
-        if let Some(broken) = tail {
+            .map(|row| row.map_err(StoreError::sql("reading the audit log")));
+        walk_rows(rows, last as u64, key, tag_key)
+    }
+}
+
+/// Walks a chain's records, read in order of `seq` from any backend;
+/// `last` is the highest `seq` stored. The first break is the answer; an
+/// error reading the rows ends the walk.
+pub(crate) fn walk_rows<E>(
+    rows: impl Iterator<Item = Result<Stored, E>>,
+    last: u64,
+    key: &PublicKey,
+    tag_key: Option<[u8; 32]>,
+) -> Result<Result<Verified, Break>, E> {
+    let host = tag_key.is_some();
+    let mut walk = Walk {
+        expected: 1,
+        prev_hash: GENESIS.to_owned(),
+        unsigned_from: None,
+        uncovered_from: None,
+        signatures: 0,
+        tags: 0,
+        signed_through: 0,
+        last,
+        public: key,
+        tag_key,
+    };
+    for row in rows {
+        if let Err(broken) = walk.step(row?) {
             return Ok(Err(broken));
         }
-        Ok(Ok(Verified {
-            records,
-            signatures: walk.signatures,
-            tags: walk.tags,
-            signed_through: walk.signed_through,
-            head: walk.prev_hash,
-        }))
     }
+    let records = walk.expected - 1;
+    let tail = if host {
+        walk.uncovered_from.map(|first| Break::Uncovered {
+            first,
+            last: records,
+        })
+    } else {
+        walk.unsigned_from.map(|first| Break::Unsigned {
+            first,
+            last: records,
+        })
+    };
+    if let Some(broken) = tail {
+        return Ok(Err(broken));
+    }
+    Ok(Ok(Verified {
+        records,
+        signatures: walk.signatures,
+        tags: walk.tags,
+        signed_through: walk.signed_through,
+        head: walk.prev_hash,
+    }))
 }
 
 #[cfg(test)]
