@@ -16,6 +16,7 @@ const CONFINED: &[(&str, &str)] = &[
     ("bollard", "warden-sandbox"),
     ("rmcp", "warden-mcp"),
     ("rusqlite", "warden-store"),
+    ("sqlx", "warden-store"),
     ("ed25519-dalek", "warden-signing"),
     ("sha2", "warden-signing"),
     ("ring", "warden-signing"),

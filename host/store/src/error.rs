@@ -32,6 +32,20 @@ pub enum StoreError {
         operation: &'static str,
         source: rusqlite::Error,
     },
+    #[error("{location}: connecting to PostgreSQL: {source}")]
+    Connect {
+        location: String,
+        source: sqlx::Error,
+    },
+    #[error("{location}: {detail}")]
+    Database { location: String, detail: String },
+    #[error("migrating the PostgreSQL schema to version {version}: {source}")]
+    PgMigrate { version: u32, source: sqlx::Error },
+    #[error("{operation}: {source}")]
+    Postgres {
+        operation: &'static str,
+        source: sqlx::Error,
+    },
     #[error("{operation}: stored data does not parse: {detail}")]
     Data {
         operation: &'static str,
@@ -66,6 +80,10 @@ pub enum StoreError {
 impl StoreError {
     pub(crate) fn sql(operation: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
         move |source| StoreError::Sql { operation, source }
+    }
+
+    pub(crate) fn pg(operation: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
+        move |source| StoreError::Postgres { operation, source }
     }
 
     pub(crate) fn data(operation: &'static str) -> impl FnOnce(serde_json::Error) -> StoreError {

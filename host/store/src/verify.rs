@@ -156,7 +156,7 @@ impl Stored {
 /// The walk's position: what the next record must link to, and where the
 /// records not yet covered by a signature, or by a tag or signature,
 /// start.
-struct Walk<'k> {
+pub(crate) struct Walk<'k> {
     expected: u64,
     prev_hash: String,
     unsigned_from: Option<u64>,
@@ -171,7 +171,7 @@ struct Walk<'k> {
 }
 
 impl Walk<'_> {
-    fn step(&mut self, record: Stored) -> Result<(), Break> {
+    pub(crate) fn step(&mut self, record: Stored) -> Result<(), Break> {
         let seq = record.seq;
         let Some(stored) = unhex::<32>(&record.hash) else {
             return Err(Break::Edited {
@@ -286,46 +286,58 @@ pub(crate) fn walk_rows<E>(
     key: &PublicKey,
     tag_key: Option<[u8; 32]>,
 ) -> Result<Result<Verified, Break>, E> {
-    let host = tag_key.is_some();
-    let mut walk = Walk {
-        expected: 1,
-        prev_hash: GENESIS.to_owned(),
-        unsigned_from: None,
-        uncovered_from: None,
-        signatures: 0,
-        tags: 0,
-        signed_through: 0,
-        last,
-        public: key,
-        tag_key,
-    };
+    let mut walk = Walk::new(last, key, tag_key);
     for row in rows {
         if let Err(broken) = walk.step(row?) {
             return Ok(Err(broken));
         }
     }
-    let records = walk.expected - 1;
-    let tail = if host {
-        walk.uncovered_from.map(|first| Break::Uncovered {
-            first,
-            last: records,
-        })
-    } else {
-        walk.unsigned_from.map(|first| Break::Unsigned {
-            first,
-            last: records,
-        })
-    };
-    if let Some(broken) = tail {
-        return Ok(Err(broken));
+    Ok(walk.finish())
+}
+
+impl<'k> Walk<'k> {
+    /// A walk from the chain's start; `last` is the highest `seq` stored.
+    pub(crate) fn new(last: u64, key: &'k PublicKey, tag_key: Option<[u8; 32]>) -> Walk<'k> {
+        Walk {
+            expected: 1,
+            prev_hash: GENESIS.to_owned(),
+            unsigned_from: None,
+            uncovered_from: None,
+            signatures: 0,
+            tags: 0,
+            signed_through: 0,
+            last,
+            public: key,
+            tag_key,
+        }
     }
-    Ok(Ok(Verified {
-        records,
-        signatures: walk.signatures,
-        tags: walk.tags,
-        signed_through: walk.signed_through,
-        head: walk.prev_hash,
-    }))
+
+    /// What the walk of every record covered, or how the chain ends
+    /// uncovered.
+    pub(crate) fn finish(self) -> Result<Verified, Break> {
+        let records = self.expected - 1;
+        let tail = if self.tag_key.is_some() {
+            self.uncovered_from.map(|first| Break::Uncovered {
+                first,
+                last: records,
+            })
+        } else {
+            self.unsigned_from.map(|first| Break::Unsigned {
+                first,
+                last: records,
+            })
+        };
+        match tail {
+            Some(broken) => Err(broken),
+            None => Ok(Verified {
+                records,
+                signatures: self.signatures,
+                tags: self.tags,
+                signed_through: self.signed_through,
+                head: self.prev_hash,
+            }),
+        }
+    }
 }
 
 #[cfg(test)]

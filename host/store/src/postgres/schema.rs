@@ -1,0 +1,164 @@
+//! The PostgreSQL schema, as an ordered list of migrations. The table
+//! `warden_schema` records how many have been applied. Replicas starting
+//! together migrate one at a time: all of a start's migrations run in one
+//! transaction under an advisory lock, so a replica sees the schema
+//! before or after, never half of it. Never edit a published migration:
+//! append one.
+
+use sqlx::{Connection, PgConnection, Row};
+
+use crate::StoreError;
+
+/// Version 1: everything version 4 of the SQLite schema holds, and audit
+/// chains: one per host key, each with its own sequence, so replicas
+/// append without waiting for each other.
+const V1: &str = "
+CREATE TABLE rules (
+    id BIGSERIAL PRIMARY KEY,
+    agent TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    approval TEXT,
+    added_ms BIGINT NOT NULL,
+    UNIQUE (agent, rule)
+);
+CREATE TABLE approvals (
+    id TEXT PRIMARY KEY,
+    n BIGSERIAL NOT NULL,
+    agent TEXT NOT NULL,
+    request TEXT NOT NULL,
+    call_key TEXT NOT NULL,
+    asked_ms BIGINT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'answered', 'consumed', 'dropped')),
+    answer TEXT,
+    answered_ms BIGINT,
+    closed_ms BIGINT
+);
+CREATE INDEX approvals_open ON approvals (state) WHERE state IN ('pending', 'answered');
+CREATE SEQUENCE grant_ids;
+CREATE TABLE grants (
+    n BIGINT PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    agent TEXT NOT NULL,
+    grant_json TEXT NOT NULL,
+    valid_to_ms BIGINT NOT NULL,
+    revoked_ms BIGINT,
+    revoked_by TEXT
+);
+CREATE INDEX grants_live ON grants (valid_to_ms) WHERE revoked_ms IS NULL;
+CREATE TABLE trust (
+    agent TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    updated_ms BIGINT NOT NULL
+);
+-- Reserved for the toolsmith: proposed tools, their validation and approval.
+CREATE TABLE blueprints (
+    id TEXT PRIMARY KEY,
+    body TEXT NOT NULL,
+    created_ms BIGINT NOT NULL
+);
+-- One audit chain per host key; the row is locked by each commit that
+-- appends to the chain, so appends to one chain are serial.
+CREATE TABLE audit_chains (
+    chain TEXT PRIMARY KEY,
+    public_key TEXT NOT NULL,
+    started_ms BIGINT NOT NULL
+);
+CREATE TABLE audit (
+    chain TEXT NOT NULL REFERENCES audit_chains (chain),
+    seq BIGINT NOT NULL,
+    at_ms BIGINT NOT NULL,
+    kind TEXT NOT NULL,
+    body TEXT NOT NULL,
+    prev TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    key_id TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    tag TEXT NOT NULL,
+    PRIMARY KEY (chain, seq)
+);
+";
+
+const MIGRATIONS: &[&str] = &[V1];
+
+/// The PostgreSQL schema version this build writes.
+pub const PG_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// The advisory lock migrations hold (an arbitrary constant: "warden" in
+/// ASCII).
+const MIGRATION_LOCK: i64 = 0x7761_7264_656e;
+
+/// Checks that the database is empty or Warden's, at most this build's
+/// version, and migrates it to [`PG_SCHEMA_VERSION`].
+pub(crate) async fn migrate(conn: &mut PgConnection, location: &str) -> Result<u32, StoreError> {
+    let read = StoreError::pg("reading the schema version");
+    let mut tx = conn.begin().await.map_err(read)?;
+    sqlx::query("SELECT pg_advisory_xact_lock($1)")
+        .bind(MIGRATION_LOCK)
+        .execute(&mut *tx)
+        .await
+        .map_err(StoreError::pg("waiting for other replicas' migrations"))?;
+    let ours: bool = sqlx::query(
+        "SELECT EXISTS (SELECT 1 FROM information_schema.tables \
+         WHERE table_schema = current_schema() AND table_name = 'warden_schema')",
+    )
+    .fetch_one(&mut *tx)
+    .await
+    .and_then(|r| r.try_get(0))
+    .map_err(StoreError::pg("reading the schema version"))?;
+    let found: u32 = if ours {
+        let v: i32 = sqlx::query("SELECT version FROM warden_schema")
+            .fetch_one(&mut *tx)
+            .await
+            .and_then(|r| r.try_get(0))
+            .map_err(StoreError::pg("reading the schema version"))?;
+        u32::try_from(v).unwrap_or(0)
+    } else {
+        let tables: i64 = sqlx::query(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()",
+        )
+        .fetch_one(&mut *tx)
+        .await
+        .and_then(|r| r.try_get(0))
+        .map_err(StoreError::pg("reading the schema version"))?;
+        if tables > 0 {
+            return Err(StoreError::Database {
+                location: location.to_owned(),
+                detail: "the schema holds tables but no Warden schema version; \
+                         give Warden a database (or schema) of its own"
+                    .into(),
+            });
+        }
+        sqlx::raw_sql("CREATE TABLE warden_schema (version INTEGER NOT NULL); INSERT INTO warden_schema VALUES (0);")
+            .execute(&mut *tx)
+            .await
+            .map_err(|source| StoreError::PgMigrate { version: 0, source })?;
+        0
+    };
+    if found > PG_SCHEMA_VERSION {
+        return Err(StoreError::Database {
+            location: location.to_owned(),
+            detail: format!(
+                "the database has schema version {found}, newer than this warden knows \
+                 ({PG_SCHEMA_VERSION}); run a newer warden — nothing was changed"
+            ),
+        });
+    }
+    for version in (found + 1)..=PG_SCHEMA_VERSION {
+        let Some(sql) = MIGRATIONS.get(version as usize - 1) else {
+            break;
+        };
+        let err = |source| StoreError::PgMigrate { version, source };
+        sqlx::raw_sql(*sql).execute(&mut *tx).await.map_err(err)?;
+        sqlx::query("UPDATE warden_schema SET version = $1")
+            .bind(version as i32)
+            .execute(&mut *tx)
+            .await
+            .map_err(err)?;
+        tracing::info!(version, "PostgreSQL schema migrated");
+    }
+    tx.commit().await.map_err(|source| StoreError::PgMigrate {
+        version: PG_SCHEMA_VERSION,
+        source,
+    })?;
+    Ok(PG_SCHEMA_VERSION)
+}

@@ -1,0 +1,159 @@
+//! The [`Store`] interface on [`PgStore`]: each method runs its query
+//! (`data.rs`, `audit.rs`) on the store's runtime.
+
+use std::sync::atomic::Ordering;
+
+use warden_api::{
+    ApprovalAnswer, ApprovalRequest, Attribution, AuditEvent, BoxFuture, OpenApproval,
+};
+use warden_policy::CapabilityGrant;
+use warden_signing::{PublicKey, SecretKey};
+
+use super::{PgStore, audit, data};
+use crate::chain::Entry;
+use crate::interface::Closed;
+use crate::{AuditRecord, Break, Store, StoreError, StoredRule, StoredTrust, Verified, now_ms};
+
+impl Store for PgStore {
+    fn location(&self) -> String {
+        self.inner.location.clone()
+    }
+
+    fn schema_version(&self) -> Result<u32, StoreError> {
+        PgStore::schema_version(self)
+    }
+
+    fn audit_args(&self) -> bool {
+        self.inner.audit_args
+    }
+
+    fn add_rule(
+        &self,
+        agent: &str,
+        rule: &str,
+        approval: Option<&str>,
+        by: Option<&Attribution>,
+    ) -> Result<(), StoreError> {
+        let (agent, rule) = (agent.to_owned(), rule.to_owned());
+        let (approval, by) = (approval.map(str::to_owned), by.cloned());
+        self.run(|inner| data::add_rule(inner, agent, rule, approval, by))
+    }
+
+    fn rules(&self) -> Result<Vec<StoredRule>, StoreError> {
+        self.run(data::rules)
+    }
+
+    fn approval_asked(&self, approval: &OpenApproval) -> Result<(), StoreError> {
+        let approval = approval.clone();
+        self.run(|inner| data::approval_asked(inner, approval))
+    }
+
+    fn approval_answered(
+        &self,
+        request: &ApprovalRequest,
+        answer: &ApprovalAnswer,
+        by: &str,
+        at_ms: u64,
+    ) -> Result<(), StoreError> {
+        let (request, answer, by) = (request.clone(), answer.clone(), by.to_owned());
+        self.run(|inner| data::approval_answered(inner, request, answer, by, at_ms))
+    }
+
+    fn approval_closed(&self, id: &str, how: Closed, at_ms: u64) -> Result<(), StoreError> {
+        let id = id.to_owned();
+        self.run(|inner| data::approval_closed(inner, id, how.as_str(), at_ms))
+    }
+
+    fn open_approvals(&self) -> Result<Vec<OpenApproval>, StoreError> {
+        self.run(data::open_approvals)
+    }
+
+    fn highest_approval_id(&self) -> Result<u64, StoreError> {
+        self.run(data::highest_approval_id)
+    }
+
+    fn issue_grant(
+        &self,
+        grant: CapabilityGrant,
+        by: Option<&Attribution>,
+    ) -> Result<CapabilityGrant, StoreError> {
+        let by = by.cloned();
+        self.run(|inner| data::issue_grant(inner, grant, by))
+    }
+
+    fn revoke_grant(&self, id: &str, by: &Attribution) -> Result<CapabilityGrant, StoreError> {
+        let (id, by) = (id.to_owned(), by.clone());
+        self.run(|inner| data::revoke_grant(inner, id, by))
+    }
+
+    fn live_grants(&self, now_ms: u64) -> Result<Vec<CapabilityGrant>, StoreError> {
+        self.run(|inner| data::live_grants(inner, now_ms))
+    }
+
+    fn all_grants(&self) -> Result<Vec<(CapabilityGrant, Option<u64>)>, StoreError> {
+        self.run(data::all_grants)
+    }
+
+    fn grants_version(&self) -> Result<u64, StoreError> {
+        Ok(self.inner.grant_changes.load(Ordering::SeqCst))
+    }
+
+    fn trust(&self, agent: &str) -> Result<Option<StoredTrust>, StoreError> {
+        let agent = agent.to_owned();
+        self.run(|inner| data::trust(inner, agent))
+    }
+
+    fn put_trust(
+        &self,
+        agent: &str,
+        state: &serde_json::Value,
+        changes: &[AuditEvent],
+    ) -> Result<(), StoreError> {
+        let (agent, state, changes) = (agent.to_owned(), state.clone(), changes.to_vec());
+        self.run(|inner| data::put_trust(inner, agent, state, changes))
+    }
+
+    fn append_async<'a>(&'a self, event: &'a AuditEvent) -> BoxFuture<'a, Result<u64, StoreError>> {
+        Box::pin(async move {
+            let entry = Entry::new(event, now_ms())?;
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            let stopped = || StoreError::AuditCommit {
+                detail: "the audit writer stopped".into(),
+            };
+            self.inner
+                .appends
+                .send(audit::Append { entry, reply })
+                .map_err(|_| stopped())?;
+            answer
+                .await
+                .map_err(|_| stopped())?
+                .map_err(|detail| StoreError::AuditCommit { detail })
+        })
+    }
+
+    fn records_after(&self, after: u64, limit: u64) -> Result<Vec<AuditRecord>, StoreError> {
+        self.run(|inner| audit::records_after(inner, after, limit))
+    }
+
+    fn tail(&self, n: u64) -> Result<Vec<AuditRecord>, StoreError> {
+        self.run(|inner| async move {
+            let chain = inner.chain.clone();
+            let last = audit::last_seq(&inner, &chain).await?;
+            audit::records_after(inner, last.saturating_sub(n), n).await
+        })
+    }
+
+    fn seal(&self) -> Result<Option<u64>, StoreError> {
+        self.run(audit::seal)
+    }
+
+    fn verify(&self, key: &PublicKey) -> Result<Result<Verified, Break>, StoreError> {
+        let key = key.clone();
+        self.run(|inner| audit::verify(inner, key, None))
+    }
+
+    fn verify_with_host_key(&self, key: &SecretKey) -> Result<Result<Verified, Break>, StoreError> {
+        let (public, tag_key) = (key.public(), crate::checkpoint::tag_key(key));
+        self.run(|inner| audit::verify(inner, public, Some(tag_key)))
+    }
+}

@@ -1,0 +1,579 @@
+//! The store conformance suite: every behaviour of the `Store` interface,
+//! run against each backend: the embedded SQLite file and a real
+//! PostgreSQL server (a private loopback cluster started by
+//! `scripts/ensure-postgres`, a new database per test). A backend that
+//! passes is one the host can run on.
+//!
+//! After the shared suite: what only PostgreSQL needs checked (a database
+//! that is not Warden's, a newer schema, a server that does not answer,
+//! a record edited in place).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests fail loudly"
+)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use warden_api::{ApprovalAnswer, ApprovalRequest, Attribution, AuditEvent, OpenApproval};
+use warden_policy::{Boundary, Capability, CapabilityGrant};
+use warden_signing::SecretKey;
+use warden_store::{Closed, PgStore, SqliteStore, Store, StoreError, host_key};
+
+#[derive(Debug, Clone, Copy)]
+enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Where one test's state lives: a directory for keys (and the SQLite
+/// file), and for PostgreSQL a database of its own.
+struct Place {
+    backend: Backend,
+    dir: tempfile::TempDir,
+    url: Option<String>,
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A new empty database in the test cluster.
+pub fn new_postgres_database() -> String {
+    let out = std::process::Command::new("bash")
+        .arg(repo_root().join("scripts/ensure-postgres"))
+        .arg("--database")
+        .output()
+        .expect("running scripts/ensure-postgres");
+    assert!(
+        out.status.success(),
+        "scripts/ensure-postgres failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+impl Place {
+    fn new(backend: Backend) -> Place {
+        let url = matches!(backend, Backend::Postgres).then(new_postgres_database);
+        Place {
+            backend,
+            dir: tempfile::tempdir().unwrap(),
+            url,
+        }
+    }
+
+    /// The host key named `name` (made on first use).
+    fn key(&self, name: &str) -> SecretKey {
+        host_key(&self.dir.path().join(format!("{name}.key"))).unwrap()
+    }
+
+    fn try_open(&self, key: &str) -> Result<Arc<dyn Store>, StoreError> {
+        let key = self.key(key);
+        Ok(match self.backend {
+            Backend::Sqlite => {
+                Arc::new(SqliteStore::open(&self.dir.path().join("warden.db"), key)?)
+            }
+            Backend::Postgres => Arc::new(PgStore::open(self.url.as_deref().unwrap(), key)?),
+        })
+    }
+
+    /// A store of host `key` on this place's state.
+    fn open(&self, key: &str) -> Arc<dyn Store> {
+        self.try_open(key).unwrap()
+    }
+}
+
+fn request(id: &str) -> ApprovalRequest {
+    ApprovalRequest {
+        id: id.into(),
+        agent: "a".into(),
+        request_id: "r1".into(),
+        tool: "fs_write".into(),
+        call: "fs_write(/x)".into(),
+        reason: "side effect".into(),
+        suggested_rule: "fs_write(/x)".into(),
+        args_fingerprint: "f".into(),
+        arguments: serde_json::Value::Null,
+        always_offered: true,
+    }
+}
+
+fn asked(id: &str, at: u64) -> OpenApproval {
+    OpenApproval {
+        request: request(id),
+        key: format!("key-{id}"),
+        asked_ms: at,
+        answer: None,
+    }
+}
+
+fn grant(agent: &str, to: u64) -> CapabilityGrant {
+    CapabilityGrant {
+        id: String::new(),
+        agent: agent.into(),
+        session: None,
+        capability: Capability::Tool("fs_write".into()),
+        boundary: Boundary::default(),
+        goal: "fix the build".into(),
+        issuer: "operator".into(),
+        valid_from_ms: 0,
+        valid_to_ms: to,
+    }
+}
+
+fn operator() -> Attribution {
+    Attribution {
+        actor: "alice".into(),
+        confirm: true,
+        reason: None,
+    }
+}
+
+fn outcome(n: u64) -> AuditEvent {
+    AuditEvent::Outcome {
+        agent: "a".into(),
+        session: "s".into(),
+        request_id: format!("r{n}"),
+        tool: "fs_read".into(),
+        ok: true,
+        duration_us: n,
+        limit_hit: false,
+        error_type: None,
+        domain_code: None,
+    }
+}
+
+/// The kinds of the audit records, oldest first.
+fn kinds(store: &dyn Store) -> Vec<String> {
+    store
+        .records_after(0, 1_000)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.kind)
+        .collect()
+}
+
+fn rules_are_kept_once_in_order_and_audited(backend: Backend) {
+    let place = Place::new(backend);
+    let store = place.open("host");
+    store
+        .add_rule("a", "fs_write(/x/**)", Some("ap-1"), None)
+        .unwrap();
+    store
+        .add_rule("a", "fs_write(/x/**)", Some("ap-1"), None)
+        .unwrap();
+    store
+        .add_rule("b", "fs_read", None, Some(&operator()))
+        .unwrap();
+    let rules = store.rules().unwrap();
+    let seen: Vec<_> = rules
+        .iter()
+        .map(|r| (r.agent.as_str(), r.rule.as_str()))
+        .collect();
+    assert_eq!(seen, [("a", "fs_write(/x/**)"), ("b", "fs_read")]);
+    assert_eq!(rules[0].approval.as_deref(), Some("ap-1"));
+    assert_eq!(kinds(store.as_ref()), ["rule-added", "rule-added"]);
+}
+
+fn approvals_are_answered_once_and_used_once(backend: Backend) {
+    let place = Place::new(backend);
+    let store = place.open("host");
+    store.approval_asked(&asked("ap-1", 5)).unwrap();
+    store.approval_asked(&asked("ap-2", 6)).unwrap();
+    assert!(
+        store.approval_asked(&asked("ap-2", 7)).is_err(),
+        "an id is asked once"
+    );
+    store
+        .approval_answered(&request("ap-2"), &ApprovalAnswer::AllowOnce, "admin", 8)
+        .unwrap();
+    let open = store.open_approvals().unwrap();
+    assert_eq!(open.len(), 2);
+    assert_eq!(open[0].request.id, "ap-1");
+    assert_eq!(open[0].answer, None);
+    assert_eq!(open[1].key, "key-ap-2");
+    assert_eq!(open[1].answer, Some((ApprovalAnswer::AllowOnce, 8)));
+    assert!(matches!(
+        store.approval_answered(&request("ap-2"), &ApprovalAnswer::Deny { reason: "no".into() }, "admin", 9),
+        Err(StoreError::NotPending(id)) if id == "ap-2"
+    ));
+    // Closing a pending approval changes nothing; closing an answered one
+    // takes it off the book for good.
+    store.approval_closed("ap-1", Closed::Consumed, 10).unwrap();
+    store.approval_closed("ap-2", Closed::Consumed, 10).unwrap();
+    store.approval_closed("ap-2", Closed::Dropped, 11).unwrap();
+    let open = store.open_approvals().unwrap();
+    assert_eq!(open.len(), 1);
+    assert_eq!(open[0].request.id, "ap-1");
+    assert_eq!(store.highest_approval_id().unwrap(), 2);
+    assert_eq!(
+        kinds(store.as_ref()),
+        ["approval"],
+        "only the answer is audited"
+    );
+}
+
+fn grants_get_new_ids_expire_and_are_revoked_once(backend: Backend) {
+    let place = Place::new(backend);
+    let store = place.open("host");
+    let version = store.grants_version().unwrap();
+    let short = store.issue_grant(grant("a", 1_000), None).unwrap();
+    let long = store
+        .issue_grant(grant("a", 10_000), Some(&operator()))
+        .unwrap();
+    assert!(short.id.starts_with("g-") && long.id.starts_with("g-"));
+    assert_ne!(short.id, long.id);
+    assert_ne!(
+        store.grants_version().unwrap(),
+        version,
+        "an issue moves the version"
+    );
+    assert_eq!(
+        store.live_grants(999).unwrap(),
+        vec![short.clone(), long.clone()]
+    );
+    assert_eq!(store.live_grants(1_000).unwrap(), vec![long.clone()]);
+    let before = store.grants_version().unwrap();
+    let revoked = store.revoke_grant(&long.id, &operator()).unwrap();
+    assert_eq!(revoked, long);
+    assert_ne!(
+        store.grants_version().unwrap(),
+        before,
+        "a revocation moves the version"
+    );
+    assert!(
+        store
+            .live_grants(0)
+            .unwrap()
+            .iter()
+            .all(|g| g.id != long.id)
+    );
+    assert!(matches!(
+        store.revoke_grant(&long.id, &operator()),
+        Err(StoreError::NoSuchGrant(_))
+    ));
+    assert!(matches!(
+        store.revoke_grant("g-404", &operator()),
+        Err(StoreError::NoSuchGrant(_))
+    ));
+    let all = store.all_grants().unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[0].1, None);
+    assert!(all[1].1.is_some(), "a revoked grant says when");
+    assert_eq!(kinds(store.as_ref()), ["grant", "grant", "grant"]);
+}
+
+fn trust_is_replaced_and_its_changes_audited(backend: Backend) {
+    let place = Place::new(backend);
+    let store = place.open("host");
+    assert!(store.trust("a").unwrap().is_none());
+    store
+        .put_trust("a", &serde_json::json!({"level": 1}), &[])
+        .unwrap();
+    let change = AuditEvent::Trust {
+        agent: "a".into(),
+        from: "standard".into(),
+        to: "elevated".into(),
+        reason: "promoted".into(),
+        by: None,
+    };
+    store
+        .put_trust(
+            "a",
+            &serde_json::json!({"level": 2}),
+            std::slice::from_ref(&change),
+        )
+        .unwrap();
+    let stored = store.trust("a").unwrap().unwrap();
+    assert_eq!(stored.state, serde_json::json!({"level": 2}));
+    assert!(store.trust("b").unwrap().is_none());
+    assert_eq!(kinds(store.as_ref()), ["trust"]);
+}
+
+fn concurrent_appends_make_one_verifiable_chain(backend: Backend) {
+    let place = Place::new(backend);
+    let store = place.open("host");
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                (0..40)
+                    .map(|i| store.append(&outcome(t * 100 + i)).unwrap())
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut seqs: Vec<u64> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    seqs.sort_unstable();
+    assert_eq!(
+        seqs,
+        (1..=320).collect::<Vec<_>>(),
+        "every record has its own place"
+    );
+    let key = place.key("host");
+    let verified = store.verify_with_host_key(&key).unwrap().unwrap();
+    assert_eq!(verified.records, 320);
+    let tail = store.tail(3).unwrap();
+    assert_eq!(
+        tail.iter().map(|r| r.seq).collect::<Vec<_>>(),
+        [318, 319, 320]
+    );
+    assert_eq!(tail[2].hash, verified.head);
+    assert_eq!(store.records_after(10, 5).unwrap()[0].seq, 11);
+    // Sealed, the chain verifies with the public key alone.
+    store.seal().unwrap();
+    let verified = store.verify(&key.public()).unwrap().unwrap();
+    assert_eq!((verified.records, verified.signed_through), (320, 320));
+}
+
+fn async_appends_are_durable_when_they_return(backend: Backend) {
+    let place = Place::new(backend);
+    let store = place.open("host");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let seqs = runtime.block_on(async {
+        let calls = (0..50).map(|n| {
+            let store = store.clone();
+            async move { store.append_async(&outcome(n)).await.unwrap() }
+        });
+        futures_join(calls).await
+    });
+    assert_eq!(seqs.len(), 50);
+    drop(store);
+    let again = place.open("host");
+    assert_eq!(
+        again.tail(100).unwrap().len(),
+        50,
+        "all 50 survive reopening"
+    );
+    let verified = again
+        .verify_with_host_key(&place.key("host"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(verified.records, 50);
+}
+
+/// Runs futures concurrently on one task.
+async fn futures_join<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output> {
+    let mut set = Vec::new();
+    for f in futures {
+        set.push(Box::pin(f));
+    }
+    let mut out = Vec::new();
+    // Polled together: the first awaits while the rest queue behind it.
+    let mut pending: Vec<_> = set.into_iter().map(Some).collect();
+    std::future::poll_fn(|cx| {
+        let mut left = false;
+        for slot in pending.iter_mut() {
+            if let Some(f) = slot {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => {
+                        out.push(v);
+                        *slot = None;
+                    }
+                    std::task::Poll::Pending => left = true,
+                }
+            }
+        }
+        if left {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    out
+}
+
+fn state_survives_reopening_and_the_chain_goes_on(backend: Backend) {
+    let place = Place::new(backend);
+    {
+        let store = place.open("host");
+        store.add_rule("a", "fs_read", None, None).unwrap();
+        store.issue_grant(grant("a", u64::MAX / 2), None).unwrap();
+        store.approval_asked(&asked("ap-7", 1)).unwrap();
+        store.append(&outcome(1)).unwrap();
+    }
+    let store = place.open("host");
+    assert_eq!(store.rules().unwrap().len(), 1);
+    assert_eq!(store.live_grants(0).unwrap().len(), 1);
+    assert_eq!(store.highest_approval_id().unwrap(), 7);
+    store.append(&outcome(2)).unwrap();
+    let verified = store
+        .verify_with_host_key(&place.key("host"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        verified.records, 4,
+        "rule, grant and two outcomes on one chain"
+    );
+    assert!(store.schema_version().unwrap() >= 1);
+}
+
+fn a_change_by_another_store_moves_the_grants_version(backend: Backend) {
+    let place = Place::new(backend);
+    let a = place.open("host");
+    let b = place.open("host");
+    let before = a.grants_version().unwrap();
+    let issued = b.issue_grant(grant("a", u64::MAX / 2), None).unwrap();
+    // Another process's change is seen by polling (SQLite's data
+    // version) or announced (PostgreSQL's NOTIFY): wait for it a while.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while a.grants_version().unwrap() == before {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the change was never seen"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(a.live_grants(0).unwrap(), vec![issued]);
+}
+
+fn stores_of_one_key_share_its_chain(backend: Backend) {
+    let place = Place::new(backend);
+    let a = place.open("host");
+    let b = place.open("host");
+    for n in 0..20 {
+        let store = if n % 2 == 0 { &a } else { &b };
+        store.append(&outcome(n)).unwrap();
+    }
+    let verified = a.verify_with_host_key(&place.key("host")).unwrap().unwrap();
+    assert_eq!(verified.records, 20);
+}
+
+fn an_answer_never_lands_twice_under_a_race(backend: Backend) {
+    let place = Place::new(backend);
+    let a = place.open("host");
+    let b = place.open("host");
+    a.approval_asked(&asked("ap-1", 1)).unwrap();
+    let answers: Vec<_> = [a, b]
+        .into_iter()
+        .map(|store| {
+            std::thread::spawn(move || {
+                store.approval_answered(&request("ap-1"), &ApprovalAnswer::AllowOnce, "admin", 2)
+            })
+        })
+        .collect();
+    let ok = answers
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .filter(Result::is_ok)
+        .count();
+    assert_eq!(ok, 1, "exactly one of two racing answers is recorded");
+}
+
+macro_rules! conformance {
+    ($($test:ident),* $(,)?) => {
+        mod sqlite {
+            $( #[test] fn $test() { super::$test(super::Backend::Sqlite) } )*
+        }
+        mod postgres {
+            $( #[test] fn $test() { super::$test(super::Backend::Postgres) } )*
+        }
+    };
+}
+
+conformance!(
+    rules_are_kept_once_in_order_and_audited,
+    approvals_are_answered_once_and_used_once,
+    grants_get_new_ids_expire_and_are_revoked_once,
+    trust_is_replaced_and_its_changes_audited,
+    concurrent_appends_make_one_verifiable_chain,
+    async_appends_are_durable_when_they_return,
+    state_survives_reopening_and_the_chain_goes_on,
+    a_change_by_another_store_moves_the_grants_version,
+    stores_of_one_key_share_its_chain,
+    an_answer_never_lands_twice_under_a_race,
+);
+
+/// Runs `sql` on the database at `url`.
+fn psql(url: &str, sql: &'static str) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        use sqlx::Connection;
+        let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+        sqlx::raw_sql(sql).execute(&mut conn).await.unwrap();
+    });
+}
+
+#[test]
+fn postgres_refuses_a_database_that_is_not_wardens() {
+    let url = new_postgres_database();
+    psql(&url, "CREATE TABLE invoices (id INTEGER)");
+    let dir = tempfile::tempdir().unwrap();
+    let key = host_key(&dir.path().join("host.key")).unwrap();
+    let err = PgStore::open(&url, key).unwrap_err().to_string();
+    assert!(err.contains("no Warden schema version"), "{err}");
+}
+
+#[test]
+fn postgres_refuses_a_newer_schema_and_changes_nothing() {
+    let place = Place::new(Backend::Postgres);
+    drop(place.open("host"));
+    let url = place.url.clone().unwrap();
+    psql(&url, "UPDATE warden_schema SET version = 999");
+    let err = place.try_open("host").unwrap_err().to_string();
+    assert!(err.contains("newer than this warden knows"), "{err}");
+    psql(&url, "UPDATE warden_schema SET version = 1");
+    place.open("host");
+}
+
+#[test]
+fn postgres_that_does_not_answer_is_a_clear_error_without_the_password() {
+    // A port nothing listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let key = host_key(&dir.path().join("host.key")).unwrap();
+    let url = format!("postgres://warden:hunter2@127.0.0.1:{port}/warden");
+    let err = PgStore::open(&url, key).unwrap_err().to_string();
+    assert!(err.contains("connecting to PostgreSQL"), "{err}");
+    assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
+    assert!(
+        !err.contains("hunter2"),
+        "the password is never shown: {err}"
+    );
+    let key = host_key(&dir.path().join("host.key")).unwrap();
+    let err = PgStore::open("mysql://nope", key).unwrap_err().to_string();
+    assert!(err.contains("not a PostgreSQL URL"), "{err}");
+}
+
+#[test]
+fn postgres_audit_records_edited_or_deleted_in_place_are_found() {
+    let place = Place::new(Backend::Postgres);
+    let store = place.open("host");
+    for n in 0..5 {
+        store.append(&outcome(n)).unwrap();
+    }
+    let key = place.key("host");
+    assert!(store.verify_with_host_key(&key).unwrap().is_ok());
+    let url = place.url.clone().unwrap();
+    psql(
+        &url,
+        "UPDATE audit SET body = replace(body, '\"r2\"', '\"r9\"') WHERE seq = 3",
+    );
+    let broken = store.verify_with_host_key(&key).unwrap().unwrap_err();
+    assert_eq!(
+        broken,
+        warden_store::Break::Edited {
+            seq: 3,
+            detail: "its content does not match its hash".into()
+        }
+    );
+    psql(&url, "DELETE FROM audit WHERE seq = 3");
+    let broken = store.verify(&key.public()).unwrap().unwrap_err();
+    assert_eq!(broken, warden_store::Break::Deleted { seq: 3, next: 4 });
+}
