@@ -325,6 +325,11 @@ fn sandbox_images(root: &Path) -> anyhow::Result<()> {
 fn test(root: &Path) -> anyhow::Result<()> {
     ensure_wasm_target(root)?;
     sandbox_images(root)?;
+    // The store conformance suite and the PostgreSQL host tests make
+    // their databases in one private loopback cluster, started here once
+    // (installing Debian's postgresql when it can) so a missing server
+    // fails the run at once, naming what to install.
+    run(root, "bash", &["scripts/ensure-postgres"])?;
     let python = mcp_python(root)?;
     let python = python
         .to_str()

@@ -132,10 +132,18 @@ impl CapabilityGrantsConfig {
     }
 }
 
-/// The state database (`warden.db` in the state directory).
+/// The state database: `warden.db` in the state directory, or a
+/// PostgreSQL database shared by replicas.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct StateConfig {
+    /// A PostgreSQL database for the state instead of `warden.db`:
+    /// `postgres://user@host:port/database` (with the driver's options,
+    /// e.g. `?sslmode=require`). Keep the password out of the file:
+    /// `PGPASSWORD` or `~/.pgpass` supply it. The host key stays in the
+    /// state directory; each key appends to its own audit chain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
     /// Audit records of decisions carry the call's arguments. Default
     /// false: only their sha256 digest is kept.
     pub audit_args: bool,
@@ -143,6 +151,8 @@ pub struct StateConfig {
     /// killed host, the last commits may be lost to a power failure.
     /// `full`: every commit is synced before the host reports it, which
     /// survives a machine crash too, at one disk sync per record.
+    /// (PostgreSQL commits as its server is configured:
+    /// `synchronous_commit`.)
     pub durability: Durability,
 }
 

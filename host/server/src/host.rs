@@ -291,11 +291,7 @@ impl Loaded {
         approver: Arc<dyn warden_api::Approver>,
     ) -> Result<Gate, ServerError> {
         let config = &self.config;
-        let store = state::open_with(
-            &self.state_dir,
-            config.state.audit_args,
-            config.state.durability,
-        )?;
+        let store = state::open(&self.state_dir, &config.state)?;
         let clock = self.clock.clone();
         let trust = warden_gate::TrustKeeper::load(
             config.progressive_trust.clone(),

@@ -37,7 +37,7 @@ mod state_guard;
 mod tick;
 
 pub use agents::{AgentOverrides, agents, env};
-pub use config::Config;
+pub use config::{Config, StateConfig};
 pub use defaults::{DEV_KEY_FILE, bundled_dir, choose as choose_config, embedded};
 pub use error::ServerError;
 pub use found_config::widenings;

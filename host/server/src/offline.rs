@@ -14,6 +14,7 @@ use crate::{HostOptions, ServerError, state};
 pub struct OfflinePlugins {
     registry: Registry,
     state_dir: PathBuf,
+    state: crate::config::StateConfig,
 }
 
 impl std::fmt::Debug for OfflinePlugins {
@@ -31,6 +32,7 @@ impl OfflinePlugins {
         Ok(OfflinePlugins {
             registry: Registry::open(&options.state_dir, options.admission()?, options.runtime()?)?,
             state_dir: options.state_dir.clone(),
+            state: options.config.state.clone(),
         })
     }
 }
@@ -67,7 +69,7 @@ impl PluginAdmin for OfflinePlugins {
     fn remove(&self, name: String, by: Attribution) -> BoxFuture<'_, Result<Value, AdminError>> {
         Box::pin(async move {
             let gone = self.registry.remove(&name).map_err(registry)?;
-            let store = state::open(&self.state_dir, false)
+            let store = state::open(&self.state_dir, &self.state)
                 .map_err(|e| AdminError::failed("opening the state database", e))?;
             store
                 .append(&AuditEvent::PluginRemoved { name, by })

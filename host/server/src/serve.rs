@@ -268,7 +268,7 @@ impl Host {
             .progressive_trust
             .validate()
             .map_err(|e| ServerError::config("progressive-trust", e))?;
-        let store = state::open_with(state_dir, config.state.audit_args, config.state.durability)?;
+        let store = state::open(state_dir, &config.state)?;
         let named = named_grants(config, state_dir)?;
         let loaded = Loaded::prepare(host)?;
         let registry = warden_registry::Registry::open(

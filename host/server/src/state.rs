@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use warden_signing::SecretKey;
-use warden_store::{SqliteStore, Store, host_key, private_dir};
+use warden_store::{PgStore, SqliteStore, Store, host_key, private_dir};
 
 use crate::ServerError;
+use crate::config::StateConfig;
 
 fn private(state_dir: &Path) -> Result<(), ServerError> {
     Ok(private_dir(state_dir)?)
@@ -19,26 +20,24 @@ pub const DB_FILE: &str = "warden.db";
 pub const KEY_FILE: &str = "host.key";
 
 /// Opens the state database (creating the directory, key and database
-/// when missing). A newer or damaged database is an error.
-pub fn open(state_dir: &Path, audit_args: bool) -> Result<Arc<dyn Store>, ServerError> {
-    open_with(state_dir, audit_args, crate::config::Durability::Full)
-}
-
-/// [`open`], committing with `durability`.
-pub fn open_with(
-    state_dir: &Path,
-    audit_args: bool,
-    durability: crate::config::Durability,
-) -> Result<Arc<dyn Store>, ServerError> {
+/// when missing): `warden.db` in `state_dir`, or the PostgreSQL database
+/// at `[state] url`, with the host key in `state_dir` either way. A newer
+/// or damaged database is an error.
+pub fn open(state_dir: &Path, state: &StateConfig) -> Result<Arc<dyn Store>, ServerError> {
     private(state_dir)?;
     let key = host_key(&state_dir.join(KEY_FILE))?;
-    let durability = match durability {
+    if let Some(url) = &state.url {
+        return Ok(Arc::new(
+            PgStore::open(url, key)?.with_audit_args(state.audit_args),
+        ));
+    }
+    let durability = match state.durability {
         crate::config::Durability::Full => warden_store::Durability::Full,
         crate::config::Durability::Normal => warden_store::Durability::Normal,
     };
     let store = SqliteStore::open(&state_dir.join(DB_FILE), key)?
         .with_durability(durability)?
-        .with_audit_args(audit_args);
+        .with_audit_args(state.audit_args);
     Ok(Arc::new(store))
 }
 

@@ -469,6 +469,20 @@ fn an_answer_never_lands_twice_under_a_race(backend: Backend) {
     assert_eq!(ok, 1, "exactly one of two racing answers is recorded");
 }
 
+/// A rule suggested from a call's arguments, and an approval's binding
+/// key (NUL-separated), hold whatever text the call carried.
+fn any_text_a_call_carries_is_kept(backend: Backend) {
+    let place = Place::new(backend);
+    let store = place.open("host");
+    let rule = "fs_write(/tmp/a\u{0}b\u{1b}[31m\u{202e}é)";
+    store.add_rule("a", rule, None, None).unwrap();
+    let mut approval = asked("ap-1", 1);
+    approval.key = "a\u{0}fs_write\u{0}fs_write(/x\u{0})\u{0}f".into();
+    store.approval_asked(&approval).unwrap();
+    assert_eq!(store.rules().unwrap()[0].rule, rule);
+    assert_eq!(store.open_approvals().unwrap()[0].key, approval.key);
+}
+
 macro_rules! conformance {
     ($($test:ident),* $(,)?) => {
         mod sqlite {
@@ -491,6 +505,7 @@ conformance!(
     a_change_by_another_store_moves_the_grants_version,
     stores_of_one_key_share_its_chain,
     an_answer_never_lands_twice_under_a_race,
+    any_text_a_call_carries_is_kept,
 );
 
 /// Runs `sql` on the database at `url`.

@@ -20,6 +20,21 @@ pub struct StateDir {
         default_value = ".warden"
     )]
     pub state_dir: PathBuf,
+    /// The PostgreSQL database of `[state] url`, when the state is kept
+    /// there (the host key stays in the state directory).
+    #[arg(long, value_name = "URL", env = "WARDEN_STATE_URL")]
+    pub state_url: Option<String>,
+}
+
+impl StateDir {
+    /// Opens the state this names.
+    pub fn open(&self) -> anyhow::Result<std::sync::Arc<dyn warden_store::Store>> {
+        let state = warden_server::StateConfig {
+            url: self.state_url.clone(),
+            ..Default::default()
+        };
+        Ok(warden_server::state::open(&self.state_dir, &state)?)
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -63,7 +78,7 @@ pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
             follow,
             state,
         } => {
-            let store = warden_server::state::open(&state.state_dir, false)?;
+            let store = state.open()?;
             let mut last = 0;
             for record in store.tail(lines)? {
                 last = record.seq;
@@ -81,7 +96,7 @@ pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
             }
         }
         AuditCommand::Verify { public_key, state } => {
-            let store = warden_server::state::open(&state.state_dir, false)?;
+            let store = state.open()?;
             let (verdict, key) = match public_key {
                 Some(path) => {
                     let text = std::fs::read_to_string(&path)
@@ -126,7 +141,7 @@ pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
             }
         }
         AuditCommand::Export { json: _, state } => {
-            let store = warden_server::state::open(&state.state_dir, false)?;
+            let store = state.open()?;
             let records = store.records_after(0, u64::MAX)?;
             out!("{}", serde_json::to_string_pretty(&records)?);
             Ok(Outcome::Ok)

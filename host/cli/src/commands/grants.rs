@@ -62,7 +62,7 @@ pub enum GrantsCommand {
 pub fn run(command: GrantsCommand) -> anyhow::Result<Outcome> {
     let value = match command {
         GrantsCommand::List { all, state } => {
-            let store = warden_server::state::open(&state.state_dir, false)?;
+            let store = state.open()?;
             let now = now_ms();
             let list: Vec<serde_json::Value> = store
                 .all_grants()?
@@ -104,7 +104,7 @@ pub fn run(command: GrantsCommand) -> anyhow::Result<Outcome> {
                 );
             }
             let by = guardrail.check(&format!("issuing a grant of `{capability}` to `{agent}`"))?;
-            let store = warden_server::state::open(&state.state_dir, false)?;
+            let store = state.open()?;
             let now = now_ms();
             let grant = store.issue_grant(
                 CapabilityGrant {
@@ -132,7 +132,7 @@ pub fn run(command: GrantsCommand) -> anyhow::Result<Outcome> {
             state,
         } => {
             let by = guardrail.check(&format!("revoking grant {id}"))?;
-            let store = warden_server::state::open(&state.state_dir, false)?;
+            let store = state.open()?;
             serde_json::to_value(store.revoke_grant(&id, &by)?)?
         }
     };

@@ -73,7 +73,7 @@ fn strategy(target: &Target) -> anyhow::Result<TrustConfig> {
 
 /// The trust of the state directory's agents, without a running server.
 fn offline(target: &Target) -> anyhow::Result<TrustKeeper> {
-    let store = warden_server::state::open(&target.state.state_dir, false)?;
+    let store = target.state.open()?;
     Ok(TrustKeeper::load(
         strategy(target)?,
         Arc::new(StoreTrust(store)),

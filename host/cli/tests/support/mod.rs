@@ -156,10 +156,16 @@ pub fn text(response: &Value) -> String {
 }
 
 pub fn warden(args: &[&str], state: &Path) -> Value {
+    warden_with(args, state, &[])
+}
+
+/// [`warden`] with environment variables set.
+pub fn warden_with(args: &[&str], state: &Path, env: &[(&str, &str)]) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_warden"))
         .args(args)
         .arg("--state-dir")
         .arg(state)
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     assert!(
@@ -200,4 +206,21 @@ pub fn setup(dir: &Path, extra: &str) -> (std::path::PathBuf, std::path::PathBuf
     )
     .unwrap();
     (config, dir.join("state"))
+}
+
+/// A new empty database in the test suite's private PostgreSQL cluster
+/// (`scripts/ensure-postgres` starts it once).
+pub fn postgres_database() -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/ensure-postgres");
+    let out = Command::new("bash")
+        .arg(script)
+        .arg("--database")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "scripts/ensure-postgres: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }

@@ -23,6 +23,11 @@ fn entries<'e>(
         .collect()
 }
 
+/// Text stored as bytes (`BYTEA`).
+fn text(bytes: Vec<u8>) -> Result<String, sqlx::Error> {
+    String::from_utf8(bytes).map_err(|e| sqlx::Error::Decode(Box::new(e)))
+}
+
 fn ms(value: u64) -> i64 {
     value.min(i64::MAX as u64) as i64
 }
@@ -42,7 +47,7 @@ pub(crate) async fn add_rule(
          ON CONFLICT (agent, rule) DO NOTHING",
     )
     .bind(&agent)
-    .bind(&rule)
+    .bind(rule.as_bytes())
     .bind(&approval)
     .bind(ms(now))
     .execute(&mut *tx)
@@ -65,7 +70,7 @@ pub(crate) async fn rules(inner: Arc<Inner>) -> Result<Vec<StoredRule>, StoreErr
                 .map(|r| {
                     Ok(StoredRule {
                         agent: r.try_get(0)?,
-                        rule: r.try_get(1)?,
+                        rule: text(r.try_get(1)?)?,
                         approval: r.try_get(2)?,
                         added_ms: r.try_get::<i64, _>(3)? as u64,
                     })
@@ -88,7 +93,7 @@ pub(crate) async fn approval_asked(
     .bind(&approval.request.id)
     .bind(&approval.request.agent)
     .bind(request)
-    .bind(&approval.key)
+    .bind(approval.key.as_bytes())
     .bind(ms(approval.asked_ms))
     .execute(&inner.pool)
     .await
@@ -158,7 +163,7 @@ pub(crate) async fn open_approvals(inner: Arc<Inner>) -> Result<Vec<OpenApproval
         let read = StoreError::pg("reading approvals");
         let (request, key, asked, answer, answered): (
             String,
-            String,
+            Vec<u8>,
             i64,
             Option<String>,
             Option<i64>,
@@ -184,7 +189,7 @@ pub(crate) async fn open_approvals(inner: Arc<Inner>) -> Result<Vec<OpenApproval
         };
         out.push(OpenApproval {
             request,
-            key,
+            key: text(key).map_err(StoreError::pg("reading approvals"))?,
             asked_ms: asked as u64,
             answer,
         });

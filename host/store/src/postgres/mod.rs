@@ -47,7 +47,7 @@ pub(crate) struct Inner {
     /// This host's audit chain: its key's id.
     pub(crate) chain: String,
     pub(crate) cover: Cover,
-    pub(crate) audit_args: bool,
+    pub(crate) audit_args: std::sync::atomic::AtomicBool,
     /// Moves on every grant change any replica announces.
     pub(crate) grant_changes: AtomicU64,
     /// The group-commit writer's queue (`audit.rs`).
@@ -155,7 +155,7 @@ impl PgStore {
             location,
             chain,
             cover: Cover::new(key, true),
-            audit_args: false,
+            audit_args: std::sync::atomic::AtomicBool::new(false),
             grant_changes: AtomicU64::new(0),
             appends,
         });
@@ -185,17 +185,11 @@ impl PgStore {
     }
 
     /// Decisions carry the call's arguments, not just their digest.
-    pub fn with_audit_args(mut self, on: bool) -> Result<PgStore, StoreError> {
-        match Arc::get_mut(&mut self.inner) {
-            Some(inner) => {
-                inner.audit_args = on;
-                Ok(self)
-            }
-            None => Err(StoreError::Database {
-                location: self.inner.location.clone(),
-                detail: "the store is already shared".into(),
-            }),
-        }
+    pub fn with_audit_args(self, on: bool) -> PgStore {
+        self.inner
+            .audit_args
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+        self
     }
 
     /// Runs `body` on the store's runtime and waits for it on this thread.

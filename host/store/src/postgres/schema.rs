@@ -11,12 +11,15 @@ use crate::StoreError;
 
 /// Version 1: everything version 4 of the SQLite schema holds, and audit
 /// chains: one per host key, each with its own sequence, so replicas
-/// append without waiting for each other.
+/// append without waiting for each other. Text that comes from a call's
+/// arguments (a rule suggested from them, an approval's binding key,
+/// which separates its parts with NUL) is `BYTEA`: PostgreSQL's `TEXT`
+/// cannot hold NUL, and a call must not be able to make a write fail.
 const V1: &str = "
 CREATE TABLE rules (
     id BIGSERIAL PRIMARY KEY,
     agent TEXT NOT NULL,
-    rule TEXT NOT NULL,
+    rule BYTEA NOT NULL,
     approval TEXT,
     added_ms BIGINT NOT NULL,
     UNIQUE (agent, rule)
@@ -26,7 +29,7 @@ CREATE TABLE approvals (
     n BIGSERIAL NOT NULL,
     agent TEXT NOT NULL,
     request TEXT NOT NULL,
-    call_key TEXT NOT NULL,
+    call_key BYTEA NOT NULL,
     asked_ms BIGINT NOT NULL,
     state TEXT NOT NULL CHECK (state IN ('pending', 'answered', 'consumed', 'dropped')),
     answer TEXT,

@@ -24,7 +24,7 @@ impl Store for PgStore {
     }
 
     fn audit_args(&self) -> bool {
-        self.inner.audit_args
+        self.inner.audit_args.load(Ordering::Relaxed)
     }
 
     fn add_rule(

@@ -1,0 +1,112 @@
+//! `warden serve` on a PostgreSQL store (`[state] url`), through the real
+//! binary and a real server: rules added by "always allow" survive a
+//! restart, a grant issued or revoked by the operator's CLI from another
+//! process applies to the running server's next call, nothing is written
+//! to `warden.db`, and the audit chain verifies.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests fail loudly"
+)]
+
+mod support;
+
+use serde_json::{Value, json};
+use support::{Server, approval_id, postgres_database, setup, warden_with};
+
+fn is_error(result: &Value) -> bool {
+    result["isError"] == true
+}
+
+fn write(server: &mut Server, id: u64, path: &str) -> Value {
+    server.tool(id, "fs_write", json!({"path": path, "content": "x"}))
+}
+
+#[test]
+fn a_host_on_postgres_keeps_rules_grants_and_a_verifiable_audit_chain() {
+    let url = postgres_database();
+    let env = [("WARDEN_STATE_URL", url.as_str())];
+    let dir = tempfile::tempdir().unwrap();
+    let (config, state) = setup(
+        dir.path(),
+        &format!("[state]\nurl = \"{url}\"\naudit-args = true\n"),
+    );
+    let cli = |args: &[&str]| warden_with(args, &state, &env);
+
+    let mut server = Server::start(&config, &state);
+    let pending = write(&mut server, 1, "notes.txt");
+    let id = approval_id(&pending);
+    let listed = cli(&["approvals", "list"]);
+    let rule = listed["pending"][0]["suggested_rule"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    cli(&["approvals", "approve", &id, "--always", &rule]);
+    assert!(!is_error(&write(&mut server, 2, "notes.txt")));
+
+    // A grant issued by the operator in another process applies to the
+    // next call of the running server; revoked, it stops applying.
+    assert!(is_error(&write(&mut server, 3, "granted/a.txt")));
+    let issued = cli(&[
+        "grants",
+        "issue",
+        "--agent",
+        "alice",
+        "--capability",
+        "tool:fs_write",
+        "--goal",
+        "the report",
+        "--ttl",
+        "600",
+        "--path",
+        "/workspace/granted",
+        "--actor",
+        "dana",
+        "--confirm",
+        "--reason",
+        "the report needs it",
+    ]);
+    let grant = issued["id"].as_str().unwrap().to_owned();
+    assert!(
+        !is_error(&write(&mut server, 4, "granted/a.txt")),
+        "the grant applies"
+    );
+    cli(&[
+        "grants",
+        "revoke",
+        &grant,
+        "--actor",
+        "dana",
+        "--confirm",
+        "--reason",
+        "done",
+    ]);
+    assert!(is_error(&write(&mut server, 5, "granted/b.txt")), "revoked");
+    server.kill();
+
+    assert!(
+        !state.join("warden.db").exists(),
+        "the state is in PostgreSQL, not in the state directory"
+    );
+    let mut server = Server::start(&config, &state);
+    let again = write(&mut server, 6, "notes.txt");
+    assert!(!is_error(&again), "the stored rule allows it: {again}");
+    server.kill();
+
+    let verified = cli(&["audit", "verify"]);
+    assert_eq!(verified["ok"], true, "{verified}");
+    let records = cli(&["audit", "export", "--json"]);
+    let kinds: Vec<&str> = records
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    for kind in ["decision", "approval", "rule-added", "grant", "outcome"] {
+        assert!(kinds.contains(&kind), "{kind} is audited: {kinds:?}");
+    }
+    let listed = cli(&["grants", "list", "--all"]);
+    assert_eq!(listed[0]["status"], "revoked", "{listed}");
+}
