@@ -5,6 +5,12 @@
 //! - `burst`: throughput, 512 appends per iteration spread over 1, 8 or
 //!   32 appender threads (items/s is appends per second).
 //!
+//! - `postgres_burst`: the same on PostgreSQL (the test suite's loopback
+//!   cluster, `scripts/ensure-postgres`), 1, 4 or 8 appender threads of
+//!   one host sharing its chain;
+//! - `postgres_replicas`: 1, 4 or 8 stores with keys of their own (as
+//!   replicas are), each appending to its own chain from one thread.
+//!
 //! `cargo bench -p warden-store --bench audit`
 
 #![allow(clippy::expect_used, reason = "a benchmark fails loudly")]
@@ -12,7 +18,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use warden_api::AuditEvent;
-use warden_store::{Durability, SqliteStore, host_key};
+use warden_store::{Durability, PgStore, SqliteStore, Store, host_key};
 
 fn main() {
     divan::main();
@@ -72,6 +78,77 @@ fn burst<const APPENDERS: usize>(bencher: divan::Bencher, durability: Durability
                 for _ in 0..APPENDERS {
                     scope.spawn(|| {
                         for _ in 0..BURST / APPENDERS {
+                            let event = event(n.fetch_add(1, Ordering::Relaxed));
+                            store.append(&event).expect("append");
+                        }
+                    });
+                }
+            });
+        });
+}
+
+/// A new database in the loopback test cluster.
+fn postgres_database() -> String {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/ensure-postgres");
+    let out = std::process::Command::new("bash")
+        .arg(script)
+        .arg("--database")
+        .output()
+        .expect("scripts/ensure-postgres");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("a URL")
+        .trim()
+        .to_owned()
+}
+
+fn postgres_store(dir: &tempfile::TempDir, url: &str, name: &str) -> PgStore {
+    let key = host_key(&dir.path().join(format!("{name}.key"))).expect("key");
+    PgStore::open(url, key).expect("store")
+}
+
+#[divan::bench(sample_count = 20, sample_size = 1, consts = [1, 4, 8])]
+fn postgres_burst<const APPENDERS: usize>(bencher: divan::Bencher) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = postgres_store(&dir, &postgres_database(), "host");
+    let n = AtomicU64::new(0);
+    bencher
+        .counter(divan::counter::ItemsCount::new(BURST))
+        .bench_local(|| {
+            std::thread::scope(|scope| {
+                for _ in 0..APPENDERS {
+                    scope.spawn(|| {
+                        for _ in 0..BURST / APPENDERS {
+                            let event = event(n.fetch_add(1, Ordering::Relaxed));
+                            store.append(&event).expect("append");
+                        }
+                    });
+                }
+            });
+        });
+}
+
+#[divan::bench(sample_count = 20, sample_size = 1, consts = [1, 4, 8])]
+fn postgres_replicas<const REPLICAS: usize>(bencher: divan::Bencher) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = postgres_database();
+    let stores: Vec<PgStore> = (0..REPLICAS)
+        .map(|i| postgres_store(&dir, &url, &format!("replica-{i}")))
+        .collect();
+    let n = AtomicU64::new(0);
+    bencher
+        .counter(divan::counter::ItemsCount::new(BURST))
+        .bench_local(|| {
+            std::thread::scope(|scope| {
+                for store in &stores {
+                    let n = &n;
+                    scope.spawn(move || {
+                        for _ in 0..BURST / REPLICAS {
                             let event = event(n.fetch_add(1, Ordering::Relaxed));
                             store.append(&event).expect("append");
                         }
