@@ -71,7 +71,10 @@ pub struct OpenApproval {
 /// The durable side of the approvals book. Each method is one
 /// transaction; an error means nothing was recorded.
 pub trait ApprovalLedger: Send + Sync {
-    fn asked(&self, approval: &OpenApproval) -> Result<(), JournalError>;
+    /// Records a new pending approval under an id the ledger gives
+    /// (`ap-N`, never given before by any process sharing the ledger;
+    /// the request's own id is ignored) and returns that id.
+    fn asked(&self, approval: &OpenApproval) -> Result<String, JournalError>;
     /// A person's answer (or an expiry's denial), audited in the same
     /// transaction. `by` says who answered (`admin`, `elicitation`, `expiry`).
     fn answered(
@@ -87,9 +90,6 @@ pub trait ApprovalLedger: Send + Sync {
     fn dropped(&self, id: &str, at_ms: u64) -> Result<(), JournalError>;
     /// Approvals waiting for an answer or for a retry, oldest first.
     fn open(&self) -> Result<Vec<OpenApproval>, JournalError>;
-    /// The highest number `N` of any id `ap-N` ever recorded, so a
-    /// restarted book never reuses an id.
-    fn highest_id(&self) -> Result<u64, JournalError>;
 }
 
 /// One audited event. Serialised as the body of an audit record.

@@ -162,9 +162,9 @@ impl ApprovalBook {
                 }
             }
         }
-        let next = ledger.highest_id()? + 1;
         Ok(ApprovalBook {
-            next: AtomicU64::new(next),
+            // Unused: a durable book's ids come from its ledger.
+            next: AtomicU64::new(1),
             pages: Mutex::new(pages),
             expiry,
             ledger: Some(ledger),
@@ -358,21 +358,28 @@ impl ApprovalBook {
         if let Some(id) = pages.waiting_by_key.get(&key) {
             return ApprovalAnswer::Pending { id: id.clone() };
         }
-        let id = format!("ap-{}", self.next.fetch_add(1, Ordering::Relaxed));
-        request.id = id.clone();
-        if let Some(ledger) = &self.ledger {
-            let open = OpenApproval {
-                request: request.clone(),
-                key: key.clone(),
-                asked_ms: now,
-                answer: None,
-            };
-            if let Err(e) = ledger.asked(&open) {
-                return ApprovalAnswer::Deny {
-                    reason: format!("the approval could not be recorded ({e}); retry"),
+        // A durable book's ids come from its ledger, which numbers them
+        // for every process sharing it; a book in memory counts alone.
+        let id = match &self.ledger {
+            Some(ledger) => {
+                let open = OpenApproval {
+                    request: request.clone(),
+                    key: key.clone(),
+                    asked_ms: now,
+                    answer: None,
                 };
+                match ledger.asked(&open) {
+                    Ok(id) => id,
+                    Err(e) => {
+                        return ApprovalAnswer::Deny {
+                            reason: format!("the approval could not be recorded ({e}); retry"),
+                        };
+                    }
+                }
             }
-        }
+            None => format!("ap-{}", self.next.fetch_add(1, Ordering::Relaxed)),
+        };
+        request.id = id.clone();
         pages.wait(
             id.clone(),
             Waiting {

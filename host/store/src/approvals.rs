@@ -6,6 +6,10 @@ use warden_api::{ApprovalAnswer, ApprovalRequest, OpenApproval};
 
 use crate::{SqliteStore, StoreError};
 
+/// The number after the highest `N` of any id `ap-N` recorded.
+const NEXT_ID: &str = "SELECT coalesce(max(CAST(substr(id, 4) AS INTEGER)), 0) + 1 FROM approvals \
+                       WHERE id LIKE 'ap-%'";
+
 impl SqliteStore {
     pub(crate) fn close(&self, id: &str, state: &str, at_ms: u64) -> Result<(), StoreError> {
         let conn = self.conn();
@@ -63,23 +67,35 @@ impl SqliteStore {
 }
 
 impl SqliteStore {
-    pub(crate) fn asked(&self, approval: &OpenApproval) -> Result<(), StoreError> {
-        let request = serde_json::to_string(&approval.request)
-            .map_err(StoreError::data("recording an approval"))?;
-        self.conn()
-            .execute(
+    /// Records `approval` under the next id `ap-N`, numbered inside the
+    /// write transaction so two processes never take the same one.
+    pub(crate) fn asked(&self, approval: &OpenApproval) -> Result<String, StoreError> {
+        let conn = self.conn();
+        crate::tx::write(&conn, "recording an approval", |conn| {
+            let next: i64 = conn
+                .prepare_cached(NEXT_ID)
+                .and_then(|mut stmt| stmt.query_row([], |r| r.get(0)))
+                .map_err(StoreError::sql("recording an approval"))?;
+            let mut request = approval.request.clone();
+            request.id = format!("ap-{next}");
+            let text = serde_json::to_string(&request)
+                .map_err(StoreError::data("recording an approval"))?;
+            conn.prepare_cached(
                 "INSERT INTO approvals (id, agent, request, call_key, asked_ms, state) \
                  VALUES (?1, ?2, ?3, ?4, ?5, 'pending')",
-                params![
-                    approval.request.id,
-                    approval.request.agent,
-                    request,
+            )
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    request.id,
+                    request.agent,
+                    text,
                     approval.key,
                     approval.asked_ms as i64
-                ],
-            )
+                ])
+            })
             .map_err(StoreError::sql("recording an approval"))?;
-        Ok(())
+            Ok(request.id)
+        })
     }
 
     pub(crate) fn answered(
@@ -108,17 +124,5 @@ impl SqliteStore {
         self.audit_in(&tx, [&crate::events::approval(request, answer, by)], at_ms)?;
         tx.commit()
             .map_err(StoreError::sql("answering an approval"))
-    }
-
-    pub(crate) fn highest_id(&self) -> Result<u64, StoreError> {
-        let n: i64 = self
-            .conn()
-            .query_row(
-                "SELECT coalesce(max(CAST(substr(id, 4) AS INTEGER)), 0) FROM approvals WHERE id LIKE 'ap-%'",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(StoreError::sql("reading approval ids"))?;
-        Ok(n.max(0) as u64)
     }
 }

@@ -62,7 +62,7 @@ impl Journal for Hooks {
 }
 
 impl ApprovalLedger for Hooks {
-    fn asked(&self, approval: &OpenApproval) -> Result<(), JournalError> {
+    fn asked(&self, approval: &OpenApproval) -> Result<String, JournalError> {
         self.0
             .approval_asked(approval)
             .map_err(failed("recording an approval"))
@@ -96,11 +96,5 @@ impl ApprovalLedger for Hooks {
         self.0
             .open_approvals()
             .map_err(failed("the approvals ledger"))
-    }
-
-    fn highest_id(&self) -> Result<u64, JournalError> {
-        self.0
-            .highest_approval_id()
-            .map_err(failed("reading approval ids"))
     }
 }

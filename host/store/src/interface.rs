@@ -61,8 +61,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Every added rule, in the order added.
     fn rules(&self) -> Result<Vec<StoredRule>, StoreError>;
 
-    /// Records a new pending approval. Its id must be new.
-    fn approval_asked(&self, approval: &OpenApproval) -> Result<(), StoreError>;
+    /// Records a new pending approval under a new id `ap-N`, unique
+    /// among every process sharing the database (the request's own id is
+    /// ignored); returns that id.
+    fn approval_asked(&self, approval: &OpenApproval) -> Result<String, StoreError>;
     /// A person's answer (or an expiry's denial) to a pending approval,
     /// audited; `by` says who answered. An approval that is not pending
     /// is an error and nothing changes.
@@ -78,8 +80,6 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn approval_closed(&self, id: &str, how: Closed, at_ms: u64) -> Result<(), StoreError>;
     /// Approvals waiting for an answer or for a retry, oldest first.
     fn open_approvals(&self) -> Result<Vec<OpenApproval>, StoreError>;
-    /// The highest `N` of any approval id `ap-N` ever recorded.
-    fn highest_approval_id(&self) -> Result<u64, StoreError>;
 
     /// Stores `grant` under a new id (`g-N`; its `id` is ignored), audited
     /// with `by` when an operator issued it; returns it as stored.

@@ -41,7 +41,7 @@ impl Store for SqliteStore {
         SqliteStore::rules(self)
     }
 
-    fn approval_asked(&self, approval: &OpenApproval) -> Result<(), StoreError> {
+    fn approval_asked(&self, approval: &OpenApproval) -> Result<String, StoreError> {
         self.asked(approval)
     }
 
@@ -61,10 +61,6 @@ impl Store for SqliteStore {
 
     fn open_approvals(&self) -> Result<Vec<OpenApproval>, StoreError> {
         SqliteStore::open_approvals(self)
-    }
-
-    fn highest_approval_id(&self) -> Result<u64, StoreError> {
-        self.highest_id()
     }
 
     fn issue_grant(

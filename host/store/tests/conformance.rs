@@ -181,11 +181,11 @@ fn rules_are_kept_once_in_order_and_audited(backend: Backend) {
 fn approvals_are_answered_once_and_used_once(backend: Backend) {
     let place = Place::new(backend);
     let store = place.open("host");
-    store.approval_asked(&asked("ap-1", 5)).unwrap();
-    store.approval_asked(&asked("ap-2", 6)).unwrap();
-    assert!(
-        store.approval_asked(&asked("ap-2", 7)).is_err(),
-        "an id is asked once"
+    assert_eq!(store.approval_asked(&asked("", 5)).unwrap(), "ap-1");
+    assert_eq!(
+        store.approval_asked(&asked("ap-1", 6)).unwrap(),
+        "ap-2",
+        "the store gives the id, whatever the asker had"
     );
     store
         .approval_answered(&request("ap-2"), &ApprovalAnswer::AllowOnce, "admin", 8)
@@ -194,7 +194,7 @@ fn approvals_are_answered_once_and_used_once(backend: Backend) {
     assert_eq!(open.len(), 2);
     assert_eq!(open[0].request.id, "ap-1");
     assert_eq!(open[0].answer, None);
-    assert_eq!(open[1].key, "key-ap-2");
+    assert_eq!(open[1].key, "key-ap-1", "the key is the asker's");
     assert_eq!(open[1].answer, Some((ApprovalAnswer::AllowOnce, 8)));
     assert!(matches!(
         store.approval_answered(&request("ap-2"), &ApprovalAnswer::Deny { reason: "no".into() }, "admin", 9),
@@ -208,7 +208,6 @@ fn approvals_are_answered_once_and_used_once(backend: Backend) {
     let open = store.open_approvals().unwrap();
     assert_eq!(open.len(), 1);
     assert_eq!(open[0].request.id, "ap-1");
-    assert_eq!(store.highest_approval_id().unwrap(), 2);
     assert_eq!(
         kinds(store.as_ref()),
         ["approval"],
@@ -398,13 +397,19 @@ fn state_survives_reopening_and_the_chain_goes_on(backend: Backend) {
         let store = place.open("host");
         store.add_rule("a", "fs_read", None, None).unwrap();
         store.issue_grant(grant("a", u64::MAX / 2), None).unwrap();
-        store.approval_asked(&asked("ap-7", 1)).unwrap();
+        for _ in 0..7 {
+            store.approval_asked(&asked("", 1)).unwrap();
+        }
         store.append(&outcome(1)).unwrap();
     }
     let store = place.open("host");
     assert_eq!(store.rules().unwrap().len(), 1);
     assert_eq!(store.live_grants(0).unwrap().len(), 1);
-    assert_eq!(store.highest_approval_id().unwrap(), 7);
+    assert_eq!(
+        store.approval_asked(&asked("", 2)).unwrap(),
+        "ap-8",
+        "ids go on after a restart, never reused"
+    );
     store.append(&outcome(2)).unwrap();
     let verified = store
         .verify_with_host_key(&place.key("host"))
@@ -452,7 +457,7 @@ fn an_answer_never_lands_twice_under_a_race(backend: Backend) {
     let place = Place::new(backend);
     let a = place.open("host");
     let b = place.open("host");
-    a.approval_asked(&asked("ap-1", 1)).unwrap();
+    assert_eq!(a.approval_asked(&asked("", 1)).unwrap(), "ap-1");
     let answers: Vec<_> = [a, b]
         .into_iter()
         .map(|store| {
@@ -469,6 +474,40 @@ fn an_answer_never_lands_twice_under_a_race(backend: Backend) {
     assert_eq!(ok, 1, "exactly one of two racing answers is recorded");
 }
 
+/// Hosts sharing a database ask at the same time: each ask gets an id of
+/// its own, whatever id the asker had in mind.
+fn asks_racing_from_two_stores_get_ids_of_their_own(backend: Backend) {
+    let place = Place::new(backend);
+    let a = place.open("host");
+    let b = place.open("host");
+    let asks: Vec<_> = [a.clone(), b]
+        .into_iter()
+        .enumerate()
+        .map(|(t, store)| {
+            std::thread::spawn(move || {
+                (0..20)
+                    .map(|i| {
+                        store
+                            .approval_asked(&asked("ap-1", t as u64 * 100 + i))
+                            .unwrap()
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut ids: Vec<String> = asks.into_iter().flat_map(|t| t.join().unwrap()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 40, "40 asks, 40 ids: {ids:?}");
+    assert!(ids.iter().all(|id| id.starts_with("ap-")));
+    let open = a.open_approvals().unwrap();
+    assert_eq!(open.len(), 40);
+    assert!(
+        open.iter().all(|o| ids.contains(&o.request.id)),
+        "each stored request carries the id it was given"
+    );
+}
+
 /// A rule suggested from a call's arguments, and an approval's binding
 /// key (NUL-separated), hold whatever text the call carried.
 fn any_text_a_call_carries_is_kept(backend: Backend) {
@@ -476,7 +515,7 @@ fn any_text_a_call_carries_is_kept(backend: Backend) {
     let store = place.open("host");
     let rule = "fs_write(/tmp/a\u{0}b\u{1b}[31m\u{202e}é)";
     store.add_rule("a", rule, None, None).unwrap();
-    let mut approval = asked("ap-1", 1);
+    let mut approval = asked("", 1);
     approval.key = "a\u{0}fs_write\u{0}fs_write(/x\u{0})\u{0}f".into();
     store.approval_asked(&approval).unwrap();
     assert_eq!(store.rules().unwrap()[0].rule, rule);
@@ -506,6 +545,7 @@ conformance!(
     stores_of_one_key_share_its_chain,
     an_answer_never_lands_twice_under_a_race,
     any_text_a_call_carries_is_kept,
+    asks_racing_from_two_stores_get_ids_of_their_own,
 );
 
 /// Runs `sql` on the database at `url`.

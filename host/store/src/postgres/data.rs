@@ -80,25 +80,39 @@ pub(crate) async fn rules(inner: Arc<Inner>) -> Result<Vec<StoredRule>, StoreErr
         .map_err(StoreError::pg("reading rules"))
 }
 
+/// Records `approval` under the next id `ap-N` of a sequence all
+/// replicas share.
 pub(crate) async fn approval_asked(
     inner: Arc<Inner>,
     approval: OpenApproval,
-) -> Result<(), StoreError> {
-    let request = serde_json::to_string(&approval.request)
-        .map_err(StoreError::data("recording an approval"))?;
+) -> Result<String, StoreError> {
+    let failed = StoreError::pg("recording an approval");
+    let mut tx = inner.pool.begin().await.map_err(failed)?;
+    let next: i64 = sqlx::query("SELECT nextval('approval_ids')")
+        .fetch_one(&mut *tx)
+        .await
+        .and_then(|r| r.try_get(0))
+        .map_err(StoreError::pg("recording an approval"))?;
+    let mut request = approval.request;
+    request.id = format!("ap-{next}");
+    let text =
+        serde_json::to_string(&request).map_err(StoreError::data("recording an approval"))?;
     sqlx::query(
         "INSERT INTO approvals (id, agent, request, call_key, asked_ms, state) \
          VALUES ($1, $2, $3, $4, $5, 'pending')",
     )
-    .bind(&approval.request.id)
-    .bind(&approval.request.agent)
-    .bind(request)
+    .bind(&request.id)
+    .bind(&request.agent)
+    .bind(text)
     .bind(approval.key.as_bytes())
     .bind(ms(approval.asked_ms))
-    .execute(&inner.pool)
+    .execute(&mut *tx)
     .await
     .map_err(StoreError::pg("recording an approval"))?;
-    Ok(())
+    tx.commit()
+        .await
+        .map_err(StoreError::pg("recording an approval"))?;
+    Ok(request.id)
 }
 
 pub(crate) async fn approval_answered(
@@ -195,18 +209,6 @@ pub(crate) async fn open_approvals(inner: Arc<Inner>) -> Result<Vec<OpenApproval
         });
     }
     Ok(out)
-}
-
-pub(crate) async fn highest_approval_id(inner: Arc<Inner>) -> Result<u64, StoreError> {
-    let n: i64 = sqlx::query(
-        "SELECT coalesce(max(CAST(substr(id, 4) AS BIGINT)), 0) FROM approvals \
-         WHERE id ~ '^ap-[0-9]{1,18}$'",
-    )
-    .fetch_one(&inner.pool)
-    .await
-    .and_then(|r| r.try_get(0))
-    .map_err(StoreError::pg("reading approval ids"))?;
-    Ok(n.max(0) as u64)
 }
 
 pub(crate) async fn issue_grant(

@@ -36,6 +36,7 @@ CREATE TABLE approvals (
     answered_ms BIGINT,
     closed_ms BIGINT
 );
+CREATE SEQUENCE approval_ids;
 CREATE INDEX approvals_open ON approvals (state) WHERE state IN ('pending', 'answered');
 CREATE SEQUENCE grant_ids;
 CREATE TABLE grants (

@@ -43,7 +43,7 @@ impl Store for PgStore {
         self.run(data::rules)
     }
 
-    fn approval_asked(&self, approval: &OpenApproval) -> Result<(), StoreError> {
+    fn approval_asked(&self, approval: &OpenApproval) -> Result<String, StoreError> {
         let approval = approval.clone();
         self.run(|inner| data::approval_asked(inner, approval))
     }
@@ -66,10 +66,6 @@ impl Store for PgStore {
 
     fn open_approvals(&self) -> Result<Vec<OpenApproval>, StoreError> {
         self.run(data::open_approvals)
-    }
-
-    fn highest_approval_id(&self) -> Result<u64, StoreError> {
-        self.run(data::highest_approval_id)
     }
 
     fn issue_grant(
