@@ -176,6 +176,28 @@ pub enum AuditEvent {
     },
     /// An installed plugin was removed by an operator.
     PluginRemoved { name: String, by: Attribution },
+    /// An operator approved tool definitions of a server (a bridged MCP
+    /// server, or a plugin): each tool's definition digest is pinned.
+    DefinitionsPinned {
+        server: String,
+        tools: Vec<PinnedTool>,
+        by: Attribution,
+    },
+    /// An operator withdrew approvals of a server's tool definitions
+    /// (`tools` empty: all of them).
+    DefinitionsUnpinned {
+        server: String,
+        tools: Vec<String>,
+        by: Attribution,
+    },
+}
+
+/// One tool of a [`AuditEvent::DefinitionsPinned`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PinnedTool {
+    pub tool: String,
+    /// `sha256:<hex>` of the definition's canonical JSON.
+    pub digest: String,
 }
 
 /// Durable rules and the audit trail.

@@ -53,6 +53,8 @@ fn kind(event: &AuditEvent) -> &'static str {
         AuditEvent::Trust { .. } => "trust",
         AuditEvent::ResponseRefused { .. } => "response-refused",
         AuditEvent::PluginRemoved { .. } => "plugin-removed",
+        AuditEvent::DefinitionsPinned { .. } => "definitions-pinned",
+        AuditEvent::DefinitionsUnpinned { .. } => "definitions-unpinned",
     }
 }
 

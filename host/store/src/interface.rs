@@ -19,7 +19,7 @@ use warden_api::{
 use warden_policy::CapabilityGrant;
 use warden_signing::{PublicKey, SecretKey};
 
-use crate::{AuditRecord, Break, StoreError, StoredRule, StoredTrust, Verified};
+use crate::{AuditRecord, Break, DefinitionPin, StoreError, StoredRule, StoredTrust, Verified};
 
 /// How an answered approval was closed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,6 +108,22 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         state: &serde_json::Value,
         changes: &[AuditEvent],
     ) -> Result<(), StoreError>;
+
+    /// Pins each of `pins` (its `approved_ms` and `by` are the store's to
+    /// set), replacing an earlier pin of the same server and tool;
+    /// audited, one record per server.
+    fn pin_definitions(&self, pins: &[DefinitionPin], by: &Attribution) -> Result<(), StoreError>;
+    /// Removes the pins of `tools` of `server` (all of its pins when
+    /// `tools` is empty); returns how many went. Audited when any did.
+    fn unpin_definitions(
+        &self,
+        server: &str,
+        tools: &[String],
+        by: &Attribution,
+    ) -> Result<u64, StoreError>;
+    /// The pins of `server` (of every server for `None`), by server and
+    /// tool.
+    fn definition_pins(&self, server: Option<&str>) -> Result<Vec<DefinitionPin>, StoreError>;
 
     /// Appends one audit record; returns its sequence number once it is
     /// committed. Concurrent appends may share a commit.

@@ -81,7 +81,21 @@ const V3: &str = "-- audit records signed per commit: no table changes";
 /// unsigned, refuses the file instead.
 const V4: &str = "ALTER TABLE audit ADD COLUMN tag TEXT NOT NULL DEFAULT '';";
 
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+/// Version 5: definition pins, an operator's approval of a server's tool
+/// definitions (`pins.rs`).
+const V5: &str = "
+CREATE TABLE definition_pins (
+    server TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    approved_ms INTEGER NOT NULL,
+    approved_by TEXT NOT NULL,
+    PRIMARY KEY (server, tool)
+);
+";
+
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -11,7 +11,8 @@ use warden_signing::{PublicKey, SecretKey};
 
 use crate::interface::Closed;
 use crate::{
-    AuditRecord, Break, SqliteStore, Store, StoreError, StoredRule, StoredTrust, Verified,
+    AuditRecord, Break, DefinitionPin, SqliteStore, Store, StoreError, StoredRule, StoredTrust,
+    Verified,
 };
 
 impl Store for SqliteStore {
@@ -101,6 +102,23 @@ impl Store for SqliteStore {
         changes: &[AuditEvent],
     ) -> Result<(), StoreError> {
         SqliteStore::put_trust(self, agent, state, changes)
+    }
+
+    fn pin_definitions(&self, pins: &[DefinitionPin], by: &Attribution) -> Result<(), StoreError> {
+        SqliteStore::pin_definitions(self, pins, by)
+    }
+
+    fn unpin_definitions(
+        &self,
+        server: &str,
+        tools: &[String],
+        by: &Attribution,
+    ) -> Result<u64, StoreError> {
+        SqliteStore::unpin_definitions(self, server, tools, by)
+    }
+
+    fn definition_pins(&self, server: Option<&str>) -> Result<Vec<DefinitionPin>, StoreError> {
+        SqliteStore::definition_pins(self, server)
     }
 
     fn append_async<'a>(&'a self, event: &'a AuditEvent) -> BoxFuture<'a, Result<u64, StoreError>> {

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use warden_api::{ApprovalAnswer, ApprovalRequest, Attribution, AuditEvent, OpenApproval};
 use warden_policy::{Boundary, Capability, CapabilityGrant};
 use warden_signing::SecretKey;
-use warden_store::{Closed, PgStore, SqliteStore, Store, StoreError, host_key};
+use warden_store::{Closed, DefinitionPin, PgStore, SqliteStore, Store, StoreError, host_key};
 
 #[derive(Debug, Clone, Copy)]
 enum Backend {
@@ -508,6 +508,87 @@ fn asks_racing_from_two_stores_get_ids_of_their_own(backend: Backend) {
     );
 }
 
+fn pin(tool: &str, digest: &str) -> DefinitionPin {
+    DefinitionPin {
+        server: "gh".into(),
+        tool: tool.into(),
+        digest: digest.into(),
+        definition: serde_json::json!({"name": tool, "description": digest}),
+        approved_ms: 0,
+        by: None,
+    }
+}
+
+/// Definition pins: an operator's approval of a server's tool
+/// definitions, replaced per tool, revoked per tool or per server, and
+/// audited each time.
+fn definition_pins_are_replaced_revoked_and_audited(backend: Backend) {
+    let place = Place::new(backend);
+    let store = place.open("host");
+    assert!(store.definition_pins(Some("gh")).unwrap().is_empty());
+    store
+        .pin_definitions(
+            &[pin("create_issue", "sha256:aa"), pin("search", "sha256:bb")],
+            &operator(),
+        )
+        .unwrap();
+    store
+        .pin_definitions(
+            &[DefinitionPin {
+                server: "fs2".into(),
+                ..pin("read", "sha256:cc")
+            }],
+            &operator(),
+        )
+        .unwrap();
+    // Approved again after a change: the new digest replaces the old.
+    store
+        .pin_definitions(&[pin("search", "sha256:dd")], &operator())
+        .unwrap();
+    let pins = store.definition_pins(Some("gh")).unwrap();
+    let seen: Vec<_> = pins
+        .iter()
+        .map(|p| (p.tool.as_str(), p.digest.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [("create_issue", "sha256:aa"), ("search", "sha256:dd")]
+    );
+    assert_eq!(pins[1].definition["description"], "sha256:dd");
+    assert_eq!(pins[1].by.as_ref().unwrap().actor, "alice");
+    assert!(pins[1].approved_ms > 0, "the store stamps the approval");
+    assert_eq!(store.definition_pins(None).unwrap().len(), 3);
+    assert_eq!(
+        store
+            .unpin_definitions("gh", &["search".into()], &operator())
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        store.unpin_definitions("gh", &[], &operator()).unwrap(),
+        1,
+        "the rest"
+    );
+    assert!(store.definition_pins(Some("gh")).unwrap().is_empty());
+    assert_eq!(store.definition_pins(None).unwrap().len(), 1);
+    assert_eq!(
+        kinds(store.as_ref()),
+        [
+            "definitions-pinned",
+            "definitions-pinned",
+            "definitions-pinned",
+            "definitions-unpinned",
+            "definitions-unpinned"
+        ]
+    );
+    let audited = store.records_after(0, 1).unwrap();
+    assert_eq!(
+        audited[0].event["tools"][0]["digest"], "sha256:aa",
+        "{}",
+        audited[0].event
+    );
+}
+
 /// A rule suggested from a call's arguments, and an approval's binding
 /// key (NUL-separated), hold whatever text the call carried.
 fn any_text_a_call_carries_is_kept(backend: Backend) {
@@ -546,6 +627,7 @@ conformance!(
     an_answer_never_lands_twice_under_a_race,
     any_text_a_call_carries_is_kept,
     asks_racing_from_two_stores_get_ids_of_their_own,
+    definition_pins_are_replaced_revoked_and_audited,
 );
 
 /// Runs `sql` on the database at `url`.

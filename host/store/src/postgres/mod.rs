@@ -14,6 +14,7 @@
 mod audit;
 mod data;
 mod notify;
+mod pins;
 mod schema;
 mod store;
 

@@ -60,6 +60,17 @@ CREATE TABLE blueprints (
     body TEXT NOT NULL,
     created_ms BIGINT NOT NULL
 );
+-- An operator's approval of a server's tool definitions (`pins.rs`); the
+-- tool's name comes from the server, so it is bytes.
+CREATE TABLE definition_pins (
+    server TEXT NOT NULL,
+    tool BYTEA NOT NULL,
+    digest TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    approved_ms BIGINT NOT NULL,
+    approved_by TEXT NOT NULL,
+    PRIMARY KEY (server, tool)
+);
 -- One audit chain per host key; the row is locked by each commit that
 -- appends to the chain, so appends to one chain are serial.
 CREATE TABLE audit_chains (

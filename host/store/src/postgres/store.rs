@@ -9,10 +9,12 @@ use warden_api::{
 use warden_policy::CapabilityGrant;
 use warden_signing::{PublicKey, SecretKey};
 
-use super::{PgStore, audit, data};
+use super::{PgStore, audit, data, pins};
 use crate::chain::Entry;
 use crate::interface::Closed;
-use crate::{AuditRecord, Break, Store, StoreError, StoredRule, StoredTrust, Verified, now_ms};
+use crate::{
+    AuditRecord, Break, DefinitionPin, Store, StoreError, StoredRule, StoredTrust, Verified, now_ms,
+};
 
 impl Store for PgStore {
     fn location(&self) -> String {
@@ -107,6 +109,26 @@ impl Store for PgStore {
     ) -> Result<(), StoreError> {
         let (agent, state, changes) = (agent.to_owned(), state.clone(), changes.to_vec());
         self.run(|inner| data::put_trust(inner, agent, state, changes))
+    }
+
+    fn pin_definitions(&self, pins: &[DefinitionPin], by: &Attribution) -> Result<(), StoreError> {
+        let (pins, by) = (pins.to_vec(), by.clone());
+        self.run(|inner| pins::pin(inner, pins, by))
+    }
+
+    fn unpin_definitions(
+        &self,
+        server: &str,
+        tools: &[String],
+        by: &Attribution,
+    ) -> Result<u64, StoreError> {
+        let (server, tools, by) = (server.to_owned(), tools.to_vec(), by.clone());
+        self.run(|inner| pins::unpin(inner, server, tools, by))
+    }
+
+    fn definition_pins(&self, server: Option<&str>) -> Result<Vec<DefinitionPin>, StoreError> {
+        let server = server.map(str::to_owned);
+        self.run(|inner| pins::pins(inner, server))
     }
 
     fn append_async<'a>(&'a self, event: &'a AuditEvent) -> BoxFuture<'a, Result<u64, StoreError>> {
