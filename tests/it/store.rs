@@ -106,3 +106,65 @@ impl WithId for ApprovalRequest {
         self
     }
 }
+
+/// Two hosts on one database (replicas, or `warden serve` beside
+/// `warden call`): an answer given through either reaches the ask of the
+/// other, and is used once in all.
+#[tokio::test]
+async fn an_answer_given_through_another_host_is_seen_and_used_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, a) = open(dir.path());
+    let (_, b) = open(dir.path());
+    let id = pending(&a, "/x").await;
+    // The person answers through host B, which never saw the ask.
+    b.answer(&id, ApprovalAnswer::AllowOnce).unwrap();
+    // The agent's retry lands on A: the answer is there.
+    assert_eq!(a.ask(ask("/x")).await, ApprovalAnswer::AllowOnce);
+    // A replay of the retry on B finds the answer used: it asks afresh.
+    let replay = b.ask(ask("/x")).await;
+    assert!(
+        matches!(&replay, ApprovalAnswer::Pending { id: again } if *again != id),
+        "an answer is used once across hosts: {replay:?}"
+    );
+}
+
+/// Both hosts learned of the answer (it was given through B, and A
+/// reloaded it): the first retry uses it, the second, on the other host,
+/// gets nothing from it.
+#[tokio::test]
+async fn racing_retries_on_two_hosts_use_one_answer_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, a) = open(dir.path());
+    let (_, b) = open(dir.path());
+    let id = pending(&a, "/x").await;
+    b.answer(&id, ApprovalAnswer::AllowOnce).unwrap();
+    // A restarted A also knows the answer from the ledger.
+    drop(a);
+    let (_, a) = open(dir.path());
+    let first = b.ask(ask("/x")).await;
+    let second = a.ask(ask("/x")).await;
+    assert_eq!(first, ApprovalAnswer::AllowOnce);
+    assert!(
+        !matches!(second, ApprovalAnswer::AllowOnce),
+        "the second retry must not run on the same answer: {second:?}"
+    );
+}
+
+/// The ask and its answer happened on host B; the agent's retry lands on
+/// host A, which never saw either: the answer is found there too.
+#[tokio::test]
+async fn a_retry_on_a_host_that_never_saw_the_ask_finds_its_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, a) = open(dir.path());
+    let (_, b) = open(dir.path());
+    let id = pending(&b, "/x").await;
+    b.answer(&id, ApprovalAnswer::AllowOnce).unwrap();
+    assert_eq!(a.ask(ask("/x")).await, ApprovalAnswer::AllowOnce);
+    assert!(
+        matches!(b.ask(ask("/x")).await, ApprovalAnswer::Pending { .. }),
+        "used once"
+    );
+    // Still pending on B, the ask is not duplicated by a retry on A.
+    let other = pending(&b, "/y").await;
+    assert_eq!(pending(&a, "/y").await, other);
+}

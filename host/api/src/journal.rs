@@ -84,12 +84,21 @@ pub trait ApprovalLedger: Send + Sync {
         by: &str,
         at_ms: u64,
     ) -> Result<(), JournalError>;
-    /// The retry used the answer: it can never be used again.
-    fn consumed(&self, id: &str, at_ms: u64) -> Result<(), JournalError>;
+    /// The retry used the answer: it can never be used again. False when
+    /// the answer was not there to use (another process sharing the
+    /// ledger used it, or it was dropped): the retry must not run on it.
+    fn consumed(&self, id: &str, at_ms: u64) -> Result<bool, JournalError>;
     /// Stale answered approvals are closed without being used.
     fn dropped(&self, id: &str, at_ms: u64) -> Result<(), JournalError>;
     /// Approvals waiting for an answer or for a retry, oldest first.
     fn open(&self) -> Result<Vec<OpenApproval>, JournalError>;
+    /// The approval `id` while it waits for an answer or for a retry
+    /// (none once used, dropped, or never asked): what another process
+    /// sharing the ledger recorded since this one last looked.
+    fn get(&self, id: &str) -> Result<Option<OpenApproval>, JournalError>;
+    /// The open approval of the call bound by `key`, if any (asked by any
+    /// process sharing the ledger).
+    fn by_key(&self, key: &str) -> Result<Option<OpenApproval>, JournalError>;
 }
 
 /// One audited event. Serialised as the body of an audit record.

@@ -289,6 +289,11 @@ impl ApprovalBook {
         let mut pages = self.lock();
         let now = self.now_ms();
         self.sweep(&mut pages, now);
+        if !pages.waiting.contains_key(id) {
+            // Asked through another process sharing the ledger (a replica,
+            // `warden call`): answerable here too.
+            self.adopt(&mut pages, id);
+        }
         let Some(w) = pages.waiting.get(id) else {
             return Err(AnswerError::NotPending(id.to_owned()));
         };
@@ -338,21 +343,38 @@ impl ApprovalBook {
         let mut pages = self.lock();
         let now = self.now_ms();
         self.sweep(&mut pages, now);
+        if !pages.answered.contains_key(&key) && !pages.waiting_by_key.contains_key(&key) {
+            // Asked through another process sharing the ledger?
+            self.adopt_by_key(&mut pages, &key);
+        }
+        if let Some(id) = pages.waiting_by_key.get(&key).cloned() {
+            // Answered through another process sharing the ledger?
+            self.refresh(&mut pages, &id);
+        }
         if let Some(answered) = pages.answered.get(&key) {
-            if let Some(ledger) = &self.ledger
-                && let Err(e) = ledger.consumed(&answered.id, now)
-            {
-                // Unrecorded use could be used again after a restart.
-                return ApprovalAnswer::Deny {
-                    reason: format!(
-                        "the answer to approval {} could not be marked used ({e}); retry",
-                        answered.id
-                    ),
-                };
-            }
+            let used = match &self.ledger {
+                None => true,
+                Some(ledger) => match ledger.consumed(&answered.id, now) {
+                    Ok(used) => used,
+                    // Unrecorded use could be used again after a restart.
+                    Err(e) => {
+                        return ApprovalAnswer::Deny {
+                            reason: format!(
+                                "the answer to approval {} could not be marked used ({e}); retry",
+                                answered.id
+                            ),
+                        };
+                    }
+                },
+            };
             if let Some(answered) = pages.answered.remove(&key) {
-                tracing::info!(approval = %answered.id, "answer consumed");
-                return answered.answer;
+                if used {
+                    tracing::info!(approval = %answered.id, "answer consumed");
+                    return answered.answer;
+                }
+                // Another process sharing the ledger used (or dropped)
+                // it first: this retry asks afresh.
+                tracing::info!(approval = %answered.id, "answer already used elsewhere");
             }
         }
         if let Some(id) = pages.waiting_by_key.get(&key) {
@@ -389,6 +411,88 @@ impl ApprovalBook {
             },
         );
         ApprovalAnswer::Pending { id }
+    }
+}
+
+impl ApprovalBook {
+    /// Takes the ask `id`, pending in the ledger but unknown here, into
+    /// the waiting pages.
+    fn adopt(&self, pages: &mut Pages, id: &str) {
+        let Some(ledger) = &self.ledger else {
+            return;
+        };
+        match ledger.get(id) {
+            Ok(Some(open)) if open.answer.is_none() => pages.wait(
+                id.to_owned(),
+                Waiting {
+                    request: open.request,
+                    key: open.key,
+                    asked_ms: open.asked_ms,
+                },
+            ),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(approval = %id, error = %e, "reading an approval failed"),
+        }
+    }
+
+    /// Takes the open approval of the call `key`, asked through another
+    /// process sharing the ledger, into the pages: waiting, or answered.
+    fn adopt_by_key(&self, pages: &mut Pages, key: &str) {
+        let Some(ledger) = &self.ledger else {
+            return;
+        };
+        match ledger.by_key(key) {
+            Ok(Some(open)) => {
+                let id = open.request.id.clone();
+                match open.answer {
+                    None => pages.wait(
+                        id,
+                        Waiting {
+                            request: open.request,
+                            key: open.key,
+                            asked_ms: open.asked_ms,
+                        },
+                    ),
+                    Some((answer, at_ms)) => {
+                        pages.answered(open.key, Answered { id, answer, at_ms })
+                    }
+                }
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "reading approvals failed"),
+        }
+    }
+
+    /// Brings the waiting ask `id` up to date with the ledger: answered
+    /// there (through another process), it moves to the answers; gone
+    /// there (used or dropped elsewhere), it goes.
+    fn refresh(&self, pages: &mut Pages, id: &str) {
+        let Some(ledger) = &self.ledger else {
+            return;
+        };
+        match ledger.get(id) {
+            Ok(Some(OpenApproval { answer: None, .. })) => {}
+            Ok(Some(OpenApproval {
+                key,
+                answer: Some((answer, at_ms)),
+                ..
+            })) => {
+                pages.unwait(id);
+                pages.answered(
+                    key,
+                    Answered {
+                        id: id.to_owned(),
+                        answer,
+                        at_ms,
+                    },
+                );
+            }
+            Ok(None) => {
+                pages.unwait(id);
+            }
+            // Unreadable: the ask stays pending here.
+            Err(e) => tracing::warn!(approval = %id, error = %e, "reading an approval failed"),
+        }
     }
 }
 

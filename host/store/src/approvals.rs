@@ -11,27 +11,40 @@ const NEXT_ID: &str = "SELECT coalesce(max(CAST(substr(id, 4) AS INTEGER)), 0) +
                        WHERE id LIKE 'ap-%'";
 
 impl SqliteStore {
-    pub(crate) fn close(&self, id: &str, state: &str, at_ms: u64) -> Result<(), StoreError> {
+    /// Closes the answered approval `id`; true when it was answered.
+    pub(crate) fn close(&self, id: &str, state: &str, at_ms: u64) -> Result<bool, StoreError> {
         let conn = self.conn();
-        conn.execute(
-            "UPDATE approvals SET state = ?2, closed_ms = ?3 WHERE id = ?1 AND state = 'answered'",
-            params![id, state, at_ms as i64],
-        )
-        .map_err(StoreError::sql("closing an approval"))?;
-        Ok(())
+        let closed = conn
+            .execute(
+                "UPDATE approvals SET state = ?2, closed_ms = ?3 WHERE id = ?1 AND state = 'answered'",
+                params![id, state, at_ms as i64],
+            )
+            .map_err(StoreError::sql("closing an approval"))?;
+        Ok(closed > 0)
     }
 
     /// Approvals waiting for an answer or for a retry, oldest first.
     pub fn open_approvals(&self) -> Result<Vec<OpenApproval>, StoreError> {
+        self.open_approvals_where(None, None)
+    }
+
+    /// [`SqliteStore::open_approvals`], only `id` and only those of the
+    /// call bound by `key`, if given.
+    pub(crate) fn open_approvals_where(
+        &self,
+        id: Option<&str>,
+        key: Option<&str>,
+    ) -> Result<Vec<OpenApproval>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn
-            .prepare(
+            .prepare_cached(
                 "SELECT request, call_key, asked_ms, answer, answered_ms FROM approvals \
-                 WHERE state IN ('pending', 'answered') ORDER BY asked_ms, rowid",
+                 WHERE state IN ('pending', 'answered') AND (?1 IS NULL OR id = ?1) \
+                 AND (?2 IS NULL OR call_key = ?2) ORDER BY asked_ms, rowid",
             )
             .map_err(StoreError::sql("reading approvals"))?;
         let rows = stmt
-            .query_map([], |r| {
+            .query_map(params![id, key], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, String>(1)?,

@@ -80,7 +80,7 @@ impl ApprovalLedger for Hooks {
             .map_err(failed("the approvals ledger"))
     }
 
-    fn consumed(&self, id: &str, at_ms: u64) -> Result<(), JournalError> {
+    fn consumed(&self, id: &str, at_ms: u64) -> Result<bool, JournalError> {
         self.0
             .approval_closed(id, Closed::Consumed, at_ms)
             .map_err(failed("the approvals ledger"))
@@ -89,12 +89,25 @@ impl ApprovalLedger for Hooks {
     fn dropped(&self, id: &str, at_ms: u64) -> Result<(), JournalError> {
         self.0
             .approval_closed(id, Closed::Dropped, at_ms)
+            .map(|_| ())
             .map_err(failed("the approvals ledger"))
     }
 
     fn open(&self) -> Result<Vec<OpenApproval>, JournalError> {
         self.0
             .open_approvals()
+            .map_err(failed("the approvals ledger"))
+    }
+
+    fn get(&self, id: &str) -> Result<Option<OpenApproval>, JournalError> {
+        self.0
+            .open_approval(id)
+            .map_err(failed("the approvals ledger"))
+    }
+
+    fn by_key(&self, key: &str) -> Result<Option<OpenApproval>, JournalError> {
+        self.0
+            .open_approval_by_key(key)
             .map_err(failed("the approvals ledger"))
     }
 }

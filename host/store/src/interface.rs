@@ -75,11 +75,17 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         by: &str,
         at_ms: u64,
     ) -> Result<(), StoreError>;
-    /// Closes an answered approval (an approval in any other state is
-    /// left as it is).
-    fn approval_closed(&self, id: &str, how: Closed, at_ms: u64) -> Result<(), StoreError>;
+    /// Closes an answered approval; true when it did (an approval in any
+    /// other state is left as it is: false). Of processes racing to use
+    /// one answer, exactly one is told true.
+    fn approval_closed(&self, id: &str, how: Closed, at_ms: u64) -> Result<bool, StoreError>;
     /// Approvals waiting for an answer or for a retry, oldest first.
     fn open_approvals(&self) -> Result<Vec<OpenApproval>, StoreError>;
+    /// The approval `id` while it waits for an answer or for a retry.
+    fn open_approval(&self, id: &str) -> Result<Option<OpenApproval>, StoreError>;
+    /// The newest approval of the call bound by `key` while it waits for
+    /// an answer or for a retry.
+    fn open_approval_by_key(&self, key: &str) -> Result<Option<OpenApproval>, StoreError>;
 
     /// Stores `grant` under a new id (`g-N`; its `id` is ignored), audited
     /// with `by` when an operator issued it; returns it as stored.

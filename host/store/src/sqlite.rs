@@ -56,12 +56,22 @@ impl Store for SqliteStore {
         self.answered(request, answer, by, at_ms)
     }
 
-    fn approval_closed(&self, id: &str, how: Closed, at_ms: u64) -> Result<(), StoreError> {
+    fn approval_closed(&self, id: &str, how: Closed, at_ms: u64) -> Result<bool, StoreError> {
         self.close(id, how.as_str(), at_ms)
     }
 
     fn open_approvals(&self) -> Result<Vec<OpenApproval>, StoreError> {
         SqliteStore::open_approvals(self)
+    }
+
+    fn open_approval(&self, id: &str) -> Result<Option<OpenApproval>, StoreError> {
+        self.open_approvals_where(Some(id), None)
+            .map(|found| found.into_iter().next())
+    }
+
+    fn open_approval_by_key(&self, key: &str) -> Result<Option<OpenApproval>, StoreError> {
+        self.open_approvals_where(None, Some(key))
+            .map(|found| found.into_iter().next_back())
     }
 
     fn issue_grant(

@@ -200,11 +200,19 @@ fn approvals_are_answered_once_and_used_once(backend: Backend) {
         store.approval_answered(&request("ap-2"), &ApprovalAnswer::Deny { reason: "no".into() }, "admin", 9),
         Err(StoreError::NotPending(id)) if id == "ap-2"
     ));
+    // Found by id and by the call's key while open.
+    let found = store.open_approval("ap-2").unwrap().unwrap();
+    assert_eq!(found.answer, Some((ApprovalAnswer::AllowOnce, 8)));
+    let by_key = store.open_approval_by_key("key-ap-1").unwrap().unwrap();
+    assert_eq!(by_key.request.id, "ap-2");
+    assert!(store.open_approval("ap-9").unwrap().is_none());
     // Closing a pending approval changes nothing; closing an answered one
-    // takes it off the book for good.
-    store.approval_closed("ap-1", Closed::Consumed, 10).unwrap();
-    store.approval_closed("ap-2", Closed::Consumed, 10).unwrap();
-    store.approval_closed("ap-2", Closed::Dropped, 11).unwrap();
+    // takes it off the book for good, and only the first close counts.
+    assert!(!store.approval_closed("ap-1", Closed::Consumed, 10).unwrap());
+    assert!(store.approval_closed("ap-2", Closed::Consumed, 10).unwrap());
+    assert!(!store.approval_closed("ap-2", Closed::Consumed, 11).unwrap());
+    assert!(!store.approval_closed("ap-2", Closed::Dropped, 11).unwrap());
+    assert!(store.open_approval("ap-2").unwrap().is_none());
     let open = store.open_approvals().unwrap();
     assert_eq!(open.len(), 1);
     assert_eq!(open[0].request.id, "ap-1");

@@ -151,8 +151,8 @@ pub(crate) async fn approval_closed(
     id: String,
     state: &'static str,
     at_ms: u64,
-) -> Result<(), StoreError> {
-    sqlx::query(
+) -> Result<bool, StoreError> {
+    let closed = sqlx::query(
         "UPDATE approvals SET state = $2, closed_ms = $3 WHERE id = $1 AND state = 'answered'",
     )
     .bind(id)
@@ -160,15 +160,25 @@ pub(crate) async fn approval_closed(
     .bind(ms(at_ms))
     .execute(&inner.pool)
     .await
-    .map_err(StoreError::pg("closing an approval"))?;
-    Ok(())
+    .map_err(StoreError::pg("closing an approval"))?
+    .rows_affected();
+    Ok(closed > 0)
 }
 
-pub(crate) async fn open_approvals(inner: Arc<Inner>) -> Result<Vec<OpenApproval>, StoreError> {
+/// Approvals waiting for an answer or a retry (only `id`, and only those
+/// of the call bound by `key`, if given).
+pub(crate) async fn open_approvals(
+    inner: Arc<Inner>,
+    id: Option<String>,
+    key: Option<Vec<u8>>,
+) -> Result<Vec<OpenApproval>, StoreError> {
     let rows = sqlx::query(
         "SELECT request, call_key, asked_ms, answer, answered_ms FROM approvals \
-         WHERE state IN ('pending', 'answered') ORDER BY asked_ms, n",
+         WHERE state IN ('pending', 'answered') AND ($1::text IS NULL OR id = $1) \
+         AND ($2::bytea IS NULL OR call_key = $2) ORDER BY asked_ms, n",
     )
+    .bind(id)
+    .bind(key)
     .fetch_all(&inner.pool)
     .await
     .map_err(StoreError::pg("reading approvals"))?;

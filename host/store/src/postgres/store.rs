@@ -61,13 +61,33 @@ impl Store for PgStore {
         self.run(|inner| data::approval_answered(inner, request, answer, by, at_ms))
     }
 
-    fn approval_closed(&self, id: &str, how: Closed, at_ms: u64) -> Result<(), StoreError> {
+    fn approval_closed(&self, id: &str, how: Closed, at_ms: u64) -> Result<bool, StoreError> {
         let id = id.to_owned();
         self.run(|inner| data::approval_closed(inner, id, how.as_str(), at_ms))
     }
 
     fn open_approvals(&self) -> Result<Vec<OpenApproval>, StoreError> {
-        self.run(data::open_approvals)
+        self.run(|inner| data::open_approvals(inner, None, None))
+    }
+
+    fn open_approval(&self, id: &str) -> Result<Option<OpenApproval>, StoreError> {
+        let id = id.to_owned();
+        self.run(|inner| async move {
+            Ok(data::open_approvals(inner, Some(id), None)
+                .await?
+                .into_iter()
+                .next())
+        })
+    }
+
+    fn open_approval_by_key(&self, key: &str) -> Result<Option<OpenApproval>, StoreError> {
+        let key = key.as_bytes().to_vec();
+        self.run(|inner| async move {
+            Ok(data::open_approvals(inner, None, Some(key))
+                .await?
+                .into_iter()
+                .next_back())
+        })
     }
 
     fn issue_grant(
