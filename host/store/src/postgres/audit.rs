@@ -219,6 +219,19 @@ pub(crate) async fn seal(inner: Arc<Inner>) -> Result<Option<u64>, StoreError> {
     Ok(Some(head.seq))
 }
 
+/// A row of the walk's query as the walk reads it.
+fn stored(row: &sqlx::postgres::PgRow) -> Result<Stored, sqlx::Error> {
+    Ok(Stored {
+        seq: row.try_get::<i64, _>(0)? as u64,
+        at: row.try_get::<i64, _>(1)? as u64,
+        body: row.try_get(2)?,
+        prev: row.try_get(3)?,
+        hash: row.try_get(4)?,
+        signature: row.try_get(5)?,
+        tag: row.try_get(6)?,
+    })
+}
+
 /// How many records the walk reads at a time.
 const PAGE: i64 = 10_000;
 
@@ -250,29 +263,7 @@ pub(crate) async fn verify(
             .try_get(0)
             .map_err(StoreError::pg("reading the audit log"))?;
         for row in &rows {
-            let stored = Stored {
-                seq: row
-                    .try_get::<i64, _>(0)
-                    .map_err(StoreError::pg("reading the audit log"))? as u64,
-                at: row
-                    .try_get::<i64, _>(1)
-                    .map_err(StoreError::pg("reading the audit log"))? as u64,
-                body: row
-                    .try_get(2)
-                    .map_err(StoreError::pg("reading the audit log"))?,
-                prev: row
-                    .try_get(3)
-                    .map_err(StoreError::pg("reading the audit log"))?,
-                hash: row
-                    .try_get(4)
-                    .map_err(StoreError::pg("reading the audit log"))?,
-                signature: row
-                    .try_get(5)
-                    .map_err(StoreError::pg("reading the audit log"))?,
-                tag: row
-                    .try_get(6)
-                    .map_err(StoreError::pg("reading the audit log"))?,
-            };
+            let stored = stored(row).map_err(StoreError::pg("reading the audit log"))?;
             if let Err(broken) = walk.step(stored) {
                 return Ok(Err(broken));
             }
