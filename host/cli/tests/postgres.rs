@@ -110,3 +110,39 @@ fn a_host_on_postgres_keeps_rules_grants_and_a_verifiable_audit_chain() {
     let listed = cli(&["grants", "list", "--all"]);
     assert_eq!(listed[0]["status"], "revoked", "{listed}");
 }
+
+/// Two replicas, each with its own state directory and host key, on one
+/// database with one shared key: a person answers through replica B an
+/// ask made on replica A, the agent's retry on B runs on that answer, and
+/// a replay of the retry on A does not.
+#[test]
+fn replicas_share_approvals_through_the_database() {
+    let url = postgres_database();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, state_a) = setup(
+        dir.path(),
+        &format!("[state]\nurl = \"{url}\"\nshared-key = \"shared.key\"\n"),
+    );
+    let state_b = dir.path().join("state-b");
+    let env = [("WARDEN_STATE_URL", url.as_str())];
+    let mut a = Server::start(&config, &state_a);
+    let mut b = Server::start(&config, &state_b);
+    assert!(
+        std::fs::read(state_a.join("host.key")).unwrap()
+            != std::fs::read(state_b.join("host.key")).unwrap(),
+        "each replica has a host key of its own"
+    );
+
+    let pending = write(&mut a, 1, "notes.txt");
+    let id = approval_id(&pending);
+    // B lists and answers the ask it never saw.
+    let listed = warden_with(&["approvals", "list"], &state_b, &env);
+    assert_eq!(listed["pending"][0]["id"], id.as_str(), "{listed}");
+    warden_with(&["approvals", "approve", &id], &state_b, &env);
+    let retried = write(&mut b, 2, "notes.txt");
+    assert!(!is_error(&retried), "the retry on B runs: {retried}");
+    let replay = write(&mut a, 3, "notes.txt");
+    assert!(is_error(&replay), "the answer was used once: {replay}");
+    a.kill();
+    b.kill();
+}

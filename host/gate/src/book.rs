@@ -79,6 +79,22 @@ impl Pages {
         self.oldest_ms = self.oldest_ms.min(a.at_ms);
         self.answered.insert(key, a);
     }
+
+    /// Takes an approval as the ledger holds it: waiting, or answered.
+    fn take(&mut self, open: OpenApproval) {
+        let id = open.request.id.clone();
+        match open.answer {
+            None => self.wait(
+                id,
+                Waiting {
+                    request: open.request,
+                    key: open.key,
+                    asked_ms: open.asked_ms,
+                },
+            ),
+            Some((answer, at_ms)) => self.answered(open.key, Answered { id, answer, at_ms }),
+        }
+    }
 }
 
 /// Asks waiting for a person, and answers waiting for a retry.
@@ -139,28 +155,7 @@ impl ApprovalBook {
     ) -> Result<ApprovalBook, JournalError> {
         let mut pages = Pages::default();
         for open in ledger.open()? {
-            let OpenApproval {
-                request,
-                key,
-                asked_ms,
-                answer,
-            } = open;
-            match answer {
-                Some((answer, at_ms)) => {
-                    let id = request.id.clone();
-                    pages.answered(key, Answered { id, answer, at_ms });
-                }
-                None => {
-                    pages.wait(
-                        request.id.clone(),
-                        Waiting {
-                            request,
-                            key,
-                            asked_ms,
-                        },
-                    );
-                }
-            }
+            pages.take(open);
         }
         Ok(ApprovalBook {
             // Unused: a durable book's ids come from its ledger.
@@ -245,18 +240,37 @@ impl ApprovalBook {
             .unwrap_or(u64::MAX);
     }
 
-    /// Asks waiting for an answer, oldest first.
+    /// Asks waiting for an answer, oldest first: with a ledger, also
+    /// those asked through other processes sharing it.
     pub fn pending(&self) -> Vec<ApprovalRequest> {
         let mut pages = self.lock();
+        if let Some(ledger) = &self.ledger {
+            match ledger.open() {
+                Ok(open) => {
+                    for open in open {
+                        if !pages.waiting.contains_key(&open.request.id)
+                            && !pages.answered.contains_key(&open.key)
+                        {
+                            pages.take(open);
+                        }
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "reading approvals failed"),
+            }
+        }
         self.sweep(&mut pages, self.now_ms());
         let mut list: Vec<_> = pages.waiting.values().map(|w| w.request.clone()).collect();
         list.sort_by_key(|r| id_number(&r.id));
         list
     }
 
-    /// The waiting ask `id`, if any.
+    /// The waiting ask `id`, if any (with a ledger, also one asked
+    /// through another process sharing it).
     pub fn get(&self, id: &str) -> Option<ApprovalRequest> {
         let mut pages = self.lock();
+        if !pages.waiting.contains_key(id) {
+            self.adopt(&mut pages, id);
+        }
         self.sweep(&mut pages, self.now_ms());
         pages.waiting.get(id).map(|w| w.request.clone())
     }
@@ -422,15 +436,8 @@ impl ApprovalBook {
             return;
         };
         match ledger.get(id) {
-            Ok(Some(open)) if open.answer.is_none() => pages.wait(
-                id.to_owned(),
-                Waiting {
-                    request: open.request,
-                    key: open.key,
-                    asked_ms: open.asked_ms,
-                },
-            ),
-            Ok(_) => {}
+            Ok(Some(open)) => pages.take(open),
+            Ok(None) => {}
             Err(e) => tracing::warn!(approval = %id, error = %e, "reading an approval failed"),
         }
     }
@@ -442,22 +449,7 @@ impl ApprovalBook {
             return;
         };
         match ledger.by_key(key) {
-            Ok(Some(open)) => {
-                let id = open.request.id.clone();
-                match open.answer {
-                    None => pages.wait(
-                        id,
-                        Waiting {
-                            request: open.request,
-                            key: open.key,
-                            asked_ms: open.asked_ms,
-                        },
-                    ),
-                    Some((answer, at_ms)) => {
-                        pages.answered(open.key, Answered { id, answer, at_ms })
-                    }
-                }
-            }
+            Ok(Some(open)) => pages.take(open),
             Ok(None) => {}
             Err(e) => tracing::warn!(error = %e, "reading approvals failed"),
         }

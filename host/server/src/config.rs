@@ -144,6 +144,14 @@ pub struct StateConfig {
     /// state directory; each key appends to its own audit chain.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// A key file every replica of one deployment holds (created, owner-
+    /// only, when missing; relative to this file): the fingerprints that
+    /// bind an approval to a call's arguments and the sealed request
+    /// states of asks are keyed from it instead of the host key, so an
+    /// ask, its answer and the agent's retry may each reach another
+    /// replica. Without it, each host keys them with its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_key: Option<PathBuf>,
     /// Audit records of decisions carry the call's arguments. Default
     /// false: only their sha256 digest is kept.
     pub audit_args: bool,
@@ -321,6 +329,11 @@ impl Config {
             }
         }
         config.signers.resolve_paths(base);
+        if let Some(shared) = &mut config.state.shared_key
+            && shared.is_relative()
+        {
+            *shared = base.join(&*shared);
+        }
         if let Some(mut legacy) = config.legacy_signers.take() {
             if config.signers != SignersConfig::default() {
                 return Err(ServerError::config(

@@ -304,7 +304,7 @@ impl Host {
         };
         let policies = agents(config, &overrides, SERVE_AGENT)?;
         let agent_ids: Vec<String> = policies.iter().map(|a| a.id.clone()).collect();
-        let host_key = state::key(state_dir)?;
+        let binding_key = state::binding_key(state_dir, &config.state)?;
         let trust = TrustKeeper::load(
             config.progressive_trust.clone(),
             Arc::new(StoreTrust(store.clone())),
@@ -322,7 +322,7 @@ impl Host {
             .journal(hooks.clone())
             .grants(Arc::new(StoreGrants::new(store.clone(), clock.clone())))
             .clock(clock)
-            .fingerprint_key(state::fingerprint_key(&host_key))
+            .fingerprint_key(state::fingerprint_key(&binding_key))
             .capability_requests(config.capability_grants.bounds()?)
             .trust(Arc::new(trust))
             .build();
@@ -340,7 +340,7 @@ impl Host {
                 disclosure: serve.disclosure,
                 elicitation: serve.elicitation,
                 approvals: approval_channels(config),
-                request_state_key: state::request_state_key(&host_key),
+                request_state_key: state::request_state_key(&binding_key),
             },
         )?;
         mcp.set_trust_admin(Arc::new(gate.clone()));

@@ -72,6 +72,16 @@ pub fn user_state_dir() -> Option<PathBuf> {
         .or_else(|| absolute("HOME").map(|h| h.join(".local/state/warden")))
 }
 
+/// The key that approval bindings and sealed request states derive from:
+/// the deployment's shared key (`[state] shared-key`) when replicas share
+/// one, else the host key.
+pub fn binding_key(state_dir: &Path, state: &StateConfig) -> Result<SecretKey, ServerError> {
+    match &state.shared_key {
+        Some(path) => Ok(host_key(path)?),
+        None => key(state_dir),
+    }
+}
+
 /// Keys argument fingerprints with a secret derived from the host key,
 /// so an approval's binding to its arguments survives a restart.
 pub fn fingerprint_key(key: &SecretKey) -> [u8; 32] {
