@@ -358,10 +358,10 @@ impl ApprovalBook {
         let now = self.now_ms();
         self.sweep(&mut pages, now);
         if !pages.answered.contains_key(&key) && !pages.waiting_by_key.contains_key(&key) {
-            // Asked through another process sharing the ledger?
+            // Asked through another process sharing the ledger? (What this
+            // takes is the ledger's state now: nothing to refresh.)
             self.adopt_by_key(&mut pages, &key);
-        }
-        if let Some(id) = pages.waiting_by_key.get(&key).cloned() {
+        } else if let Some(id) = pages.waiting_by_key.get(&key).cloned() {
             // Answered through another process sharing the ledger?
             self.refresh(&mut pages, &id);
         }

@@ -350,7 +350,7 @@ fn async_appends_are_durable_when_they_return(backend: Backend) {
             let store = store.clone();
             async move { store.append_async(&outcome(n)).await.unwrap() }
         });
-        futures_join(calls).await
+        futures_util::future::join_all(calls).await
     });
     assert_eq!(seqs.len(), 50);
     drop(store);
@@ -365,38 +365,6 @@ fn async_appends_are_durable_when_they_return(backend: Backend) {
         .unwrap()
         .unwrap();
     assert_eq!(verified.records, 50);
-}
-
-/// Runs futures concurrently on one task.
-async fn futures_join<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output> {
-    let mut set = Vec::new();
-    for f in futures {
-        set.push(Box::pin(f));
-    }
-    let mut out = Vec::new();
-    // Polled together: the first awaits while the rest queue behind it.
-    let mut pending: Vec<_> = set.into_iter().map(Some).collect();
-    std::future::poll_fn(|cx| {
-        let mut left = false;
-        for slot in pending.iter_mut() {
-            if let Some(f) = slot {
-                match f.as_mut().poll(cx) {
-                    std::task::Poll::Ready(v) => {
-                        out.push(v);
-                        *slot = None;
-                    }
-                    std::task::Poll::Pending => left = true,
-                }
-            }
-        }
-        if left {
-            std::task::Poll::Pending
-        } else {
-            std::task::Poll::Ready(())
-        }
-    })
-    .await;
-    out
 }
 
 fn state_survives_reopening_and_the_chain_goes_on(backend: Backend) {
