@@ -21,6 +21,7 @@ fn registration(plugin: Plugin) -> Registration {
         source: format!("{} {}", plugin.name(), plugin.manifest().plugin.version),
         backend: Arc::new(plugin),
         grants: Grants::default(),
+        ceiling: None,
     }
 }
 

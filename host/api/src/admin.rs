@@ -48,3 +48,29 @@ pub trait PluginAdmin: Send + Sync {
     /// Removes the plugin called `name`, on `by`'s word (audited).
     fn remove(&self, name: String, by: Attribution) -> BoxFuture<'_, Result<Value, AdminError>>;
 }
+
+/// Bridged MCP servers in a running host, as operators reach them through
+/// the admin API: their status, approving and revoking their tools'
+/// definitions, and restarting them. Approving pins each named tool's
+/// definition as the server lists it now; revoking removes pins.
+pub trait BridgeAdmin: Send + Sync {
+    /// The status of every bridged server (or of `name`).
+    fn status(&self, name: Option<String>) -> BoxFuture<'_, Result<Value, AdminError>>;
+    /// Approves `tools` of `name` (every listed tool when empty), on
+    /// `by`'s word (audited).
+    fn approve(
+        &self,
+        name: String,
+        tools: Vec<String>,
+        by: Attribution,
+    ) -> BoxFuture<'_, Result<Value, AdminError>>;
+    /// Removes the pins of `tools` of `name` (all when empty).
+    fn revoke(
+        &self,
+        name: String,
+        tools: Vec<String>,
+        by: Attribution,
+    ) -> BoxFuture<'_, Result<Value, AdminError>>;
+    /// Ends the server's sessions and lists its tools again.
+    fn restart(&self, name: String) -> BoxFuture<'_, Result<Value, AdminError>>;
+}

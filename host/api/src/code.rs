@@ -53,6 +53,13 @@ pub enum HostCode {
     GuestTrap,
     InvalidResult,
     RuntimeClosed,
+    /// A bridged tool whose definition changed since an operator approved
+    /// it (quarantined until approved again).
+    DefinitionChanged,
+    /// A bridged tool no operator approved yet.
+    NotApproved,
+    /// An external MCP server could not be reached or went away mid-call.
+    UpstreamUnavailable,
 }
 
 impl HostCode {
@@ -85,10 +92,13 @@ impl HostCode {
             HostCode::GuestTrap => "guest_trap",
             HostCode::InvalidResult => "invalid_result",
             HostCode::RuntimeClosed => "runtime_closed",
+            HostCode::DefinitionChanged => "definition_changed",
+            HostCode::NotApproved => "not_approved",
+            HostCode::UpstreamUnavailable => "upstream_unavailable",
         }
     }
 
-    const ALL: [HostCode; 27] = [
+    const ALL: [HostCode; 30] = [
         HostCode::ApprovalPending,
         HostCode::ApprovalDenied,
         HostCode::ApprovalResponseRefused,
@@ -116,6 +126,9 @@ impl HostCode {
         HostCode::GuestTrap,
         HostCode::InvalidResult,
         HostCode::RuntimeClosed,
+        HostCode::DefinitionChanged,
+        HostCode::NotApproved,
+        HostCode::UpstreamUnavailable,
     ];
 }
 

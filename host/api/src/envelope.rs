@@ -30,8 +30,12 @@ impl fmt::Display for ErrorType {
 }
 
 /// The result of one call, as agents see it:
-/// `{"status":"ok","data":...}` or
-/// `{"status":"error","error_type":...,"message":...,"domain_code":...}`.
+/// `{"status":"ok","data":...}`,
+/// `{"status":"error","error_type":...,"message":...,"domain_code":...}`,
+/// or, for a tool an external MCP server serves (the bridge),
+/// `{"status":"forwarded","result":...}`: the server's `tools/call` result
+/// as it gave it (content blocks, `structuredContent`, `isError`), which
+/// the MCP face passes on unchanged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "lowercase")]
 pub enum Envelope {
@@ -42,6 +46,10 @@ pub enum Envelope {
         error_type: ErrorType,
         message: String,
         domain_code: String,
+    },
+    Forwarded {
+        /// An MCP `CallToolResult` object (`_meta` already dropped).
+        result: Value,
     },
 }
 
@@ -62,8 +70,16 @@ impl Envelope {
         }
     }
 
+    /// A success: an ok envelope, or a forwarded result that is not
+    /// marked `isError`.
     pub fn is_ok(&self) -> bool {
-        matches!(self, Envelope::Ok { .. })
+        match self {
+            Envelope::Ok { .. } => true,
+            Envelope::Error { .. } => false,
+            Envelope::Forwarded { result } => {
+                result.get("isError").and_then(Value::as_bool) != Some(true)
+            }
+        }
     }
 
     /// The envelope as JSON text.

@@ -162,6 +162,16 @@ pub trait Backend: Send + Sync {
         )))
     }
 
+    /// Why `name`, a tool this backend knows but does not serve now (an
+    /// external server's tool held back until an operator approves its
+    /// definition), is refused: the gate answers a call of a name no
+    /// table entry has with this rather than "unknown tool". Default:
+    /// nothing is withheld.
+    fn withheld(&self, name: &str) -> Option<crate::Envelope> {
+        let _ = name;
+        None
+    }
+
     /// Task `task` ended: whatever the backend kept for it (a per-task
     /// container) goes. Default: nothing is kept per task.
     fn end_task<'a>(&'a self, task: &'a str) -> BoxFuture<'a, ()> {

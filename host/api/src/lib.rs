@@ -34,7 +34,7 @@ mod spec;
 mod trust;
 
 pub use action::{ActionType, BUILTIN_ACTION_TYPES};
-pub use admin::{AdminError, PluginAdmin};
+pub use admin::{AdminError, BridgeAdmin, PluginAdmin};
 pub use approval::{
     AnswerError, Answerer, ApprovalAnswer, ApprovalChannel, ApprovalRequest, Approvals, Approver,
     Attribution,

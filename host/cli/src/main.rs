@@ -56,6 +56,10 @@ enum Command {
     /// Progressive trust: show, rate, approve a promotion.
     #[command(subcommand)]
     Trust(commands::trust::TrustCommand),
+    /// Bridged MCP servers of a running server: status, approve and
+    /// revoke their tools' definitions, restart.
+    #[command(subcommand)]
+    Bridge(commands::bridge::BridgeCommand),
     /// Docker sandboxes: build their images.
     #[command(subcommand)]
     Sandbox(commands::sandbox::SandboxCommand),
@@ -135,6 +139,7 @@ fn main() -> ExitCode {
         Command::Plugin(PluginCommand::Install(args)) => commands::plugins::install(args),
         Command::Plugin(PluginCommand::Remove(args)) => commands::plugins::remove(args),
         Command::Plugin(PluginCommand::List(args)) => commands::plugins::list(args),
+        Command::Bridge(command) => commands::bridge::run(command),
         Command::Keygen(args) => commands::keys::keygen(args),
         Command::Sign(args) => commands::keys::sign(args),
         Command::Verify(args) => commands::keys::verify(args),

@@ -115,6 +115,7 @@ impl GateBuilder {
             source: source.to_owned(),
             backend,
             grants,
+            ceiling: None,
         })
     }
 

@@ -127,6 +127,7 @@ impl Inner {
                 None => p.decide(&call, &env),
             })
             .unwrap_or_else(|| unknown_agent(&request.context.agent));
+        let decision = capped(entry, decision);
         if decision.decision != Verdict::Deny
             && let Some(refused) = crate::target::non_public(
                 entry.spec.category.as_str(),
@@ -148,6 +149,10 @@ impl Inner {
         // The entry (and its backend) is held to the end of the call, even
         // if the tool is replaced meanwhile.
         let Some(entry) = self.table().get(&request.tool).cloned() else {
+            if let Some(refusal) = self.table().withheld(&request.tool) {
+                tracing::info!(tool = %request.tool, "a withheld tool was called");
+                return refusal;
+            }
             return Envelope::host(
                 ErrorType::UnknownTool,
                 HostCode::NotFound,
@@ -296,4 +301,38 @@ pub(crate) fn denied(decision: &Decision) -> Envelope {
         Layer::Grant => HostCode::DeniedByGrant,
     };
     Envelope::host(ErrorType::PermissionDenied, code, decision.reason.clone())
+}
+
+/// `decision` under the entry's ceiling: a call no rule or grant decided
+/// gets at most the ceiling (a bridged server's `default-decision`).
+fn capped(entry: &Entry, decision: Decision) -> Decision {
+    let Some(ceiling) = entry.ceiling else {
+        return decision;
+    };
+    let strictness = |v: Verdict| match v {
+        Verdict::Allow => 0,
+        Verdict::Ask => 1,
+        Verdict::Deny => 2,
+    };
+    if matches!(decision.layer, Layer::Rule | Layer::Grant)
+        || strictness(decision.decision) >= strictness(ceiling)
+    {
+        return decision;
+    }
+    let name = entry.spec.name.as_str();
+    let why = |what: &str| {
+        format!(
+            "no rule names `{name}`, and its source `{}` {what} the tools no rule names \
+             (its default decision)",
+            entry.owner
+        )
+    };
+    match ceiling {
+        Verdict::Deny => Decision::deny(Layer::Constraint, why("denies")),
+        _ => {
+            let mut ask = Decision::ask(Layer::Constraint, why("asks a person for"));
+            ask.suggested_rule = Some(name.to_owned());
+            ask
+        }
+    }
 }

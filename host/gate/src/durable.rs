@@ -56,6 +56,11 @@ pub(crate) fn outcome_event(
     let c = &request.context;
     let (error_type, domain_code) = match envelope {
         Envelope::Ok { .. } => (None, None),
+        Envelope::Forwarded { .. } if envelope.is_ok() => (None, None),
+        Envelope::Forwarded { .. } => (
+            Some(ErrorType::ToolError),
+            Some("upstream_error".to_owned()),
+        ),
         Envelope::Error {
             error_type,
             domain_code,

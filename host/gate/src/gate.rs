@@ -125,6 +125,12 @@ impl Gate {
         Ok((table, all))
     }
 
+    /// Which owner (a plugin's name, a bridge's key) registered the tool
+    /// `name`, if any did.
+    pub fn owner_of(&self, name: &str) -> Option<String> {
+        self.inner.table().owner_of(name).map(str::to_owned)
+    }
+
     /// The owners (plugin names) whose tools are registered, sorted.
     pub fn owners(&self) -> Vec<String> {
         let mut owners: Vec<String> = self

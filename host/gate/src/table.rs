@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use warden_api::{Backend, Grants, ToolName, ToolSpec};
+use warden_policy::Verdict;
 
 use crate::{ArgsValidator, GateError};
 
@@ -23,6 +24,8 @@ pub(crate) struct Entry {
     pub owner: String,
     /// A description for conflict messages (name and file).
     pub source: String,
+    /// The strictest decision for a call no rule or grant decided.
+    pub ceiling: Option<Verdict>,
 }
 
 /// What replaced which tools, for logs and change notices.
@@ -46,6 +49,11 @@ pub struct Registration {
     pub source: String,
     pub backend: Arc<dyn Backend>,
     pub grants: Grants,
+    /// The most a call of these tools gets when no rule or grant decided
+    /// it (a bridged server's `default-decision`): `Ask` turns what the
+    /// mode or a read-only tool would allow into an ask, `Deny` denies
+    /// it. `None`: the policy's decision stands.
+    pub ceiling: Option<Verdict>,
 }
 
 impl std::fmt::Debug for Registration {
@@ -60,12 +68,27 @@ impl std::fmt::Debug for Registration {
 #[derive(Clone, Default)]
 pub(crate) struct Table {
     pub tools: BTreeMap<ToolName, Arc<Entry>>,
+    /// Every registered backend by owner, also one serving no tool now
+    /// (whose withheld tools still get their own refusal).
+    pub backends: BTreeMap<String, Arc<dyn Backend>>,
 }
 
 impl Table {
     pub fn get(&self, name: &str) -> Option<&Arc<Entry>> {
         let name: ToolName = name.parse().ok()?;
         self.tools.get(&name)
+    }
+
+    /// Why a backend of this table withholds `name` (see
+    /// [`Backend::withheld`]), if one does.
+    pub fn withheld(&self, name: &str) -> Option<warden_api::Envelope> {
+        let name = name.trim().to_ascii_lowercase();
+        self.backends.values().find_map(|b| b.withheld(&name))
+    }
+
+    /// The owner of the tool `name`, when the table has it.
+    pub fn owner_of(&self, name: &str) -> Option<&str> {
+        self.get(name).map(|e| e.owner.as_str())
     }
 
     /// This table with `owner`'s tools removed and `new` (if any) added.
@@ -86,7 +109,10 @@ impl Table {
             tools.remove(name);
         }
         let mut change = TableChange::default();
+        let mut backends = self.backends.clone();
+        backends.remove(owner);
         if let Some(reg) = new {
+            backends.insert(owner.to_owned(), reg.backend.clone());
             for spec in reg.backend.tools() {
                 if let Some(existing) = tools.get(&spec.name) {
                     return Err(GateError::DuplicateTool {
@@ -111,6 +137,7 @@ impl Table {
                         grants: reg.grants.clone(),
                         owner: reg.owner.clone(),
                         source: reg.source.clone(),
+                        ceiling: reg.ceiling,
                     }),
                 );
             }
@@ -120,6 +147,6 @@ impl Table {
             .filter(|n| !tools.contains_key(*n))
             .map(ToString::to_string)
             .collect();
-        Ok((Table { tools }, change))
+        Ok((Table { tools, backends }, change))
     }
 }

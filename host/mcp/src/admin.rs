@@ -24,7 +24,7 @@ use warden_api::{
     AnswerError, Answerer, ApprovalAnswer, ApprovalRequest, Attribution, Guardrail, GuardrailError,
 };
 
-use crate::{McpError, Server, plugins, trust};
+use crate::{McpError, Server, bridges_admin, plugins, trust};
 
 /// A person's answer, as the admin API takes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -162,6 +162,11 @@ pub fn admin_router(server: Server) -> Router {
         .route("/approvals/{id}", post(answer))
         .route("/plugins", get(plugins::list).post(plugins::install))
         .route("/plugins/{name}", delete(plugins::remove))
+        .route("/bridges", get(bridges_admin::status))
+        .route("/bridges/{name}", get(bridges_admin::one))
+        .route("/bridges/{name}/approve", post(bridges_admin::approve))
+        .route("/bridges/{name}/revoke", post(bridges_admin::revoke))
+        .route("/bridges/{name}/restart", post(bridges_admin::restart))
         .route("/trust/{agent}", get(trust::show))
         .route("/trust/{agent}/feedback", post(trust::feedback))
         .route("/trust/{agent}/approve", post(trust::approve))

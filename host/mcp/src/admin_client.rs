@@ -76,6 +76,38 @@ impl AdminClient {
             .await
     }
 
+    /// The status of the bridged servers (or of `name`).
+    pub async fn bridges(&self, name: Option<&str>) -> Result<Value, McpError> {
+        match name {
+            Some(name) => self.request("GET", &format!("/bridges/{name}"), None).await,
+            None => self.request("GET", "/bridges", None).await,
+        }
+    }
+
+    /// Approves (`approve`) or revokes the definitions of `body.tools` of
+    /// the bridge `name`.
+    pub async fn bridge_pins(
+        &self,
+        name: &str,
+        approve: bool,
+        body: &crate::PinBody,
+    ) -> Result<Value, McpError> {
+        let body = self.json(body)?;
+        let verb = if approve { "approve" } else { "revoke" };
+        self.request("POST", &format!("/bridges/{name}/{verb}"), Some(body))
+            .await
+    }
+
+    /// Restarts the bridge `name`.
+    pub async fn bridge_restart(&self, name: &str) -> Result<Value, McpError> {
+        self.request(
+            "POST",
+            &format!("/bridges/{name}/restart"),
+            Some(b"{}".to_vec()),
+        )
+        .await
+    }
+
     /// An agent's progressive trust.
     pub async fn trust(&self, agent: &str) -> Result<Value, McpError> {
         self.request("GET", &format!("/trust/{agent}"), None).await

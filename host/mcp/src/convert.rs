@@ -78,5 +78,14 @@ pub(crate) fn result(envelope: &Envelope) -> CallToolResult {
             let text = serde_json::to_string(envelope).unwrap_or_else(|_| message.clone());
             CallToolResult::error(vec![ContentBlock::text(text)])
         }
+        // The bridge checked the result's shape when it made the envelope;
+        // one that no longer parses is reported, never half-sent.
+        Envelope::Forwarded { result } => {
+            serde_json::from_value(result.clone()).unwrap_or_else(|e| {
+                CallToolResult::error(vec![ContentBlock::text(format!(
+                    "the upstream result could not be passed on: {e}"
+                ))])
+            })
+        }
     }
 }

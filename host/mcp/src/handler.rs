@@ -113,6 +113,7 @@ struct Shared {
     options: ServerOptions,
     sessions: AtomicU64,
     plugins: std::sync::OnceLock<Arc<dyn warden_api::PluginAdmin>>,
+    bridges: std::sync::OnceLock<Arc<dyn warden_api::BridgeAdmin>>,
     trust: std::sync::OnceLock<Arc<dyn TrustAdmin>>,
     /// A load of the host's tools still under way (see `startup.rs`).
     startup: std::sync::OnceLock<crate::Startup>,
@@ -156,6 +157,7 @@ impl Server {
                 options,
                 sessions: AtomicU64::new(1),
                 plugins: std::sync::OnceLock::new(),
+                bridges: std::sync::OnceLock::new(),
                 trust: std::sync::OnceLock::new(),
                 startup: std::sync::OnceLock::new(),
             }),
@@ -182,6 +184,16 @@ impl Server {
 
     pub(crate) fn plugin_admin(&self) -> Option<Arc<dyn warden_api::PluginAdmin>> {
         self.shared.plugins.get().cloned()
+    }
+
+    /// Lets the admin API manage bridged servers through `admin` (set
+    /// once; a second call is refused and returns false).
+    pub fn set_bridge_admin(&self, admin: Arc<dyn warden_api::BridgeAdmin>) -> bool {
+        self.shared.bridges.set(admin).is_ok()
+    }
+
+    pub(crate) fn bridge_admin(&self) -> Option<Arc<dyn warden_api::BridgeAdmin>> {
+        self.shared.bridges.get().cloned()
     }
 
     /// Lets the admin API show and change progressive trust through

@@ -19,6 +19,8 @@ mod admin;
 mod admin_client;
 mod approve;
 mod auth;
+pub mod bridge;
+mod bridges_admin;
 mod capability;
 mod convert;
 mod definition;
@@ -36,6 +38,7 @@ mod trust;
 
 pub use admin::{AdminSocket, AnswerBody, admin_router, serve_admin_socket};
 pub use admin_client::AdminClient;
+pub use bridges_admin::PinBody;
 pub use definition::{DEFINITION_FIELDS, definition_digest, entry_digest, spec_digest};
 pub use disclosure::{Disclosure, DisclosureConfig, DisclosureMode};
 pub use error::McpError;

@@ -25,17 +25,16 @@ pub struct InstallBody {
 
 use crate::admin::Reply;
 
-fn reply(result: Option<Result<Value, AdminError>>) -> Reply {
+/// An admin reply: the value, the refusal (422), or `missing` (404) when
+/// the server manages no such thing.
+pub(crate) fn reply(result: Option<Result<Value, AdminError>>, missing: &str) -> Reply {
     match result {
         Some(Ok(v)) => (StatusCode::OK, Json(v)),
         Some(Err(e)) => (
             StatusCode::UNPROCESSABLE_ENTITY,
             Json(json!({ "error": error_text(&e) })),
         ),
-        None => (
-            StatusCode::NOT_FOUND,
-            Json(json!({ "error": "this server does not manage plugins" })),
-        ),
+        None => (StatusCode::NOT_FOUND, Json(json!({ "error": missing }))),
     }
 }
 
@@ -56,18 +55,24 @@ fn error_text(e: &AdminError) -> String {
 
 pub(crate) async fn list(State(server): State<Server>) -> Reply {
     let admin = server.plugin_admin();
-    reply(match admin {
-        Some(a) => Some(a.list().await),
-        None => None,
-    })
+    reply(
+        match admin {
+            Some(a) => Some(a.list().await),
+            None => None,
+        },
+        "this server does not manage plugins",
+    )
 }
 
 pub(crate) async fn install(State(server): State<Server>, Json(body): Json<InstallBody>) -> Reply {
     let admin = server.plugin_admin();
-    reply(match admin {
-        Some(a) => Some(a.install(body.path).await),
-        None => None,
-    })
+    reply(
+        match admin {
+            Some(a) => Some(a.install(body.path).await),
+            None => None,
+        },
+        "this server does not manage plugins",
+    )
 }
 
 /// `DELETE /plugins/{name}`, with the guardrail (actor, confirm, reason)
@@ -95,8 +100,11 @@ pub(crate) async fn remove(
         Err(e) => return crate::admin::Refusal::Guardrail(e).reply(),
     };
     let admin = server.plugin_admin();
-    reply(match admin {
-        Some(a) => Some(a.remove(name, by).await),
-        None => None,
-    })
+    reply(
+        match admin {
+            Some(a) => Some(a.remove(name, by).await),
+            None => None,
+        },
+        "this server does not manage plugins",
+    )
 }

@@ -49,6 +49,14 @@ pub struct Config {
     /// Denied and protected paths, for every tool (added to the defaults).
     #[serde(default)]
     pub protect: warden_policy::config::ProtectConfig,
+    /// External MCP servers served as tools (`[[bridge]]`), see
+    /// `docs/bridge.md`.
+    #[serde(default, rename = "bridge")]
+    pub bridges: Vec<crate::bridges::BridgeConfig>,
+    /// Named secrets (`[secrets.NAME]` with `env` or `file`) bridges may be
+    /// given.
+    #[serde(default)]
+    pub secrets: BTreeMap<String, crate::bridges::SecretSource>,
     /// Docker sandboxes for the terminal, code, browser and desktop tools.
     /// Absent: those tools are not offered.
     pub sandbox: Option<warden_sandbox::SandboxConfig>,
@@ -329,6 +337,13 @@ impl Config {
             }
         }
         config.signers.resolve_paths(base);
+        for secret in config.secrets.values_mut() {
+            if let Some(file) = &mut secret.file
+                && file.is_relative()
+            {
+                *file = base.join(&*file);
+            }
+        }
         if let Some(shared) = &mut config.state.shared_key
             && shared.is_relative()
         {

@@ -361,6 +361,7 @@ pub fn registration_of(
         ),
         backend,
         grants,
+        ceiling: None,
     }
 }
 

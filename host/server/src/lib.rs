@@ -18,6 +18,7 @@
 
 mod agents;
 pub mod bench;
+pub mod bridges;
 pub mod config;
 mod defaults;
 mod error;

@@ -268,6 +268,7 @@ impl Host {
             .progressive_trust
             .validate()
             .map_err(|e| ServerError::config("progressive-trust", e))?;
+        let bridges = crate::bridges::plan_all(&config.bridges, &config.secrets)?;
         let store = state::open(state_dir, &config.state)?;
         let named = named_grants(config, state_dir)?;
         let loaded = Loaded::prepare(host)?;
@@ -357,6 +358,16 @@ impl Host {
         mcp.set_plugin_admin(live.clone());
         let shutdown = CancellationToken::new();
         let mut tasks = Vec::new();
+        if !bridges.is_empty() {
+            let bridges = Arc::new(crate::bridges::LiveBridges::new(
+                bridges,
+                gate.clone(),
+                mcp.clone(),
+                store.clone(),
+            ));
+            mcp.set_bridge_admin(bridges.clone());
+            tasks.push(tokio::spawn(bridges.run(shutdown.clone())));
+        }
         let failure = Arc::new(std::sync::Mutex::new(None));
         tasks.push(tokio::spawn(load(
             LoadJob {

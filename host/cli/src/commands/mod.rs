@@ -3,6 +3,7 @@
 pub mod approvals;
 pub mod audit;
 pub mod bench;
+pub mod bridge;
 pub mod call;
 pub mod config;
 pub mod grants;

@@ -58,7 +58,7 @@ pub struct ListArgs {
 }
 
 /// The running server to talk to, if any.
-async fn server(target: &Target) -> anyhow::Result<Option<AdminClient>> {
+pub(crate) async fn server(target: &Target) -> anyhow::Result<Option<AdminClient>> {
     if let (Some(url), Some(token)) = (&target.url, &target.token) {
         return Ok(Some(AdminClient::Http {
             base: url.clone(),

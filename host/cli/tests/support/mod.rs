@@ -99,6 +99,28 @@ impl Server {
         }
     }
 
+    /// The next message of any kind (a response or a notification), if
+    /// one arrives within `limit`.
+    pub fn message_within(&self, limit: Duration) -> Option<Value> {
+        self.lines.recv_timeout(limit).ok()
+    }
+
+    /// The response `id`, and the notifications that arrived before it.
+    pub fn response_and_notices(&self, id: u64) -> (Value, Vec<Value>) {
+        let mut notices = Vec::new();
+        loop {
+            let v = self
+                .lines
+                .recv_timeout(Duration::from_secs(60))
+                .expect("the server answers");
+            if v.get("id").is_some() {
+                assert_eq!(v["id"], id, "{v}");
+                return (v, notices);
+            }
+            notices.push(v);
+        }
+    }
+
     pub fn response(&self, id: u64) -> Value {
         let v = self.next();
         assert_eq!(v["id"], id, "{v}");
