@@ -289,3 +289,392 @@ fn bridged_tools_wait_for_approval_and_a_changed_definition_is_quarantined() {
     assert!(text.contains("definitions-pinned"), "{text}");
     assert!(text.contains("definitions-unpinned"), "{text}");
 }
+
+/// The fixture's own result for `tool`, straight from a direct session
+/// with it (no Warden in between).
+fn direct(calls: &[(&str, Value)]) -> Vec<Value> {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = Command::new(fixture())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
+    send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "direct", "version": "0"}}}),
+    );
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for (i, (tool, args)) in calls.iter().enumerate() {
+        send(
+            json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}}),
+        );
+    }
+    let mut results = vec![Value::Null; calls.len()];
+    let mut left = calls.len();
+    while left > 0 {
+        let v: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+        if let Some(id) = v["id"].as_u64().filter(|id| *id > 0) {
+            results[usize::try_from(id).unwrap() - 1] = v["result"].clone();
+            left -= 1;
+        }
+    }
+    drop(stdin);
+    let _ = child.wait();
+    results
+}
+
+#[test]
+fn bridged_results_are_passed_on_as_the_server_gave_them() {
+    let b = Bridged::new(
+        "pin = false\ndefault-decision = \"allow\"\nread-only = [\"*\"]\nmax-result-bytes = 65536",
+        "",
+    );
+    let mut server = b.serve();
+    assert_eq!(b.listed()["state"], "ready");
+    let kinds = [
+        ("image", json!({})),
+        ("audio", json!({})),
+        ("resource", json!({})),
+        ("link", json!({})),
+        ("structured", json!({"n": 4})),
+        ("structured_only", json!({})),
+        ("structured_error", json!({})),
+        ("null_structured", json!({})),
+    ];
+    let expected = direct(&kinds);
+    for (i, ((tool, args), want)) in kinds.iter().zip(&expected).enumerate() {
+        let mut got = server.tool(10 + i as u64, &format!("fx_{tool}"), args.clone());
+        // Warden's answer may add `isError: false`; nothing else differs.
+        if want.get("isError").is_none() {
+            assert_eq!(got["isError"], false, "{tool}: {got}");
+            got.as_object_mut().unwrap().remove("isError");
+        }
+        assert_eq!(&got, want, "{tool}");
+    }
+    let only = server.tool(30, "fx_structured_only", json!({}));
+    assert_eq!(only["content"], json!([]), "{only}");
+    assert_eq!(only["structuredContent"]["doubled"], 42, "{only}");
+    let error = server.tool(31, "fx_structured_error", json!({}));
+    assert_eq!(error["isError"], true, "{error}");
+    assert_eq!(
+        error["structuredContent"],
+        json!({"reason": "bad"}),
+        "{error}"
+    );
+    let null = server.tool(32, "fx_null_structured", json!({}));
+    assert!(
+        null.as_object().unwrap().contains_key("structuredContent"),
+        "{null}"
+    );
+    assert!(null["structuredContent"].is_null(), "{null}");
+
+    // A result that breaks the tool's output schema, or the size cap,
+    // becomes an error that says so.
+    let bad = envelope(&server.tool(33, "fx_bad_output", json!({})));
+    assert_eq!(bad["domain_code"], "invalid_result", "{bad}");
+    assert!(bad["message"].as_str().unwrap().contains("/n"), "{bad}");
+    let huge = envelope(&server.tool(34, "fx_huge", json!({"bytes": 100_000})));
+    assert_eq!(huge["domain_code"], "output_limit", "{huge}");
+    assert!(
+        huge["message"].as_str().unwrap().contains("too large"),
+        "{huge}"
+    );
+    // Arguments are checked against the tool's schema before the server
+    // sees them.
+    let wrong = envelope(&server.tool(35, "fx_structured", json!({"n": "four"})));
+    assert_eq!(wrong["error_type"], "ArgumentValidationError", "{wrong}");
+    assert_eq!(b.calls_of("structured"), 1);
+}
+
+#[test]
+fn a_bridged_call_is_decided_like_any_other_and_a_refused_one_never_reaches_the_server() {
+    // Echo says it is read-only; Warden does not believe it: without a
+    // `read-only` entry it has side effects, and the default decision
+    // (ask) holds for tools no rule names.
+    let b = Bridged::new("pin = false", "[rules]\ndeny = [\"fx_pid\"]\n");
+    let mut server = b.serve();
+    assert_eq!(b.listed()["state"], "ready");
+    let denied = envelope(&server.tool(1, "fx_pid", json!({})));
+    assert_eq!(denied["error_type"], "PermissionDenied", "{denied}");
+    assert_eq!(denied["domain_code"], "denied_by_rule", "{denied}");
+    let asked = envelope(&server.tool(2, "fx_echo", json!({"text": "hi"})));
+    assert_eq!(asked["domain_code"], "approval_pending", "{asked}");
+    assert!(
+        asked["message"].as_str().unwrap().contains("fx_echo"),
+        "{asked}"
+    );
+    assert_eq!(b.calls_of("pid"), 0);
+    assert_eq!(b.calls_of("echo"), 0);
+    // A person approves it; the retry runs, once.
+    let id = support::approval_id(&server.tool(3, "fx_echo", json!({"text": "hi"})));
+    let approved = warden_with(&["approvals", "approve", &id], &b.state, &[]);
+    assert!(approved.to_string().contains(&id), "{approved}");
+    let ran = server.tool(4, "fx_echo", json!({"text": "hi"}));
+    assert_eq!(ran["content"][0]["text"], "hi", "{ran}");
+    assert_eq!(b.calls_of("echo"), 1);
+}
+
+#[test]
+fn a_slow_call_times_out_cancels_upstream_and_is_not_retried() {
+    let b = Bridged::new(
+        "pin = false\ndefault-decision = \"allow\"\nread-only = [\"*\"]",
+        "",
+    );
+    // This test's own bridge entry: a one-second call timeout.
+    let text = std::fs::read_to_string(&b.config)
+        .unwrap()
+        .replace("call-timeout = \"20s\"", "call-timeout = \"1s\"");
+    std::fs::write(&b.config, text).unwrap();
+    let mut server = b.serve();
+    assert_eq!(b.listed()["state"], "ready");
+    let start = Instant::now();
+    let timed_out = envelope(&server.tool(1, "fx_slow", json!({"ms": 10_000})));
+    let took = start.elapsed();
+    assert_eq!(timed_out["domain_code"], "deadline_exceeded", "{timed_out}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !b.events().iter().any(|e| e["event"] == "cancelled") {
+        assert!(
+            Instant::now() < deadline,
+            "the server never heard the cancel: {:?}",
+            b.events()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(b.calls_of("slow"), 1, "a sent call is never retried");
+
+    // A client's cancel reaches the server too.
+    server.call(2, "fx_slow", json!({"ms": 800}));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while b.calls_of("slow") < 2 {
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 2, "reason": "changed my mind"}}),
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while b
+        .events()
+        .iter()
+        .filter(|e| e["event"] == "cancelled")
+        .count()
+        < 2
+    {
+        assert!(Instant::now() < deadline, "{:?}", b.events());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The session still works.
+    let echoed = server.tool(3, "fx_echo", json!({"text": "after"}));
+    assert_eq!(echoed["content"][0]["text"], "after", "{echoed}");
+}
+
+#[test]
+fn a_crashed_server_is_restarted_by_the_next_call() {
+    let b = Bridged::new(
+        "pin = false\ndefault-decision = \"allow\"\nread-only = [\"*\"]",
+        "",
+    );
+    let mut server = b.serve();
+    assert_eq!(b.listed()["state"], "ready");
+    let before = server.tool(1, "fx_pid", json!({}))["content"][0]["text"].clone();
+    let crashed = envelope(&server.tool(2, "fx_crash", json!({})));
+    assert_eq!(crashed["domain_code"], "upstream_unavailable", "{crashed}");
+    assert!(
+        crashed["message"]
+            .as_str()
+            .unwrap()
+            .contains("disconnected"),
+        "{crashed}"
+    );
+    assert_eq!(b.calls_of("crash"), 1);
+    let after = server.tool(3, "fx_pid", json!({}));
+    assert_eq!(after["isError"], false, "{after}");
+    assert_ne!(
+        after["content"][0]["text"], before,
+        "a new server process answers"
+    );
+}
+
+/// Whether a process runs with pid `pid` (and is not a zombie).
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| !stat.split(") ").nth(1).unwrap_or("").starts_with('Z'))
+}
+
+#[test]
+fn a_host_process_server_its_children_and_its_secrets_stay_contained() {
+    let b = Bridged::new(
+        "pin = false\ndefault-decision = \"allow\"\nread-only = [\"*\"]\n\
+         secrets = { API_TOKEN = \"token\" }",
+        "[secrets.token]\nenv = \"BRIDGE_TEST_TOKEN\"\n",
+    );
+    let mut command = Command::new(env!("CARGO_BIN_EXE_warden"));
+    command
+        .args(["serve", "--stdio", "--agent", "alice", "--config"])
+        .arg(&b.config)
+        .arg("--state-dir")
+        .arg(&b.state)
+        .env("BRIDGE_TEST_TOKEN", "tok-5ecret-value")
+        .env("HOST_ONLY_VARIABLE", "not for the server");
+    let mut server = Server::spawn(command);
+    assert_eq!(b.listed()["state"], "ready");
+    // Only declared variables (and PATH) reach the server.
+    let keys = server.tool(1, "fx_env_keys", json!({}));
+    let keys: Value = serde_json::from_str(keys["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(keys, json!(["API_TOKEN", "FIXTURE_LOG", "PATH"]));
+    // The secret is never on the server's command line, and its value is
+    // redacted from what it returns and from its stderr.
+    let pid = server.tool(2, "fx_pid", json!({}))["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    assert!(!String::from_utf8_lossy(&cmdline).contains("tok-5ecret-value"));
+    let echoed = server.tool(3, "fx_echo_secret", json!({"name": "API_TOKEN"}));
+    let text = echoed.to_string();
+    assert!(!text.contains("tok-5ecret-value"), "{text}");
+    assert!(text.contains("[redacted:token]"), "{text}");
+    let status = b.status();
+    assert!(!status.to_string().contains("tok-5ecret-value"), "{status}");
+    assert!(
+        status["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("[redacted:token]"),
+        "{status}"
+    );
+
+    // A server that floods stderr neither blocks nor grows the log.
+    let flooded = server.tool(4, "fx_stderr_flood", json!({"bytes": 10_000_000}));
+    assert_eq!(flooded["content"][0]["text"], "flooded", "{flooded}");
+    assert!(b.status()["stderr"].as_str().unwrap().len() <= 64 * 1024 + 1024);
+
+    // A grandchild dies with the server's process group at shutdown.
+    let grandchild = server.tool(5, "fx_spawn_grandchild", json!({}))["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(alive(&grandchild));
+    let closing = Instant::now();
+    assert!(
+        server.close(Duration::from_secs(30)).is_some(),
+        "warden exits"
+    );
+    eprintln!(
+        "warden exited {:?} after its client hung up",
+        closing.elapsed()
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive(&grandchild) || alive(&pid) {
+        assert!(
+            Instant::now() < deadline,
+            "the server's processes outlived Warden"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_listing_that_breaks_the_caps_is_refused_whole() {
+    for (mode, why) in [
+        ("endless", "20 pages"),
+        ("duplicate", "twice"),
+        ("many", "max-tools"),
+    ] {
+        let b = Bridged::new("pin = false", "");
+        let text = std::fs::read_to_string(&b.config).unwrap().replace(
+            &format!("command = [\"{}\"]", fixture().display()),
+            &format!(
+                "command = [\"{}\", \"--list-mode\", \"{mode}\"]",
+                fixture().display()
+            ),
+        );
+        std::fs::write(&b.config, text).unwrap();
+        let mut server = b.serve();
+        let status = b.listed();
+        assert_eq!(status["state"], "failed", "{mode}: {status}");
+        assert!(
+            status["problem"].as_str().unwrap().contains(why),
+            "{mode}: {status}"
+        );
+        assert!(fx_names(&mut server, 1).is_empty(), "{mode}");
+    }
+}
+
+/// A third-party MCP server (the reference time server, installed from the
+/// Python package index with the test clients) and the fixture, bridged
+/// and called through the official MCP Python SDK client over Streamable
+/// HTTP by two agents.
+#[test]
+fn a_third_party_server_through_the_official_python_client() {
+    let Some(python) = std::env::var_os("WARDEN_TEST_PYTHON").map(PathBuf::from) else {
+        panic!("WARDEN_TEST_PYTHON is not set: run the suite with `cargo xtask test`");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("warden.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"
+[agents.alice]
+level = "standard"
+
+[agents.bob]
+level = "standard"
+
+[[serve.tokens]]
+agent = "alice"
+token = "alice-token-0123456789"
+
+[[serve.tokens]]
+agent = "bob"
+token = "bob-token-0123456789ab"
+
+[[bridge]]
+name = "time"
+command = ["{python}", "-m", "mcp_server_time", "--local-timezone", "UTC"]
+runtime = "host"
+insecure-host-process = true
+category = "external-data"
+read-only = ["*"]
+default-decision = "allow"
+
+[[bridge]]
+name = "fx"
+command = ["{fixture}"]
+runtime = "host"
+insecure-host-process = true
+category = "external-data"
+read-only = ["counter"]
+default-decision = "allow"
+"#,
+            python = python.display(),
+            fixture = fixture().display(),
+        ),
+    )
+    .unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/bridge_client.py");
+    let output = Command::new(&python)
+        .arg(script)
+        .args(["--warden", env!("CARGO_BIN_EXE_warden")])
+        .arg("--config")
+        .arg(&config)
+        .arg("--state")
+        .arg(dir.path().join("state"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("all checks passed"),
+        "{stdout}\n--- stderr ---\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
