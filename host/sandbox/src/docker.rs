@@ -5,17 +5,19 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
+use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use bollard::container::LogOutput;
 use bollard::exec::{StartExecOptions, StartExecResults};
 use bollard::models::{ContainerCreateBody, ExecConfig, HostConfig};
 use bollard::query_parameters::{
-    CreateImageOptionsBuilder, ListContainersOptionsBuilder, RemoveContainerOptionsBuilder,
-    RemoveImageOptionsBuilder, TagImageOptionsBuilder,
+    AttachContainerOptionsBuilder, CreateImageOptionsBuilder, ListContainersOptionsBuilder,
+    RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder, StopContainerOptionsBuilder,
+    TagImageOptionsBuilder,
 };
 use futures_util::{Stream, StreamExt};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 use crate::SandboxError;
 use crate::spec::{ContainerSpec, MANAGED_LABEL, Network};
@@ -59,6 +61,29 @@ pub struct ExecOutput {
 impl ExecOutput {
     pub fn truncated(&self) -> bool {
         self.stdout_total > self.stdout.len() as u64 || self.stderr_total > self.stderr.len() as u64
+    }
+}
+
+/// One chunk a container's main process wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Frame {
+    Stdout(bytes::Bytes),
+    Stderr(bytes::Bytes),
+}
+
+/// The frames of a container's stdout and stderr, in order.
+pub type Frames = Pin<Box<dyn Stream<Item = Result<Frame, SandboxError>> + Send>>;
+
+/// The host's ends of a container's stdin and output.
+pub struct Attached {
+    pub output: Frames,
+    /// Shut it down to close the container's stdin.
+    pub input: Pin<Box<dyn AsyncWrite + Send>>,
+}
+
+impl std::fmt::Debug for Attached {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Attached")
     }
 }
 
@@ -187,7 +212,7 @@ impl Docker {
                     self.firewall(&id, spec, &crate::egress::public_script(rules))
                         .await?;
                 }
-                Network::None => {}
+                Network::None | Network::Joined(_) => {}
             }
             Ok::<(), SandboxError>(())
         };
@@ -196,6 +221,102 @@ impl Docker {
             return Err(e);
         }
         Ok(id)
+    }
+
+    /// Creates a container for `spec` (whose main process reads stdin,
+    /// and whose network is none or another container's), attaches to its
+    /// stdin, stdout and stderr before it runs, then starts it. A
+    /// container that cannot be started is removed, never returned.
+    pub async fn start_attached(
+        &self,
+        spec: &ContainerSpec,
+    ) -> Result<(String, Attached), SandboxError> {
+        if matches!(spec.network, Network::Allowlist(_) | Network::Public(_)) || !spec.stdin {
+            // Its process would run before a firewall could be installed.
+            return Err(SandboxError::Grant {
+                reason: "an attached container has no network or joins one already filtered".into(),
+            });
+        }
+        let created = self
+            .docker
+            .create_container(None, create_body(spec))
+            .await
+            .map_err(|e| {
+                if is_not_found(&e) {
+                    SandboxError::ServerImageMissing {
+                        image: spec.image.clone(),
+                    }
+                } else {
+                    docker_err("create a container")(e)
+                }
+            })?;
+        let id = created.id;
+        let attached = async {
+            let options = AttachContainerOptionsBuilder::new()
+                .stream(true)
+                .stdin(true)
+                .stdout(true)
+                .stderr(true)
+                .build();
+            let attached = self
+                .docker
+                .attach_container(&id, Some(options))
+                .await
+                .map_err(docker_err("attach to a container"))?;
+            self.docker
+                .start_container(&id, None)
+                .await
+                .map_err(docker_err("start a container"))?;
+            let output = attached.output.filter_map(|frame| async move {
+                match frame {
+                    Ok(LogOutput::StdOut { message } | LogOutput::Console { message }) => {
+                        Some(Ok(Frame::Stdout(message)))
+                    }
+                    Ok(LogOutput::StdErr { message }) => Some(Ok(Frame::Stderr(message))),
+                    Ok(LogOutput::StdIn { .. }) => None,
+                    Err(e) => Some(Err(docker_err("read a container's output")(e))),
+                }
+            });
+            Ok::<Attached, SandboxError>(Attached {
+                output: Box::pin(output),
+                input: attached.input,
+            })
+        }
+        .await;
+        match attached {
+            Ok(attached) => Ok((id, attached)),
+            Err(e) => {
+                let _ = self.remove(&id).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Waits up to `limit` for a container's main process to exit;
+    /// whether it did.
+    pub async fn wait_exit(&self, id: &str, limit: Duration) -> bool {
+        let mut wait = self.docker.wait_container(id, None);
+        matches!(
+            tokio::time::timeout(limit, wait.next()).await,
+            Ok(Some(
+                Ok(_) | Err(bollard::errors::Error::DockerContainerWaitError { .. })
+            ))
+        )
+    }
+
+    /// Stops a container: SIGTERM to its init (which passes it on), and
+    /// SIGKILL after `grace`. A missing or stopped one is fine.
+    pub async fn stop(&self, id: &str, grace: Duration) -> Result<(), SandboxError> {
+        let secs = i32::try_from(grace.as_secs().max(1)).unwrap_or(i32::MAX);
+        let options = StopContainerOptionsBuilder::new().t(secs).build();
+        match self.docker.stop_container(id, Some(options)).await {
+            Ok(()) => Ok(()),
+            Err(e) if is_not_found(&e) => Ok(()),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 304, ..
+            }) => Ok(()), // already stopped
+            Err(e) => Err(docker_err("stop a container")(e)),
+        }
     }
 
     /// Runs the firewall script in a short-lived container that shares
@@ -490,9 +611,10 @@ fn keep(buf: &mut Vec<u8>, total: &mut u64, chunk: &[u8], max: usize) {
 }
 
 fn create_body(spec: &ContainerSpec) -> ContainerCreateBody {
-    let (network_mode, network_disabled) = match spec.network {
-        Network::None => ("none", true),
-        Network::Allowlist(_) | Network::Public(_) => ("bridge", false),
+    let (network_mode, network_disabled) = match &spec.network {
+        Network::None => ("none".to_owned(), true),
+        Network::Allowlist(_) | Network::Public(_) => ("bridge".to_owned(), false),
+        Network::Joined(id) => (format!("container:{id}"), false),
     };
     let binds = spec
         .mounts
@@ -511,12 +633,22 @@ fn create_body(spec: &ContainerSpec) -> ContainerCreateBody {
         image: Some(spec.image.clone()),
         user: Some(spec.user.clone()),
         cmd: Some(spec.cmd.clone()),
+        entrypoint: spec.entrypoint.clone(),
         env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
-        working_dir: Some(spec.working_dir.clone()),
+        working_dir: (!spec.working_dir.is_empty()).then(|| spec.working_dir.clone()),
         labels: Some(spec.labels.clone().into_iter().collect()),
         network_disabled: Some(network_disabled),
+        // Stdin kept open for the host to attach to, and closed for good
+        // when the host closes its end; no terminal (stdout and stderr
+        // stay apart).
+        open_stdin: Some(spec.stdin),
+        stdin_once: Some(spec.stdin),
+        attach_stdin: Some(spec.stdin),
+        attach_stdout: Some(spec.stdin),
+        attach_stderr: Some(spec.stdin),
+        tty: Some(false),
         host_config: Some(HostConfig {
-            network_mode: Some(network_mode.into()),
+            network_mode: Some(network_mode),
             extra_hosts: Some(
                 spec.extra_hosts
                     .iter()

@@ -14,6 +14,11 @@ pub enum SandboxError {
     Docker { operation: String, reason: String },
     #[error("image `{image}` is not built: run `warden sandbox build-images`")]
     ImageMissing { image: String },
+    #[error(
+        "image `{image}` is not on the Docker engine: build it locally (`docker build`, \
+         `docker import`); Warden never pulls images"
+    )]
+    ServerImageMissing { image: String },
     #[error("building image `{image}` failed at {step}: {reason}")]
     BuildImage {
         image: String,

@@ -5,8 +5,10 @@
 //! to a container spec, the egress firewall, the connection to the Docker
 //! engine ([`Docker`]: bollard, in `docker.rs` only), container lifecycle
 //! strategies (per-agent with a grace period, per-task, per-call),
-//! reconciliation of orphans, log shipping, and the host-native tools that
-//! run in containers: `terminal_exec`, `code_run`, `browser_*`, `desktop_*`.
+//! reconciliation of orphans, log shipping, the host-native tools that
+//! run in containers: `terminal_exec`, `code_run`, `browser_*`, `desktop_*`,
+//! and the containers of stdio MCP servers the bridge's `docker` runtime
+//! attaches to ([`stdio_server`]).
 //!
 //! Does not own: policy (the gate decides before a call gets here), the
 //! grants themselves (the operator's config), or any other tool category:
@@ -24,11 +26,13 @@ pub mod pixels;
 pub mod reconcile;
 mod sandbox;
 pub mod spec;
+pub mod stdio_server;
 mod tools;
 
 pub use config::{DEFAULT_INSTANCE, LogShipping, SandboxConfig, Strategy};
 pub use docker::{Docker, ExecOutput, ExecRequest, ManagedContainer};
 pub use error::SandboxError;
 pub use sandbox::{DockerSandbox, RunOutput, RunRequest, Sandbox, SharedSandbox, reconcile};
+pub use stdio_server::{ServerHandle, ServerSettings, StdioServer, StdioServers};
 pub use tools::SandboxTools;
 pub use tools::shell::AGENT_SHELL;

@@ -194,17 +194,7 @@ impl DockerSandbox {
             }
             None => Masks::default(),
         };
-        let mut resolved = BTreeMap::new();
-        for name in names_to_resolve(grants) {
-            let addrs = tokio::net::lookup_host((name.as_str(), 0))
-                .await
-                .map_err(|e| SandboxError::Grant {
-                    reason: format!("resolving `{name}`: {e}"),
-                })?
-                .map(|a| a.ip())
-                .collect();
-            resolved.insert(name, addrs);
-        }
+        let resolved = resolve(grants).await?;
         let input = SpecInput {
             kind,
             host: &self.host,
@@ -295,6 +285,24 @@ impl DockerSandbox {
         let reset = out.timed_out;
         Ok((out, reset))
     }
+}
+
+/// The addresses of the names `grants` mention, resolved now.
+pub(crate) async fn resolve(
+    grants: &Grants,
+) -> Result<BTreeMap<String, Vec<std::net::IpAddr>>, SandboxError> {
+    let mut resolved = BTreeMap::new();
+    for name in names_to_resolve(grants) {
+        let addrs = tokio::net::lookup_host((name.as_str(), 0))
+            .await
+            .map_err(|e| SandboxError::Grant {
+                reason: format!("resolving `{name}`: {e}"),
+            })?
+            .map(|a| a.ip())
+            .collect();
+        resolved.insert(name, addrs);
+    }
+    Ok(resolved)
 }
 
 /// Removes the containers of this Warden instance whose host process is

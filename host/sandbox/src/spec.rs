@@ -75,6 +75,10 @@ pub enum Network {
     /// A bridge interface reaching public addresses only (and the
     /// addresses these rules name): `insecure:allow-all`.
     Public(Vec<EgressRule>),
+    /// The network namespace of another container (by id), already
+    /// filtered: how a bridged server gets an allowlist without ever
+    /// running unfiltered (see [`crate::stdio_server`]).
+    Joined(String),
 }
 
 /// A host directory mounted into the container.
@@ -93,7 +97,13 @@ pub struct ContainerSpec {
     pub user: String,
     /// The idle main process: calls run as `docker exec` beside it.
     pub cmd: Vec<String>,
+    /// Replaces the image's entrypoint when set (a bridged server's argv).
+    pub entrypoint: Option<Vec<String>>,
+    /// Whether the main process reads a stdin the host attaches to
+    /// (closed for good when the host closes its end).
+    pub stdin: bool,
     pub env: Vec<(String, String)>,
+    /// Empty: the image's own.
     pub working_dir: String,
     pub labels: BTreeMap<String, String>,
     pub network: Network,
@@ -159,6 +169,8 @@ pub fn container_spec(
         image: input.kind.recipe().tag(&config.image_prefix),
         user: format!("{SANDBOX_UID}:{SANDBOX_UID}"),
         cmd: vec!["sleep".into(), "infinity".into()],
+        entrypoint: None,
+        stdin: false,
         env: vec![
             ("HOME".into(), "/tmp/home".into()),
             ("TMPDIR".into(), "/tmp".into()),
@@ -215,9 +227,12 @@ pub fn mounts(grants: &Grants) -> Result<Vec<MountSpec>, SandboxError> {
     Ok(mounts)
 }
 
-type NetPlan = (Network, Vec<(String, IpAddr)>);
+/// A network and the names pinned in the container's /etc/hosts.
+pub type NetPlan = (Network, Vec<(String, IpAddr)>);
 
-fn network(
+/// The network that grants `grants` allow, names resolved by the caller
+/// into `resolved`.
+pub fn network(
     grants: &[NetPattern],
     resolved: &BTreeMap<String, Vec<IpAddr>>,
 ) -> Result<NetPlan, SandboxError> {
@@ -271,21 +286,25 @@ fn network(
                     pins.push((name.clone(), *ip));
                 }
             }
-            HostMatch::Subdomains(d) => {
-                return Err(SandboxError::Grant {
-                    reason: format!(
-                        "`*.{d}`: a container's egress filter works on addresses, resolved by the \
-                         host when the container starts, and the names below a domain are not \
-                         known then; grant each name (`api.{d}:443`)"
-                    ),
-                });
-            }
+            HostMatch::Subdomains(d) => return Err(subdomains_refused(d)),
         }
     }
     if allow_all {
         return Ok((Network::Public(rules), Vec::new()));
     }
     Ok((Network::Allowlist(rules), pins))
+}
+
+/// Why a `*.domain` grant cannot be enforced in a container (unless it
+/// comes with `insecure:allow-all`).
+pub fn subdomains_refused(domain: &str) -> SandboxError {
+    SandboxError::Grant {
+        reason: format!(
+            "`*.{domain}`: a container's egress filter works on addresses, resolved by the \
+             host when the container starts, and the names below a domain are not \
+             known then; grant each name (`api.{domain}:443`)"
+        ),
+    }
 }
 
 /// The DNS names network grants mention, for the caller to resolve.
