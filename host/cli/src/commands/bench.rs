@@ -29,9 +29,25 @@ pub struct BenchArgs {
     /// timed beside Warden's.
     #[arg(long, value_name = "PATH", requires = "mcp")]
     pub floor_server: Option<std::path::PathBuf>,
+    /// Measure the MCP bridge instead, against this fixture server
+    /// (`cargo build --release -p warden-bridge-fixture`): a bridged no-op
+    /// call beside a direct one, list-change notices, and calls beside a
+    /// slow server.
+    #[arg(long, value_name = "PATH", conflicts_with = "mcp")]
+    pub bridge: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
+    if let Some(fixture) = &args.bridge {
+        let warden = std::env::current_exe().context("locating the warden binary")?;
+        let report = setup::tokio()?.block_on(warden_server::bench::bridge::run(
+            &warden,
+            fixture,
+            args.iterations,
+        ))?;
+        out!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(Outcome::Ok);
+    }
     let options = warden_server::bench::BenchOptions {
         host: args.host.options(args.host.config()?)?,
         iterations: args.iterations,

@@ -74,12 +74,12 @@ fn call_params(path: &str) -> Value {
     json!({"name": "fs_read", "arguments": {"path": path}})
 }
 
-fn initialize() -> Value {
+pub(super) fn initialize() -> Value {
     json!({"protocolVersion": "2025-11-25", "capabilities": {},
            "clientInfo": {"name": "warden-bench", "version": "0"}})
 }
 
-struct Stdio_ {
+pub(super) struct Stdio_ {
     child: Child,
     input: ChildStdin,
     output: tokio::io::Lines<BufReader<ChildStdout>>,
@@ -90,7 +90,7 @@ struct Stdio_ {
 impl Stdio_ {
     /// Starts `command` (its stderr to `log`) and initializes a session;
     /// returns with the time from spawn to the answered `initialize`.
-    async fn open(
+    pub(super) async fn open(
         mut command: Command,
         log: std::path::PathBuf,
     ) -> Result<(Stdio_, Duration), ServerError> {
@@ -123,12 +123,12 @@ impl Stdio_ {
     }
 
     /// Closes stdin and waits (at most 5 s) for the server to exit.
-    async fn close(mut self) {
+    pub(super) async fn close(mut self) {
         drop(self.input);
         let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
     }
 
-    async fn send(&mut self, message: &Value) -> Result<(), ServerError> {
+    pub(super) async fn send(&mut self, message: &Value) -> Result<(), ServerError> {
         let mut line = message.to_string();
         line.push('\n');
         self.input
@@ -137,7 +137,7 @@ impl Stdio_ {
             .map_err(io("writing to the server"))
     }
 
-    async fn response(&mut self) -> Result<Value, ServerError> {
+    pub(super) async fn response(&mut self) -> Result<Value, ServerError> {
         loop {
             let line = tokio::time::timeout(Duration::from_secs(60), self.output.next_line())
                 .await
@@ -157,21 +157,69 @@ impl Stdio_ {
         }
     }
 
+    /// Waits for the notification `method`; how long that took.
+    pub(super) async fn notice(
+        &mut self,
+        method: &str,
+        limit: Duration,
+    ) -> Result<Duration, ServerError> {
+        let t = Instant::now();
+        loop {
+            let left = limit
+                .checked_sub(t.elapsed())
+                .ok_or_else(|| failed(format!("no {method} within {limit:?}")))?;
+            let line = tokio::time::timeout(left, self.output.next_line())
+                .await
+                .map_err(|_| failed(format!("no {method} within {limit:?}")))?
+                .map_err(io("reading from the server"))?
+                .ok_or_else(|| failed("the server closed its stdout"))?;
+            let v: Value = serde_json::from_str(&line).map_err(fail)?;
+            if v["method"] == method {
+                return Ok(t.elapsed());
+            }
+        }
+    }
+
+    /// The next response (its id and when it came), skipping
+    /// notifications.
+    pub(super) async fn any_response(&mut self) -> Result<(u64, Instant), ServerError> {
+        let v = self.response().await?;
+        Ok((v["id"].as_u64().unwrap_or_default(), Instant::now()))
+    }
+
+    /// Sends a request without waiting for its answer; its id.
+    pub(super) async fn post_id(
+        &mut self,
+        method: &str,
+        params: Value,
+    ) -> Result<u64, ServerError> {
+        self.post(method, params).await?;
+        Ok(self.next_id)
+    }
+
     /// Sends a request without waiting for its answer.
-    async fn post(&mut self, method: &str, params: Value) -> Result<(), ServerError> {
+    pub(super) async fn post(&mut self, method: &str, params: Value) -> Result<(), ServerError> {
         self.next_id += 1;
         let id = self.next_id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await
     }
 
-    async fn request(&mut self, method: &str, params: Value) -> Result<Value, ServerError> {
+    pub(super) async fn request(
+        &mut self,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, ServerError> {
         self.post(method, params).await?;
         self.response().await
     }
 
     /// One timed round trip.
-    async fn timed(&mut self, method: &str, params: Value) -> Result<Duration, ServerError> {
+    pub(super) async fn timed(
+        &mut self,
+        method: &str,
+        params: Value,
+    ) -> Result<Duration, ServerError> {
         let t = Instant::now();
         self.request(method, params).await?;
         Ok(t.elapsed())
@@ -335,7 +383,7 @@ pub async fn stdio(
     Ok(Value::Object(results))
 }
 
-fn median_ms(samples: &mut [Duration]) -> f64 {
+pub(super) fn median_ms(samples: &mut [Duration]) -> f64 {
     samples.sort();
     samples
         .get(samples.len() / 2)

@@ -1,0 +1,219 @@
+//! `warden bench --bridge FIXTURE`: the MCP bridge's figures against the
+//! fixture server (`tests/bridge-fixture`), on the host runtime.
+//!
+//! - A bridged no-op call (`echo`) through `warden serve --stdio`, beside
+//!   the same call made directly to the fixture by the same raw client:
+//!   the bridge's overhead is the difference of the p50s.
+//! - An upstream tool-list change to the downstream `list_changed`:
+//!   measured from sending the call that changes the list (the fixture
+//!   announces the change before it answers), with changes spaced past the
+//!   bridge's once-a-second re-list limit.
+//! - Head-of-line isolation: 100 calls in flight over four bridged
+//!   servers, one of them slow, against the same fast calls alone.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::process::Command;
+
+use super::mcp::{Stdio_, median_ms};
+use super::{failed, io, summary};
+use crate::ServerError;
+
+/// The names the four servers are bridged under; the last is the slow one.
+const SERVERS: [&str; 4] = ["fa", "fb", "fc", "fd"];
+/// How long the slow server's calls take.
+const SLOW_MS: u64 = 200;
+
+fn config(dir: &Path, fixture: &Path) -> String {
+    let mut text = format!(
+        "state-dir = \"{}\"\n[agents.bench]\nlevel = \"elevated\"\nmode = \"autonomous\"\n\
+         [serve.disclosure]\nmode = \"off\"\n",
+        dir.join("state").display()
+    );
+    for name in SERVERS {
+        text.push_str(&format!(
+            "\n[[bridge]]\nname = \"{name}\"\ncommand = [\"{}\"]\nruntime = \"host\"\n\
+             insecure-host-process = true\ncategory = \"mcp\"\npin = false\n\
+             default-decision = \"allow\"\nread-only = [\"*\"]\nsession-scope = \"shared\"\n",
+            fixture.display()
+        ));
+    }
+    text
+}
+
+fn call(tool: &str, args: Value) -> Value {
+    json!({"name": tool, "arguments": args})
+}
+
+/// Waits until every bridged server's `echo` is listed.
+async fn published(s: &mut Stdio_) -> Result<(), ServerError> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let list = s.request("tools/list", json!({})).await?;
+        let names: Vec<&str> = list["result"]["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        if SERVERS
+            .iter()
+            .all(|ns| names.contains(&format!("{ns}_echo").as_str()))
+        {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(failed("the bridged servers did not publish within 60 s"));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Posts `calls` at once; each call's latency by tool, in the order given.
+async fn in_flight(
+    s: &mut Stdio_,
+    calls: &[(String, Value)],
+) -> Result<HashMap<String, Vec<Duration>>, ServerError> {
+    let mut sent: HashMap<u64, (String, Instant)> = HashMap::new();
+    for (tool, args) in calls {
+        let id = s.post_id("tools/call", call(tool, args.clone())).await?;
+        sent.insert(id, (tool.clone(), Instant::now()));
+    }
+    let mut by_tool: HashMap<String, Vec<Duration>> = HashMap::new();
+    for _ in 0..calls.len() {
+        let (id, at) = s.any_response().await?;
+        if let Some((tool, start)) = sent.remove(&id) {
+            by_tool.entry(tool).or_default().push(at - start);
+        }
+    }
+    Ok(by_tool)
+}
+
+fn fast_calls(n: usize) -> Vec<(String, Value)> {
+    (0..n)
+        .map(|i| (format!("{}_echo", SERVERS[i % 3]), json!({"text": "x"})))
+        .collect()
+}
+
+fn fast_of(by_tool: &HashMap<String, Vec<Duration>>) -> Vec<Duration> {
+    SERVERS[..3]
+        .iter()
+        .flat_map(|ns| {
+            by_tool
+                .get(&format!("{ns}_echo"))
+                .cloned()
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Every bridge figure, as JSON.
+pub async fn run(warden: &Path, fixture: &Path, iterations: usize) -> Result<Value, ServerError> {
+    let dir = super::tempfile_dir()?;
+    let fixture = &fixture
+        .canonicalize()
+        .map_err(io("locating the fixture server"))?;
+    let config_path = dir.join("warden.toml");
+    std::fs::write(&config_path, config(&dir, fixture))
+        .map_err(io("writing the bench configuration"))?;
+
+    // Cold start: spawn to every bridged server's tools published.
+    let mut serve = Command::new(warden);
+    serve
+        .arg("serve")
+        .arg("--config")
+        .arg(&config_path)
+        .args(["--agent", "bench", "--stdio"]);
+    let started = Instant::now();
+    let (mut s, _) = Stdio_::open(serve, dir.join("serve.log")).await?;
+    published(&mut s).await?;
+    let cold_start = started.elapsed();
+    let (mut direct, _) = Stdio_::open(Command::new(fixture), dir.join("fixture.log")).await?;
+
+    // Sequential no-op calls, interleaved direct and bridged.
+    let echo = json!({"text": "x"});
+    for _ in 0..50 {
+        direct
+            .timed("tools/call", call("echo", echo.clone()))
+            .await?;
+        s.timed("tools/call", call("fa_echo", echo.clone())).await?;
+    }
+    let (mut floor, mut bridged) = (Vec::new(), Vec::new());
+    for _ in 0..iterations {
+        floor.push(
+            direct
+                .timed("tools/call", call("echo", echo.clone()))
+                .await?,
+        );
+        bridged.push(
+            s.timed("tools/call", call("fa_echo", echo.clone()))
+                .await
+                .map_err(|e| failed(format!("a bridged echo: {e}")))?,
+        );
+    }
+    direct.close().await;
+    let floor = summary(floor);
+    let bridged = summary(bridged);
+    let overhead = bridged["p50_us"].as_f64().unwrap_or_default()
+        - floor["p50_us"].as_f64().unwrap_or_default();
+
+    // Upstream list change to downstream notice.
+    let mut notices = Vec::new();
+    for _ in 0..10 {
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        let t = Instant::now();
+        // The answer comes first (the re-list waits out its debounce).
+        s.request("tools/call", call("fa_mutate_list", json!({})))
+            .await
+            .map_err(|e| failed(format!("changing the list: {e}")))?;
+        s.notice("notifications/tools/list_changed", Duration::from_secs(10))
+            .await?;
+        notices.push(t.elapsed());
+    }
+    let mut sorted = notices.clone();
+    sorted.sort();
+    let p95 = sorted
+        .get((sorted.len() * 95).div_ceil(100).saturating_sub(1))
+        .map_or(0.0, |d| d.as_secs_f64() * 1e3);
+
+    // 75 fast calls alone, then with 25 slow ones in flight beside them.
+    let mut solo = Vec::new();
+    let mut mixed = Vec::new();
+    for _ in 0..5 {
+        solo.extend(fast_of(
+            &in_flight(&mut s, &fast_calls(75))
+                .await
+                .map_err(|e| failed(format!("75 fast calls in flight: {e}")))?,
+        ));
+        let mut calls = fast_calls(75);
+        for i in 0..25 {
+            calls.insert(i * 4, ("fd_slow".to_owned(), json!({"ms": SLOW_MS})));
+        }
+        mixed.extend(fast_of(
+            &in_flight(&mut s, &calls)
+                .await
+                .map_err(|e| failed(format!("fast calls beside slow ones: {e}")))?,
+        ));
+    }
+    s.close().await;
+    let solo = summary(solo);
+    let mixed = summary(mixed);
+    let ratio = mixed["p99_us"].as_f64().unwrap_or_default()
+        / solo["p99_us"].as_f64().unwrap_or(1.0).max(1.0);
+    Ok(json!({
+        "cold_start_to_published_ms": cold_start.as_secs_f64() * 1e3,
+        "direct_echo": floor,
+        "bridged_echo": bridged,
+        "bridge_overhead_p50_us": overhead,
+        "list_change_to_notice_ms": {
+            "p50": median_ms(&mut notices),
+            "p95": p95,
+        },
+        "fast_calls_alone": solo,
+        "fast_calls_beside_a_slow_server": mixed,
+        "fast_p99_ratio": ratio,
+    }))
+}
