@@ -105,7 +105,7 @@ async def main(args) -> None:
                     counts.append(result.structured_content["count"])
                 expect(counts == [1, 2, 1, 3], "each agent has its own upstream session", counts)
         status = warden(args, "status", "fx", "--json")["bridges"][0]
-        expect(set(status["sessions"]) >= {"alice", "bob"}, "status shows both sessions", status)
+        expect(set(status["sessions"]) >= {"agent:alice", "agent:bob"}, "status shows both sessions", status)
     finally:
         server.stop()
     print("all checks passed", flush=True)

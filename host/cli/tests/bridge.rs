@@ -553,9 +553,11 @@ fn a_host_process_server_its_children_and_its_secrets_stay_contained() {
     );
 
     // A server that floods stderr neither blocks nor grows the log.
+    let flood = Instant::now();
     let flooded = server.tool(4, "fx_stderr_flood", json!({"bytes": 10_000_000}));
     assert_eq!(flooded["content"][0]["text"], "flooded", "{flooded}");
     assert!(b.status()["stderr"].as_str().unwrap().len() <= 64 * 1024 + 1024);
+    eprintln!("10 MB of stderr took {:?}", flood.elapsed());
 
     // A grandchild dies with the server's process group at shutdown.
     let grandchild = server.tool(5, "fx_spawn_grandchild", json!({}))["content"][0]["text"]

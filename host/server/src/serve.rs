@@ -268,7 +268,12 @@ impl Host {
             .progressive_trust
             .validate()
             .map_err(|e| ServerError::config("progressive-trust", e))?;
-        let bridges = crate::bridges::plan_all(&config.bridges, &config.secrets)?;
+        let instance = if config.bridges.is_empty() {
+            String::new()
+        } else {
+            state::sandbox_instance(state_dir)?
+        };
+        let bridges = crate::bridges::plan_all(&config.bridges, &config.secrets, &instance)?;
         let store = state::open(state_dir, &config.state)?;
         let named = named_grants(config, state_dir)?;
         let loaded = Loaded::prepare(host)?;
@@ -364,6 +369,7 @@ impl Host {
                 gate.clone(),
                 mcp.clone(),
                 store.clone(),
+                startup.clone(),
             ));
             mcp.set_bridge_admin(bridges.clone());
             tasks.push(tokio::spawn(bridges.run(shutdown.clone())));

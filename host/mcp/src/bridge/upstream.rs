@@ -530,10 +530,13 @@ impl Inner {
                 settings,
             );
         }
+        // Agents' sessions are named apart from the listing and shared
+        // ones, whatever an agent is called.
         let key = match settings.session_scope {
-            SessionScope::PerAgent => call.context.agent.as_str(),
-            SessionScope::Shared => "shared",
+            SessionScope::PerAgent => format!("agent:{}", call.context.agent),
+            SessionScope::Shared => "shared".to_owned(),
         };
+        let key = key.as_str();
         let live = match self.session(key).await {
             Ok(live) => live,
             Err(e) => return result::unavailable(&tool.advertised, &e, settings),

@@ -36,6 +36,11 @@ use crate::{SandboxError, reconcile};
 /// after SIGTERM, before it is killed.
 const GRACE: Duration = Duration::from_secs(3);
 
+/// How long starting a server (engine connection, reconciliation, name
+/// resolution, network holder and firewall, the server's container) may
+/// take.
+pub const START_LIMIT: Duration = Duration::from_secs(60);
+
 /// Starts one bridge's server containers.
 #[derive(Debug)]
 pub struct StdioServers {
@@ -82,8 +87,22 @@ impl StdioServers {
     }
 
     /// Starts a server container for upstream session `session` and
-    /// attaches to it; its stderr goes to `stderr`.
+    /// attaches to it; its stderr goes to `stderr`. Fails after
+    /// [`START_LIMIT`] rather than wait forever for a stuck engine.
     pub async fn start(
+        &self,
+        session: &str,
+        stderr: StderrSink,
+    ) -> Result<StdioServer, SandboxError> {
+        tokio::time::timeout(START_LIMIT, self.start_now(session, stderr))
+            .await
+            .map_err(|_| SandboxError::Docker {
+                operation: "start a bridged server's container".into(),
+                reason: format!("it was not running within {} s", START_LIMIT.as_secs()),
+            })?
+    }
+
+    async fn start_now(
         &self,
         session: &str,
         stderr: StderrSink,

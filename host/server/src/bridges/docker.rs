@@ -112,8 +112,6 @@ impl Process for Container {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
     use crate::bridges::config::{BridgeConfig, NetworkName};
 
@@ -159,6 +157,5 @@ mod tests {
         let none = bridge("image = \"x:1\"\nnetwork = \"none\"");
         assert_eq!(none.network, BridgeNetwork::Named(NetworkName::None));
         assert!(connector("image = \"x:1\"\nnetwork = \"none\"").is_ok());
-        let _ = BTreeMap::<String, String>::new();
     }
 }

@@ -47,6 +47,9 @@ pub struct LiveBridges {
     server: warden_mcp::Server,
     store: Arc<dyn Store>,
     bridges: BTreeMap<String, Arc<Entry>>,
+    /// The host's first plugin load: bridged tools are published after
+    /// it, so a configured plugin always keeps its names.
+    startup: warden_mcp::Startup,
 }
 
 impl std::fmt::Debug for LiveBridges {
@@ -68,6 +71,7 @@ impl LiveBridges {
         gate: Gate,
         server: warden_mcp::Server,
         store: Arc<dyn Store>,
+        startup: warden_mcp::Startup,
     ) -> LiveBridges {
         let bridges = planned
             .into_iter()
@@ -87,6 +91,7 @@ impl LiveBridges {
             server,
             store,
             bridges,
+            startup,
         }
     }
 
@@ -148,6 +153,9 @@ impl LiveBridges {
         if let Err(e) = &listed {
             tracing::warn!(bridge = %entry.bridge.name(), error = %e, "a bridged server's tools could not be listed");
         }
+        // A failed plugin load stops the host; either way the table is
+        // whole (or gone) when this returns.
+        let _ = self.startup.listed().await;
         self.publish(entry).await;
         listed.is_ok()
     }

@@ -3,6 +3,7 @@
 //! bridge's tools published in the gate while serving.
 
 mod config;
+mod docker;
 mod live;
 mod plan;
 mod secrets;

@@ -35,10 +35,13 @@ impl std::fmt::Debug for Planned {
     }
 }
 
-/// Every bridge of the configuration; names must be unique.
+/// Every bridge of the configuration; names must be unique. `instance`
+/// names this Warden installation on the labels of docker-runtime
+/// containers (see `warden_sandbox::reconcile`).
 pub fn plan_all(
     bridges: &[BridgeConfig],
     secrets: &BTreeMap<String, SecretSource>,
+    instance: &str,
 ) -> Result<Vec<Planned>, ServerError> {
     let mut names = BTreeSet::new();
     let mut planned = Vec::new();
@@ -53,7 +56,7 @@ pub fn plan_all(
                 ),
             ));
         }
-        planned.push(plan(bridge, secrets, &at)?);
+        planned.push(plan(bridge, secrets, instance, &at)?);
     }
     Ok(planned)
 }
@@ -68,6 +71,7 @@ fn valid_namespace(name: &str) -> bool {
 fn plan(
     bridge: &BridgeConfig,
     secret_sources: &BTreeMap<String, SecretSource>,
+    instance: &str,
     at: &str,
 ) -> Result<Planned, ServerError> {
     let err = |key: &str, message: String| ServerError::config(format!("{at}.{key}"), message);
@@ -191,14 +195,13 @@ fn plan(
                         stderr.clone(),
                     ))
                 }
-                BridgeRuntime::Docker => {
-                    return Err(err(
-                        "runtime",
-                        "the `docker` runtime for bridged servers is not supported by this version of Warden; \
-                         use `runtime = \"host\"` with `insecure-host-process = true`"
-                            .into(),
-                    ));
-                }
+                BridgeRuntime::Docker => Arc::new(super::docker::DockerConnector::new(
+                    bridge,
+                    env,
+                    stderr.clone(),
+                    instance,
+                    at,
+                )?),
             }
         }
     };
