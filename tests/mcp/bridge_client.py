@@ -25,19 +25,63 @@ import httpx2
 import mcp.types as types
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import listen
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from client import TOKENS, Check, Server, expect  # noqa: E402
 
 
 @contextlib.asynccontextmanager
-async def session_of(server: Server, agent: str):
+async def session_of(server: Server, agent: str, modern: bool = False, **kwargs):
     headers = {"Authorization": f"Bearer {TOKENS[agent]}"}
     async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
         async with streamable_http_client(server.url, http_client=http) as streams:
-            async with ClientSession(streams[0], streams[1]) as session:
-                await session.initialize()
+            async with ClientSession(streams[0], streams[1], **kwargs) as session:
+                if modern:
+                    await session.discover()
+                else:
+                    await session.initialize()
                 yield session
+
+
+async def one_notice(args, heard: asyncio.Queue, *approve: str) -> None:
+    """`warden bridge approve ARGS`: exactly one list_changed when it changes
+    the visible set, none when it approves what is already approved."""
+    await asyncio.to_thread(warden, args, "approve", *approve, "--reason", "reviewed")
+    await asyncio.wait_for(heard.get(), 10)
+    await asyncio.sleep(1.5)
+    expect(heard.empty(), f"one list_changed for approving {approve}", heard.qsize())
+    await asyncio.to_thread(warden, args, "approve", *approve, "--reason", "again")
+    await asyncio.sleep(1.5)
+    expect(heard.empty(), f"no list_changed for approving {approve} again", heard.qsize())
+
+
+async def notices_on_both_paths(args, server: Server) -> None:
+    """Approving a tool reaches a legacy session's handler and a 2026-07-28
+    listen stream once each."""
+    heard: asyncio.Queue = asyncio.Queue()
+
+    async def on_message(message) -> None:
+        root = getattr(message, "root", message)
+        if isinstance(root, types.ToolListChangedNotification):
+            heard.put_nowait(True)
+
+    async with session_of(server, "alice", message_handler=on_message) as legacy:
+        await legacy.list_tools()
+        await one_notice(args, heard, "fx", "image")
+    async with session_of(server, "alice", modern=True) as modern:
+        async with listen(modern, tools_list_changed=True) as subscription:
+            streamed: asyncio.Queue = asyncio.Queue()
+
+            async def pump() -> None:
+                async for event in subscription:
+                    streamed.put_nowait(event)
+
+            task = asyncio.create_task(pump())
+            try:
+                await one_notice(args, streamed, "fx", "audio")
+            finally:
+                task.cancel()
 
 
 def warden(args, *argv: str) -> dict:
@@ -104,6 +148,7 @@ async def main(args) -> None:
                     expect(not result.is_error, "the counter answers", result)
                     counts.append(result.structured_content["count"])
                 expect(counts == [1, 2, 1, 3], "each agent has its own upstream session", counts)
+        await notices_on_both_paths(args, server)
         status = warden(args, "status", "fx", "--json")["bridges"][0]
         expect(set(status["sessions"]) >= {"agent:alice", "agent:bob"}, "status shows both sessions", status)
     finally:
