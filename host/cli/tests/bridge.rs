@@ -680,3 +680,90 @@ default-decision = "allow"
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+#[test]
+fn a_bad_bridge_entry_is_refused_naming_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("warden.toml");
+    let base = "name = \"fx\"\ncategory = \"external-data\"\ncommand = [\"/bin/true\"]\n";
+    for (entry, key, words) in [
+        (
+            "runtime = \"host\"\n",
+            "bridge[0] (fx).runtime",
+            "insecure-host-process",
+        ),
+        (
+            "runtime = \"host\"\ninsecure-host-process = true\nsecrets = { API = \"nope\" }\n",
+            "bridge[0] (fx).secrets.API",
+            "does not define",
+        ),
+        (
+            "transport = \"http\"\n",
+            "bridge[0] (fx).transport",
+            "not supported",
+        ),
+        (
+            "default-decision = \"maybe\"\n",
+            "bridge[0].default-decision",
+            "unknown variant",
+        ),
+        ("shell = \"npx server\"\n", "bridge[0]", "unknown field"),
+        (
+            "call-timeout = \"soon\"\n",
+            "bridge[0] (fx).call-timeout",
+            "not a duration",
+        ),
+        (
+            "pins = { echo = \"md5:abc\" }\n",
+            "bridge[0] (fx).pins.echo",
+            "not a digest",
+        ),
+    ] {
+        std::fs::write(&file, format!("[[bridge]]\n{base}{entry}")).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(["config", "check"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{entry}");
+        assert!(
+            said.contains(key) && said.contains(words),
+            "{entry}: {said}"
+        );
+    }
+    std::fs::write(&file, "[[bridge]]\nname = \"Fx_1\"\ncategory = \"mcp\"\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["config", "check"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a namespace"));
+    // Two bridges may not share a namespace; a command given as one
+    // string (a shell line) is not a command.
+    std::fs::write(
+        &file,
+        format!(
+            "[[bridge]]\n{base}runtime = \"host\"\ninsecure-host-process = true\n\n[[bridge]]\n{base}"
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["config", "check"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("must be unique"));
+    std::fs::write(
+        &file,
+        "[[bridge]]\nname = \"fx\"\ncategory = \"mcp\"\ncommand = \"node server.js\"\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["config", "check"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("bridge[0].command"), "{said}");
+}

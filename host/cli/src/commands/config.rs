@@ -26,6 +26,10 @@ pub fn check(file: &Path) -> anyhow::Result<Outcome> {
         super::setup::DEFAULT_AGENT,
     )?;
     config.capability_grants.bounds()?;
+    // Every bridge is checked (secrets resolved) without starting any;
+    // the instance only labels containers, and none is started here.
+    let bridges =
+        warden_server::bridges::plan_all(&config.bridges, &config.secrets, "config-check")?;
     config
         .progressive_trust
         .validate()
@@ -35,9 +39,10 @@ pub fn check(file: &Path) -> anyhow::Result<Outcome> {
             out!("warning: {deprecation}");
         }
         out!(
-            "{}: ok ({} plugins, {} agents: {})",
+            "{}: ok ({} plugins, {} bridged servers, {} agents: {})",
             file.display(),
             config.plugins.len(),
+            bridges.len(),
             agents.len(),
             agents
                 .iter()
