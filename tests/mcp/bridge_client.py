@@ -101,7 +101,7 @@ def wait_listed(args, name: str) -> dict:
     deadline = time.time() + 60
     while time.time() < deadline:
         status = warden(args, "status", name, "--json")["bridges"][0]
-        if status["state"] not in ("not listed",):
+        if status["state"] != "starting":
             return status
         time.sleep(0.2)
     raise Check(f"bridge {name} never listed its tools")

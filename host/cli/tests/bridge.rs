@@ -17,166 +17,27 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Server, setup, warden_with};
+use support::bridged::{Bridged, envelope, fixture_binary, fx_names, list_changed_within};
+use support::{Server, warden_with};
 
-/// The fixture server's binary, built with the workspace (its own tests
-/// make cargo build it); built here when a run left it out.
 fn fixture() -> PathBuf {
-    let dir = Path::new(env!("CARGO_BIN_EXE_warden")).parent().unwrap();
-    let path = dir.join("warden-bridge-fixture");
-    if !path.exists() {
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "-p", "warden-bridge-fixture"])
-            .status()
-            .unwrap();
-        assert!(status.success(), "building the fixture server");
-    }
-    path
+    fixture_binary()
 }
 
-struct Bridged {
-    _dir: tempfile::TempDir,
-    dir: PathBuf,
-    config: PathBuf,
-    state: PathBuf,
-}
-
-impl Bridged {
-    /// The fs and http plugins plus the fixture bridged as `fx` on the host
-    /// runtime, its `[[bridge]]` entry extended by `bridge`, and `extra`
-    /// TOML after it.
-    fn new(bridge: &str, extra: &str) -> Bridged {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().to_path_buf();
-        let log = path.join("fixture.log");
-        let entry = format!(
-            "[[bridge]]\nname = \"fx\"\ncommand = [\"{}\"]\nruntime = \"host\"\n\
-             insecure-host-process = true\ncategory = \"external-data\"\ncall-timeout = \"20s\"\n\
-             env = {{ FIXTURE_LOG = \"{}\" }}\n{bridge}\n\n{extra}",
-            fixture().display(),
-            log.display()
-        );
-        let (config, state) = setup(&path, &entry);
-        Bridged {
-            _dir: dir,
-            dir: path,
-            config,
-            state,
-        }
-    }
-
-    fn serve(&self) -> Server {
-        Server::start(&self.config, &self.state)
-    }
-
-    /// `warden bridge ARGS` against the running server.
-    fn bridge(&self, args: &[&str]) -> std::process::Output {
-        Command::new(env!("CARGO_BIN_EXE_warden"))
-            .arg("bridge")
-            .args(args)
-            .arg("--config")
-            .arg(&self.config)
-            .arg("--state-dir")
-            .arg(&self.state)
-            .env("WARDEN_ACTOR", "operator")
-            .output()
-            .unwrap()
-    }
-
-    fn status(&self) -> Value {
-        let out = self.bridge(&["status", "fx", "--json"]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let value: Value = serde_json::from_slice(&out.stdout).unwrap();
-        value["bridges"][0].clone()
-    }
-
-    /// Waits until the bridge has listed (or failed to list) its tools.
-    fn listed(&self) -> Value {
-        let start = Instant::now();
-        loop {
-            if self.dir.join("state/admin.sock").exists() {
-                let out = self.bridge(&["status", "fx", "--json"]);
-                if out.status.success() {
-                    let value: Value = serde_json::from_slice(&out.stdout).unwrap();
-                    let status = value["bridges"][0].clone();
-                    if status["state"] != "not listed" {
-                        return status;
-                    }
-                }
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(30),
-                "the bridge never listed"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// The fixture's event log.
-    fn events(&self) -> Vec<Value> {
-        std::fs::read_to_string(self.dir.join("fixture.log"))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
-    }
-
-    fn calls_of(&self, tool: &str) -> usize {
-        self.events()
-            .iter()
-            .filter(|e| e["event"] == "call" && e["tool"] == tool)
-            .count()
-    }
-}
-
-fn names(server: &mut Server, id: u64) -> Vec<String> {
-    server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
-    let list = server.response(id);
-    list["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_owned())
-        .collect()
-}
-
-fn fx_names(server: &mut Server, id: u64) -> Vec<String> {
-    names(server, id)
-        .into_iter()
-        .filter(|n| n.starts_with("fx_"))
-        .collect()
-}
-
-/// An error result's envelope.
-fn envelope(result: &Value) -> Value {
-    assert_eq!(result["isError"], true, "{result}");
-    serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()
-}
-
-fn is_list_changed(v: &Value) -> bool {
-    v["method"] == "notifications/tools/list_changed"
-}
-
-/// Waits up to `limit` for a tools/list_changed notification.
-fn list_changed_within(server: &Server, limit: Duration) -> bool {
-    let end = Instant::now() + limit;
-    while let Some(left) = end.checked_duration_since(Instant::now()) {
-        match server.message_within(left) {
-            Some(v) if is_list_changed(&v) => return true,
-            Some(_) => {}
-            None => return false,
-        }
-    }
-    false
+/// The fixture bridged as `fx` on the host runtime, its `[[bridge]]` entry
+/// extended by `bridge`, and `extra` TOML after it.
+fn host_bridge(bridge: &str, extra: &str) -> Bridged {
+    Bridged::with(&format!(
+        "[[bridge]]\nname = \"fx\"\ncommand = [\"{}\"]\nruntime = \"host\"\n\
+         insecure-host-process = true\ncategory = \"external-data\"\ncall-timeout = \"20s\"\n\
+         env = {{ FIXTURE_LOG = \"{{log}}\" }}\n{bridge}\n\n{extra}",
+        fixture().display()
+    ))
 }
 
 #[test]
 fn bridged_tools_wait_for_approval_and_a_changed_definition_is_quarantined() {
-    let b = Bridged::new("default-decision = \"allow\"\nread-only = [\"*\"]", "");
+    let b = host_bridge("default-decision = \"allow\"\nread-only = [\"*\"]", "");
     let mut server = b.serve();
     let status = b.listed();
     assert_eq!(status["state"], "ready", "{status}");
@@ -331,7 +192,7 @@ fn direct(calls: &[(&str, Value)]) -> Vec<Value> {
 
 #[test]
 fn bridged_results_are_passed_on_as_the_server_gave_them() {
-    let b = Bridged::new(
+    let b = host_bridge(
         "pin = false\ndefault-decision = \"allow\"\nread-only = [\"*\"]\nmax-result-bytes = 65536",
         "",
     );
@@ -397,7 +258,7 @@ fn a_bridged_call_is_decided_like_any_other_and_a_refused_one_never_reaches_the_
     // Echo says it is read-only; Warden does not believe it: without a
     // `read-only` entry it has side effects, and the default decision
     // (ask) holds for tools no rule names.
-    let b = Bridged::new("pin = false", "[rules]\ndeny = [\"fx_pid\"]\n");
+    let b = host_bridge("pin = false", "[rules]\ndeny = [\"fx_pid\"]\n");
     let mut server = b.serve();
     assert_eq!(b.listed()["state"], "ready");
     let denied = envelope(&server.tool(1, "fx_pid", json!({})));
@@ -422,7 +283,7 @@ fn a_bridged_call_is_decided_like_any_other_and_a_refused_one_never_reaches_the_
 
 #[test]
 fn a_slow_call_times_out_cancels_upstream_and_is_not_retried() {
-    let b = Bridged::new(
+    let b = host_bridge(
         "pin = false\ndefault-decision = \"allow\"\nread-only = [\"*\"]",
         "",
     );
@@ -478,7 +339,7 @@ fn a_slow_call_times_out_cancels_upstream_and_is_not_retried() {
 
 #[test]
 fn a_crashed_server_is_restarted_by_the_next_call() {
-    let b = Bridged::new(
+    let b = host_bridge(
         "pin = false\ndefault-decision = \"allow\"\nread-only = [\"*\"]",
         "",
     );
@@ -511,7 +372,7 @@ fn alive(pid: &str) -> bool {
 
 #[test]
 fn a_host_process_server_its_children_and_its_secrets_stay_contained() {
-    let b = Bridged::new(
+    let b = host_bridge(
         "pin = false\ndefault-decision = \"allow\"\nread-only = [\"*\"]\n\
          secrets = { API_TOKEN = \"token\" }",
         "[secrets.token]\nenv = \"BRIDGE_TEST_TOKEN\"\n",
@@ -591,7 +452,7 @@ fn a_listing_that_breaks_the_caps_is_refused_whole() {
         ("duplicate", "twice"),
         ("many", "max-tools"),
     ] {
-        let b = Bridged::new("pin = false", "");
+        let b = host_bridge("pin = false", "");
         let text = std::fs::read_to_string(&b.config).unwrap().replace(
             &format!("command = [\"{}\"]", fixture().display()),
             &format!(

@@ -20,128 +20,24 @@
 mod bridge_image;
 mod support;
 
-use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bridge_image::{FIXTURE_IN_IMAGE, containers, docker, fixture_image, inspect};
 use serde_json::{Value, json};
 use support::Server;
+use support::bridged::{Bridged, fx_names, list_changed_within};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-struct Bridged {
-    _dir: tempfile::TempDir,
-    dir: PathBuf,
-    config: PathBuf,
-    state: PathBuf,
-}
-
-impl Bridged {
-    /// The fixture bridged as `fx` on the docker runtime, its `[[bridge]]`
-    /// entry extended by `bridge`, and `extra` TOML after it.
-    fn new(bridge: &str, extra: &str) -> Bridged {
-        let image = fixture_image();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().to_path_buf();
-        let entry = format!(
-            "[[bridge]]\nname = \"fx\"\ncommand = [\"{FIXTURE_IN_IMAGE}\"]\nruntime = \"docker\"\n\
-             image = \"{image}\"\ncategory = \"external-data\"\ncall-timeout = \"20s\"\n\
-             default-decision = \"allow\"\nread-only = [\"*\"]\n{bridge}\n\n{extra}"
-        );
-        let (config, state) = support::setup(&path, &entry);
-        Bridged {
-            _dir: dir,
-            dir: path,
-            config,
-            state,
-        }
-    }
-
-    fn command(&self) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_warden"));
-        command
-            .args(["serve", "--stdio", "--agent", "alice", "--config"])
-            .arg(&self.config)
-            .arg("--state-dir")
-            .arg(&self.state);
-        command
-    }
-
-    /// `warden bridge ARGS` against the running server.
-    fn bridge(&self, args: &[&str]) -> std::process::Output {
-        Command::new(env!("CARGO_BIN_EXE_warden"))
-            .arg("bridge")
-            .args(args)
-            .arg("--config")
-            .arg(&self.config)
-            .arg("--state-dir")
-            .arg(&self.state)
-            .env("WARDEN_ACTOR", "operator")
-            .output()
-            .unwrap()
-    }
-
-    fn status(&self) -> Value {
-        let out = self.bridge(&["status", "fx", "--json"]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let value: Value = serde_json::from_slice(&out.stdout).unwrap();
-        value["bridges"][0].clone()
-    }
-
-    /// Waits until the bridge has listed (or failed to list) its tools.
-    fn listed(&self) -> Value {
-        let start = Instant::now();
-        loop {
-            if self.dir.join("state/admin.sock").exists() {
-                let out = self.bridge(&["status", "fx", "--json"]);
-                if out.status.success() {
-                    let value: Value = serde_json::from_slice(&out.stdout).unwrap();
-                    let status = value["bridges"][0].clone();
-                    if status["state"] != "not listed" {
-                        return status;
-                    }
-                }
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "the bridge never listed"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-fn is_list_changed(v: &Value) -> bool {
-    v["method"] == "notifications/tools/list_changed"
-}
-
-fn list_changed_within(server: &Server, limit: Duration) -> bool {
-    let end = Instant::now() + limit;
-    while let Some(left) = end.checked_duration_since(Instant::now()) {
-        match server.message_within(left) {
-            Some(v) if is_list_changed(&v) => return true,
-            Some(_) => {}
-            None => return false,
-        }
-    }
-    false
-}
-
-fn fx_names(server: &mut Server, id: u64) -> Vec<String> {
-    server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
-    server.response(id)["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["name"].as_str())
-        .filter(|n| n.starts_with("fx_"))
-        .map(str::to_owned)
-        .collect()
+/// The fixture bridged as `fx` on the docker runtime, its `[[bridge]]`
+/// entry extended by `bridge`, and `extra` TOML after it.
+fn docker_bridge(bridge: &str, extra: &str) -> Bridged {
+    let image = fixture_image();
+    Bridged::with(&format!(
+        "[[bridge]]\nname = \"fx\"\ncommand = [\"{FIXTURE_IN_IMAGE}\"]\nruntime = \"docker\"\n\
+         image = \"{image}\"\ncategory = \"external-data\"\ncall-timeout = \"20s\"\n\
+         default-decision = \"allow\"\nread-only = [\"*\"]\n{bridge}\n\n{extra}"
+    ))
 }
 
 /// The bridge containers of the warden process `pid`.
@@ -174,7 +70,7 @@ fn p50(mut samples: Vec<Duration>) -> Duration {
 
 #[test]
 fn a_docker_bridge_is_confined_serves_approved_calls_and_is_removed_at_shutdown() {
-    let b = Bridged::new(
+    let b = docker_bridge(
         "secrets = { API_TOKEN = \"token\" }",
         "[secrets.token]\nenv = \"BRIDGE_TEST_TOKEN\"\n",
     );
@@ -321,7 +217,7 @@ fn a_docker_bridge_is_confined_serves_approved_calls_and_is_removed_at_shutdown(
 
 #[test]
 fn the_orphan_of_a_killed_host_is_removed_by_the_next_host() {
-    let b = Bridged::new("pin = false", "");
+    let b = docker_bridge("pin = false", "");
     let first = Server::spawn(b.command());
     assert_eq!(b.listed()["state"], "ready");
     let orphans = of_host(first.pid());
@@ -349,7 +245,7 @@ fn the_orphan_of_a_killed_host_is_removed_by_the_next_host() {
 
 #[test]
 fn a_missing_image_is_reported_never_pulled() {
-    let b = Bridged::new("pin = false", "");
+    let b = docker_bridge("pin = false", "");
     let text = std::fs::read_to_string(&b.config)
         .unwrap()
         .replace(&fixture_image(), "warden-test-no-such-image:none");

@@ -15,7 +15,7 @@
     reason = "test support fails loudly; each test binary uses part of it"
 )]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -25,20 +25,7 @@ use warden_sandbox::images::ImageKind;
 /// Where the fixture binary is inside the image.
 pub const FIXTURE_IN_IMAGE: &str = "/usr/local/bin/warden-bridge-fixture";
 
-/// The fixture server's binary, built with the workspace; built here
-/// when a run left it out.
-pub fn fixture_binary() -> PathBuf {
-    let dir = Path::new(env!("CARGO_BIN_EXE_warden")).parent().unwrap();
-    let path = dir.join("warden-bridge-fixture");
-    if !path.exists() {
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "-p", "warden-bridge-fixture"])
-            .status()
-            .unwrap();
-        assert!(status.success(), "building the fixture server");
-    }
-    path
-}
+pub use crate::support::bridged::fixture_binary;
 
 /// Runs `docker ARGS`; its stdout when it succeeds.
 pub fn docker(args: &[&str]) -> Result<String, String> {

@@ -9,6 +9,8 @@
     reason = "test support fails loudly; each test binary uses part of it"
 )]
 
+pub mod bridged;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};

@@ -7,6 +7,7 @@
 //! notices and operator commands, and status reads it.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
@@ -65,6 +66,8 @@ struct Inner {
     /// The sessions whose server said its tools changed, latest last.
     changed_in: Arc<StdMutex<Vec<String>>>,
     circuit: StdMutex<Circuit>,
+    /// Whether a judged listing was registered with the gate.
+    published: AtomicBool,
 }
 
 /// One session's place: empty until started, emptied when it ends.
@@ -91,7 +94,8 @@ pub struct Judged {
 pub struct BridgeStatus {
     pub name: String,
     pub runtime: String,
-    /// `ready`, `not listed` or `failed`; `circuit open` after repeated
+    /// `starting` (not yet listed and published), `ready` or `failed`;
+    /// `circuit open` after repeated
     /// failures.
     pub state: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -134,6 +138,7 @@ impl Bridge {
                 list_changed: Arc::new(Notify::new()),
                 changed_in: Arc::default(),
                 circuit: StdMutex::new(Circuit::default()),
+                published: AtomicBool::new(false),
             }),
         }
     }
@@ -248,6 +253,12 @@ impl Bridge {
         judged
     }
 
+    /// The current catalog's tools are in the gate now (after a listing
+    /// was judged and registered): status says `ready`.
+    pub fn set_published(&self) {
+        self.inner.published.store(true, Ordering::SeqCst);
+    }
+
     /// The current catalog.
     pub fn catalog(&self) -> Arc<Catalog> {
         self.inner
@@ -320,20 +331,15 @@ impl Bridge {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        let listed = self
-            .inner
-            .listing
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_some();
+        let published = self.inner.published.load(Ordering::SeqCst);
         let state = if self.inner.circuit_open().is_some() {
             "circuit open"
         } else if problem.is_some() {
             "failed"
-        } else if listed {
+        } else if published {
             "ready"
         } else {
-            "not listed"
+            "starting"
         };
         let mut sessions: Vec<String> = self
             .inner

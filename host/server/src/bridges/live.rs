@@ -186,6 +186,7 @@ impl LiveBridges {
         let judged = entry.bridge.judge(&approved, &taken);
         let registered = entry.registered.load(std::sync::atomic::Ordering::SeqCst);
         if registered && !judged.any {
+            entry.bridge.set_published();
             return;
         }
         let registration = Registration {
@@ -200,6 +201,7 @@ impl LiveBridges {
                 entry
                     .registered
                     .store(true, std::sync::atomic::Ordering::SeqCst);
+                entry.bridge.set_published();
                 if judged.visible {
                     tracing::info!(bridge = %name, added = ?change.added, removed = ?change.removed, "bridged tools published");
                     self.server.tools_changed().await;

@@ -1,0 +1,163 @@
+//! A `warden serve` bridging the fixture MCP server (`tests/bridge-fixture`)
+//! as `fx`, and what the bridge tests ask of it: `warden bridge` against
+//! the running server, its status, the fixture's event log, the published
+//! names and list-change notices.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::{Server, setup};
+
+/// The fixture server's binary, built with the workspace (its own tests
+/// make cargo build it); built here when a run left it out.
+pub fn fixture_binary() -> PathBuf {
+    let dir = Path::new(env!("CARGO_BIN_EXE_warden")).parent().unwrap();
+    let path = dir.join("warden-bridge-fixture");
+    if !path.exists() {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-p", "warden-bridge-fixture"])
+            .status()
+            .unwrap();
+        assert!(status.success(), "building the fixture server");
+    }
+    path
+}
+
+pub struct Bridged {
+    _dir: tempfile::TempDir,
+    pub dir: PathBuf,
+    pub config: PathBuf,
+    pub state: PathBuf,
+}
+
+impl Bridged {
+    /// The fs and http plugins, agent alice, and `entry` (a `[[bridge]]`
+    /// entry and any TOML after it); `{log}` in it is the fixture's event
+    /// log.
+    pub fn with(entry: &str) -> Bridged {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().to_path_buf();
+        let log = path.join("fixture.log");
+        let entry = entry.replace("{log}", &log.display().to_string());
+        let (config, state) = setup(&path, &entry);
+        Bridged {
+            _dir: dir,
+            dir: path,
+            config,
+            state,
+        }
+    }
+
+    /// `warden serve --stdio` as alice, not yet started.
+    pub fn command(&self) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_warden"));
+        command
+            .args(["serve", "--stdio", "--agent", "alice", "--config"])
+            .arg(&self.config)
+            .arg("--state-dir")
+            .arg(&self.state);
+        command
+    }
+
+    pub fn serve(&self) -> Server {
+        Server::spawn(self.command())
+    }
+
+    /// `warden bridge ARGS` against the running server.
+    pub fn bridge(&self, args: &[&str]) -> std::process::Output {
+        Command::new(env!("CARGO_BIN_EXE_warden"))
+            .arg("bridge")
+            .args(args)
+            .arg("--config")
+            .arg(&self.config)
+            .arg("--state-dir")
+            .arg(&self.state)
+            .env("WARDEN_ACTOR", "operator")
+            .output()
+            .unwrap()
+    }
+
+    pub fn status(&self) -> Value {
+        let out = self.bridge(&["status", "fx", "--json"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let value: Value = serde_json::from_slice(&out.stdout).unwrap();
+        value["bridges"][0].clone()
+    }
+
+    /// Waits until the bridge has listed (or failed to list) its tools.
+    pub fn listed(&self) -> Value {
+        let start = Instant::now();
+        loop {
+            if self.dir.join("state/admin.sock").exists() {
+                let out = self.bridge(&["status", "fx", "--json"]);
+                if out.status.success() {
+                    let value: Value = serde_json::from_slice(&out.stdout).unwrap();
+                    let status = value["bridges"][0].clone();
+                    if status["state"] != "starting" {
+                        return status;
+                    }
+                }
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "the bridge never listed"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The fixture's event log (`FIXTURE_LOG`).
+    pub fn events(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.dir.join("fixture.log"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    pub fn calls_of(&self, tool: &str) -> usize {
+        self.events()
+            .iter()
+            .filter(|e| e["event"] == "call" && e["tool"] == tool)
+            .count()
+    }
+}
+
+/// The names of the bridged tools the client is shown.
+pub fn fx_names(server: &mut Server, id: u64) -> Vec<String> {
+    server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
+    server.response(id)["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .filter(|n| n.starts_with("fx_"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// An error result's envelope.
+pub fn envelope(result: &Value) -> Value {
+    assert_eq!(result["isError"], true, "{result}");
+    serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+/// Waits up to `limit` for a tools/list_changed notification.
+pub fn list_changed_within(server: &Server, limit: Duration) -> bool {
+    let end = Instant::now() + limit;
+    while let Some(left) = end.checked_duration_since(Instant::now()) {
+        match server.message_within(left) {
+            Some(v) if v["method"] == "notifications/tools/list_changed" => return true,
+            Some(_) => {}
+            None => return false,
+        }
+    }
+    false
+}
