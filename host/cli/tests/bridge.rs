@@ -628,3 +628,31 @@ fn a_bad_bridge_entry_is_refused_naming_its_key() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("bridge[0].command"), "{said}");
 }
+
+#[test]
+fn an_idle_session_is_ended_and_the_next_call_starts_it_again() {
+    let b = host_bridge(
+        "pin = false\ndefault-decision = \"allow\"\nread-only = [\"*\"]\nidle-shutdown = \"1s\"",
+        "",
+    );
+    let mut server = b.serve();
+    assert_eq!(b.listed()["state"], "ready");
+    let first = server.tool(1, "fx_pid", json!({}))["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(alive(&first));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive(&first) {
+        assert!(
+            Instant::now() < deadline,
+            "the idle session was never ended"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let sessions = b.status()["sessions"].clone();
+    assert!(!sessions.to_string().contains("agent:alice"), "{sessions}");
+    let second = server.tool(2, "fx_pid", json!({}));
+    assert_eq!(second["isError"], false, "{second}");
+    assert_ne!(second["content"][0]["text"], first.as_str());
+}

@@ -341,13 +341,18 @@ impl Bridge {
         } else {
             "starting"
         };
+        // Open sessions, and those being opened (their slot is busy).
         let mut sessions: Vec<String> = self
             .inner
             .sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .keys()
-            .cloned()
+            .iter()
+            .filter(|(_, slot)| {
+                slot.try_lock()
+                    .map_or(true, |live| live.as_ref().is_some_and(|l| !l.is_closed()))
+            })
+            .map(|(key, _)| key.clone())
             .collect();
         sessions.sort();
         BridgeStatus {

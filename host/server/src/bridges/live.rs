@@ -27,7 +27,8 @@ use super::plan::Planned;
 const DEBOUNCE: Duration = Duration::from_millis(100);
 /// The least time between two re-lists of one server.
 const MIN_RELIST: Duration = Duration::from_secs(1);
-/// How often idle sessions are looked for.
+/// How often idle sessions are looked for (more often when the idle
+/// limit is shorter: at least twice per limit).
 const REAP_EVERY: Duration = Duration::from_secs(15);
 /// How long to wait before listing again after a failed listing.
 const RETRY_LISTING: Duration = Duration::from_secs(5);
@@ -122,7 +123,8 @@ impl LiveBridges {
         let mut listed = self.relist(&entry).await;
         let mut last = tokio::time::Instant::now();
         loop {
-            let wait = if listed { REAP_EVERY } else { RETRY_LISTING };
+            let reap = REAP_EVERY.min(entry.bridge.settings().idle_shutdown / 2);
+            let wait = if listed { reap } else { RETRY_LISTING };
             tokio::select! {
                 () = shutdown.cancelled() => return,
                 () = changed.notified() => {
