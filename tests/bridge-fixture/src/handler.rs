@@ -36,6 +36,10 @@ pub struct Shared {
     sinks: Mutex<Vec<(u64, SubscriptionSink)>>,
     next_session: AtomicU64,
     next_sink: AtomicU64,
+    /// How many list changes were announced: a listen stream registered
+    /// after its acknowledgment (rmcp acknowledges first) catches up on
+    /// one it missed.
+    changes: AtomicU64,
 }
 
 impl Shared {
@@ -48,6 +52,7 @@ impl Shared {
             sinks: Mutex::default(),
             next_session: AtomicU64::new(1),
             next_sink: AtomicU64::new(1),
+            changes: AtomicU64::new(0),
         })
     }
 
@@ -58,6 +63,7 @@ impl Shared {
             shared: Arc::clone(self),
             id: format!("{}-{n}", std::process::id()),
             counter: AtomicU64::new(0),
+            listen_from: AtomicU64::new(0),
         }
     }
 
@@ -75,6 +81,7 @@ impl Shared {
     /// Sends `notifications/tools/list_changed` to every initialized peer
     /// and every open listen stream; forgets the ones that are gone.
     pub async fn notify_list_changed(&self) {
+        self.changes.fetch_add(1, Ordering::SeqCst);
         let peers = lock(&self.peers).clone();
         let mut gone = Vec::new();
         for (session, peer) in peers {
@@ -100,6 +107,9 @@ pub struct Session {
     pub id: String,
     /// The `counter` tool's count.
     pub counter: AtomicU64,
+    /// The list-change count when this session's listen stream was
+    /// acknowledged.
+    listen_from: AtomicU64,
 }
 
 impl ServerHandler for Session {
@@ -169,12 +179,17 @@ impl ServerHandler for Session {
         &self,
         _requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        self.listen_from
+            .store(self.shared.changes.load(Ordering::SeqCst), Ordering::SeqCst);
         Some(SubscriptionFilter::builder().tools_list_changed().build())
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         let key = self.shared.next_sink.fetch_add(1, Ordering::Relaxed);
         lock(&self.shared.sinks).push((key, context.sink().clone()));
+        if self.shared.changes.load(Ordering::SeqCst) != self.listen_from.load(Ordering::SeqCst) {
+            let _ = context.sink().notify_tool_list_changed().await;
+        }
         context.cancelled().await;
         lock(&self.shared.sinks).retain(|(k, _)| *k != key);
         Ok(())
