@@ -81,7 +81,8 @@ pub(crate) fn result(envelope: &Envelope) -> CallToolResult {
         // The bridge checked the result's shape when it made the envelope;
         // one that no longer parses is reported, never half-sent.
         Envelope::Forwarded { result } => {
-            serde_json::from_value(result.clone()).unwrap_or_else(|e| {
+            // Read from the value in place: no copy of a large result.
+            <CallToolResult as serde::Deserialize>::deserialize(result).unwrap_or_else(|e| {
                 CallToolResult::error(vec![ContentBlock::text(format!(
                     "the upstream result could not be passed on: {e}"
                 ))])

@@ -145,6 +145,14 @@ impl Catalog {
             .collect()
     }
 
+    /// The listed tool an operator names, by its upstream or advertised
+    /// name, whether published or held.
+    pub fn named(&self, name: &str) -> Option<&Listed> {
+        self.tools
+            .iter()
+            .find(|t| t.upstream == name || t.advertised == name)
+    }
+
     /// The published tool advertised as `name`.
     pub fn get(&self, name: &str) -> Option<&Listed> {
         self.published().find(|t| t.advertised == name)

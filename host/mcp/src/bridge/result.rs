@@ -52,7 +52,7 @@ pub(crate) fn forwarded(
         map.remove("_meta");
         map.remove("resultType");
     }
-    let size = value.to_string().len();
+    let size = encoded_len(&value);
     if size > settings.max_result_bytes {
         return (
             Envelope::host(
@@ -150,4 +150,22 @@ fn human(d: Duration) -> String {
     } else {
         format!("{} ms", d.as_millis())
     }
+}
+
+/// The length of `value` as JSON text, counted without building the text.
+fn encoded_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing to a counter cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }

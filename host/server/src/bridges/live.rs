@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use warden_api::{AdminError, Attribution, BoxFuture, BridgeAdmin};
 use warden_gate::{Gate, Registration};
-use warden_mcp::bridge::Bridge;
+use warden_mcp::bridge::{Bridge, Listed};
 use warden_policy::Verdict;
 use warden_store::{DefinitionPin, Store};
 
@@ -264,34 +264,33 @@ impl BridgeAdmin for LiveBridges {
                         .unwrap_or_else(|| "it is still starting".into())
                 )));
             }
-            let mut pins = Vec::new();
-            for tool in &catalog.tools {
-                let named = tools.is_empty()
-                    || tools
-                        .iter()
-                        .any(|t| *t == tool.upstream || *t == tool.advertised);
-                if named {
-                    pins.push(DefinitionPin {
-                        server: name.clone(),
-                        tool: tool.upstream.clone(),
-                        digest: tool.digest.clone(),
-                        definition: tool.definition.clone(),
-                        approved_ms: 0,
-                        by: None,
-                    });
+            let chosen: Vec<&Listed> = if tools.is_empty() {
+                catalog.tools.iter().collect()
+            } else {
+                let mut chosen = Vec::new();
+                for wanted in &tools {
+                    let tool = catalog.named(wanted).ok_or_else(|| {
+                        AdminError::Refused(format!(
+                            "`{name}` lists no tool `{wanted}`; `warden bridge status {name}` shows what it lists"
+                        ))
+                    })?;
+                    if !chosen.iter().any(|c: &&Listed| c.upstream == tool.upstream) {
+                        chosen.push(tool);
+                    }
                 }
-            }
-            for wanted in &tools {
-                if !catalog
-                    .tools
-                    .iter()
-                    .any(|t| t.upstream == *wanted || t.advertised == *wanted)
-                {
-                    return Err(AdminError::Refused(format!(
-                        "`{name}` lists no tool `{wanted}`; `warden bridge status {name}` shows what it lists"
-                    )));
-                }
-            }
+                chosen
+            };
+            let pins: Vec<DefinitionPin> = chosen
+                .into_iter()
+                .map(|tool| DefinitionPin {
+                    server: name.clone(),
+                    tool: tool.upstream.clone(),
+                    digest: tool.digest.clone(),
+                    definition: tool.definition.clone(),
+                    approved_ms: 0,
+                    by: None,
+                })
+                .collect();
             self.store
                 .pin_definitions(&pins, &by)
                 .map_err(|e| AdminError::failed("recording the approval", e))?;
@@ -318,9 +317,7 @@ impl BridgeAdmin for LiveBridges {
                 .iter()
                 .map(|t| {
                     catalog
-                        .tools
-                        .iter()
-                        .find(|l| l.advertised == *t)
+                        .named(t)
                         .map_or_else(|| t.clone(), |l| l.upstream.clone())
                 })
                 .collect();
