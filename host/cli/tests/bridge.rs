@@ -560,8 +560,8 @@ fn a_bad_bridge_entry_is_refused_naming_its_key() {
         ),
         (
             "transport = \"http\"\n",
-            "bridge[0] (fx).transport",
-            "not supported",
+            "bridge[0] (fx).command",
+            "is for stdio servers",
         ),
         (
             "default-decision = \"maybe\"\n",

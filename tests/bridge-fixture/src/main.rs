@@ -6,14 +6,17 @@
 //! processes.
 //!
 //! ```text
-//! warden-bridge-fixture [--http ADDR] [--list-mode normal|endless|duplicate|many|huge-schema]
+//! warden-bridge-fixture [--http ADDR [--bearer TOKEN]] [--list-mode normal|endless|duplicate|many|huge-schema]
 //! ```
 //!
 //! Without `--http` it serves MCP over stdio (newline-delimited JSON-RPC).
 //! With `--http ADDR` it serves Streamable HTTP at `http://ADDR/mcp` and
 //! prints `listening http://HOST:PORT/mcp` as the first line of stdout (port
-//! 0 picks a free port). `FIXTURE_LOG=PATH` appends one JSON line per
-//! event (`start`, `list`, `call`, `cancelled`) to `PATH`.
+//! 0 picks a free port); every HTTP request is logged (`http`, with its
+//! method and whether it carried `Authorization: Bearer TOKEN`), and with
+//! `--bearer` a request without that header is answered 401.
+//! `FIXTURE_LOG=PATH` appends one JSON line per event (`start`, `http`,
+//! `list`, `call`, `cancelled`) to `PATH`.
 
 mod calls;
 mod handler;
@@ -25,6 +28,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::Request;
+use axum::http::StatusCode;
+use axum::http::header::AUTHORIZATION;
+use axum::middleware::Next;
+use axum::response::IntoResponse;
 use axum::serve::ListenerExt;
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -40,12 +48,14 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 #[derive(Debug)]
 struct Args {
     http: Option<SocketAddr>,
+    bearer: Option<String>,
     mode: ListMode,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut parsed = Args {
         http: None,
+        bearer: None,
         mode: ListMode::Normal,
     };
     while let Some(arg) = args.next() {
@@ -64,6 +74,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                 let addr = value()?;
                 parsed.http = Some(addr.parse().map_err(|e| format!("--http {addr}: {e}"))?);
             }
+            "--bearer" => parsed.bearer = Some(value()?),
             "--list-mode" => parsed.mode = value()?.parse()?,
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -77,7 +88,11 @@ async fn serve_stdio(shared: Arc<Shared>) -> Result<(), Error> {
     Ok(())
 }
 
-async fn serve_http(shared: Arc<Shared>, addr: SocketAddr) -> Result<(), Error> {
+async fn serve_http(
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    bearer: Option<String>,
+) -> Result<(), Error> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
     let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1", "[::1]"]
@@ -88,12 +103,36 @@ async fn serve_http(shared: Arc<Shared>, addr: SocketAddr) -> Result<(), Error> 
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_legacy_session_mode(true);
+    let sessions = shared.clone();
     let mcp = StreamableHttpService::new(
-        move || Ok(shared.session()),
+        move || Ok(sessions.session()),
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let app = Router::new().nest_service("/mcp", mcp);
+    let expected = bearer.map(|t| format!("Bearer {t}"));
+    let gate = move |request: Request, next: Next| {
+        let shared = shared.clone();
+        let expected = expected.clone();
+        async move {
+            let given = request
+                .headers()
+                .get(AUTHORIZATION)
+                .and_then(|v| v.to_str().ok());
+            let authorized = expected.is_some() && given == expected.as_deref();
+            shared.log.write(&json!({
+                "event": "http",
+                "method": request.method().as_str(),
+                "authorized": authorized,
+            }));
+            if expected.is_some() && !authorized {
+                return StatusCode::UNAUTHORIZED.into_response();
+            }
+            next.run(request).await
+        }
+    };
+    let app = Router::new()
+        .nest_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn(gate));
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "listening http://{bound}/mcp")?;
     stdout.flush()?;
@@ -113,7 +152,7 @@ async fn main() {
         Err(e) => {
             let _ = writeln!(
                 std::io::stderr(),
-                "warden-bridge-fixture: {e}\nusage: warden-bridge-fixture [--http ADDR] \
+                "warden-bridge-fixture: {e}\nusage: warden-bridge-fixture [--http ADDR [--bearer TOKEN]] \
                  [--list-mode normal|endless|duplicate|many|huge-schema]"
             );
             std::process::exit(2);
@@ -129,7 +168,7 @@ async fn main() {
     log.write(&json!({"event": "start", "pid": std::process::id()}));
     let shared = Shared::new(args.mode, log);
     let served = match args.http {
-        Some(addr) => serve_http(shared, addr).await,
+        Some(addr) => serve_http(shared, addr, args.bearer).await,
         None => serve_stdio(shared).await,
     };
     let code = match served {

@@ -38,10 +38,15 @@ impl Bridged {
     /// entry and any TOML after it); `{log}` in it is the fixture's event
     /// log.
     pub fn with(entry: &str) -> Bridged {
+        Bridged::with_log(|log| entry.replace("{log}", &log.display().to_string()))
+    }
+
+    /// As [`Bridged::with`], the entry made from the path of the
+    /// fixture's event log (to start a fixture the entry then points to).
+    pub fn with_log(entry: impl FnOnce(&Path) -> String) -> Bridged {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().to_path_buf();
-        let log = path.join("fixture.log");
-        let entry = entry.replace("{log}", &log.display().to_string());
+        let entry = entry(&path.join("fixture.log"));
         let (config, state) = setup(&path, &entry);
         Bridged {
             _dir: dir,

@@ -1,8 +1,9 @@
-//! How a bridge reaches its server: a connector makes one connection (a
-//! byte stream each way, carrying newline-delimited JSON-RPC) per upstream
-//! session, and a handle that ends the process behind it. The host
-//! runtime's connector is in this crate (`host_process.rs`); the Docker
-//! runtime's comes from the sandbox crate, through the same trait.
+//! How a bridge reaches its server: a connector makes one connection per
+//! upstream session (a byte stream each way carrying newline-delimited
+//! JSON-RPC, or a Streamable HTTP session), and a handle that ends the
+//! process behind it. The host runtime's and HTTP connectors are in this
+//! crate (`host_process.rs`, `http.rs`); the Docker runtime's comes from
+//! the sandbox crate, through the same trait.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -15,12 +16,28 @@ pub type Reader = Box<dyn AsyncRead + Send + Unpin>;
 /// The server's input, written by the bridge.
 pub type Writer = Box<dyn AsyncWrite + Send + Unpin>;
 
+/// How the MCP messages of a session travel.
+pub enum Link {
+    /// A process's stdout and stdin.
+    Stream { read: Reader, write: Writer },
+    /// Streamable HTTP, with a client Warden built (see `http.rs`).
+    Http(super::http::HttpLink),
+}
+
 /// One live connection to a server.
 pub struct Connection {
-    pub read: Reader,
-    pub write: Writer,
+    pub link: Link,
     /// Ends whatever runs the server when the session ends.
     pub process: Box<dyn Process>,
+}
+
+impl std::fmt::Debug for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Link::Stream { .. } => "Link::Stream",
+            Link::Http(_) => "Link::Http",
+        })
+    }
 }
 
 impl std::fmt::Debug for Connection {

@@ -18,7 +18,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::{Child, Command};
 use warden_api::BoxFuture;
 
-use super::connector::{Connection, Connector, Process, StderrLog};
+use super::connector::{Connection, Connector, Link, Process, StderrLog};
 
 /// The `PATH` a host-runtime server gets (the host's own is not passed).
 pub const HOST_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -89,8 +89,10 @@ impl Connector for HostProcess {
                 }
             });
             Ok(Connection {
-                read: Box::new(stdout),
-                write: Box::new(stdin),
+                link: Link::Stream {
+                    read: Box::new(stdout),
+                    write: Box::new(stdin),
+                },
                 process: Box::new(group),
             })
         })

@@ -3,7 +3,8 @@
 //! validation against the pinned schema, audit).
 //!
 //! Owns the client half of MCP: connecting to a server through a
-//! [`Connector`] (the host runtime here, Docker from the sandbox crate),
+//! [`Connector`] (the host runtime and HTTP here, Docker from the sandbox
+//! crate),
 //! listing its tools with capped pagination, judging the listing against
 //! definition pins (a changed definition is quarantined), advertising each
 //! tool as `{namespace}_{tool}`, calling with a timeout and upstream
@@ -16,6 +17,7 @@ mod client;
 mod connector;
 mod discovery;
 mod host_process;
+mod http;
 mod names;
 mod result;
 mod scrub;
@@ -24,8 +26,9 @@ mod settings;
 mod upstream;
 
 pub use catalog::{Catalog, Held, Listed};
-pub use connector::{Connection, Connector, Process, Reader, StderrLog, Writer};
+pub use connector::{Connection, Connector, Link, Process, Reader, StderrLog, Writer};
 pub use host_process::{HOST_PATH, HostProcess};
+pub use http::{HttpConnector, HttpLink, HttpUpstream};
 pub use names::advertised_name;
 pub use scrub::{MIN_SECRET_LEN, scrub_text};
 pub use settings::{BridgeSettings, SessionScope};

@@ -11,7 +11,7 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::sync::Mutex;
 
 use super::client::BridgeClient;
-use super::connector::{Connector, Process};
+use super::connector::{Connector, Link, Process};
 
 /// How many times a session is tried before a call or a listing fails,
 /// and the waits between tries.
@@ -67,14 +67,22 @@ impl Live {
         let connection = connector.connect(key).await?;
         let mut process = connection.process;
         let describe = process.describe();
-        let transport = AsyncRwTransport::new_client(connection.read, connection.write)
-            .with_max_line_length(max_line);
-        let started = tokio::time::timeout(timeout, client.clone().serve(transport)).await;
+        let started = match connection.link {
+            Link::Stream { read, write } => {
+                let transport =
+                    AsyncRwTransport::new_client(read, write).with_max_line_length(max_line);
+                tokio::time::timeout(timeout, client.clone().serve(transport)).await
+            }
+            Link::Http(http) => tokio::time::timeout(timeout, client.clone().serve(http.0)).await,
+        };
         let service = match started {
             Ok(Ok(service)) => service,
             Ok(Err(e)) => {
                 process.shutdown().await;
-                return Err(format!("the MCP handshake failed: {e}"));
+                return Err(format!(
+                    "the MCP handshake failed: {}",
+                    without_type_names(&e.to_string())
+                ));
             }
             Err(_) => {
                 process.shutdown().await;
@@ -127,5 +135,44 @@ impl Live {
         if tokio::time::timeout(SHUTDOWN, end).await.is_err() {
             tracing::warn!(session = %self.describe, "a bridged server did not end in time");
         }
+    }
+}
+
+/// rmcp's transport errors name the transport's Rust type in brackets
+/// (`Transport [rmcp::transport::worker::WorkerTransport<...>] error: HTTP
+/// 502`); an operator needs the error, not the type.
+fn without_type_names(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        let Some(close) = rest[open..].find(']').map(|c| open + c) else {
+            break;
+        };
+        if rest[open..close].contains("::") {
+            out.push_str(rest[..open].trim_end());
+            rest = &rest[close + 1..];
+        } else {
+            out.push_str(&rest[..=close]);
+            rest = &rest[close + 1..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn type_names_are_left_out_of_errors() {
+        assert_eq!(
+            super::without_type_names(
+                "Send message error Transport [rmcp::transport::worker::WorkerTransport<a::B<c::D>>] error: HTTP 502, when send initialize request"
+            ),
+            "Send message error Transport error: HTTP 502, when send initialize request"
+        );
+        assert_eq!(
+            super::without_type_names("list [a, b] ok"),
+            "list [a, b] ok"
+        );
     }
 }

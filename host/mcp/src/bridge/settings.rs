@@ -56,6 +56,13 @@ pub struct BridgeSettings {
 }
 
 impl BridgeSettings {
+    /// The largest message a session accepts from its server: a result
+    /// at the size cap still arrives whole (and is then refused by size,
+    /// with a clear error); anything far beyond it ends the session.
+    pub fn max_message(&self) -> usize {
+        self.max_result_bytes.saturating_mul(2) + (1 << 20)
+    }
+
     /// Settings with the specification's defaults for `name`.
     pub fn new(name: &str, category: Category, action_type: ActionType) -> BridgeSettings {
         BridgeSettings {

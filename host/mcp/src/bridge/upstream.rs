@@ -432,13 +432,12 @@ impl Inner {
                 tokio::spawn(dead.close());
             }
         }
-        let max_line = self.settings.max_result_bytes.saturating_mul(2) + (1 << 20);
         let live = Live::open(
             &*self.connector,
             key,
             BridgeClient::new(key, self.list_changed.clone(), self.changed_in.clone()),
             self.settings.init_timeout,
-            max_line,
+            self.settings.max_message(),
         )
         .await;
         match live {
@@ -627,7 +626,7 @@ impl Inner {
                 result::unavailable(
                     &tool.advertised,
                     &format!(
-                        "upstream disconnected during the call ({e}); it was not retried, and the next call starts the server again"
+                        "upstream disconnected during the call ({e}); it was not retried, and the next call opens a new session"
                     ),
                     settings,
                 )

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use warden_api::net::NetPattern;
 
 /// One bridged server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -36,7 +37,8 @@ pub struct BridgeConfig {
     pub insecure_host_process: bool,
     /// The image of a docker-runtime server (built locally).
     pub image: Option<String>,
-    /// A docker-runtime server's network: `none` (default) or
+    /// A docker-runtime server's network, or the non-public addresses an
+    /// `http` server may have: `none` (default) or
     /// `{ allow = ["host:port", ...] }`.
     #[serde(default)]
     pub network: BridgeNetwork,
@@ -49,8 +51,18 @@ pub struct BridgeConfig {
     /// are redacted from everything the server returns.
     #[serde(default)]
     pub secrets: BTreeMap<String, String>,
-    /// The endpoint of an `http` server.
+    /// The endpoint of an `http` server (`https://`, or `http://` with
+    /// `insecure-http = true`). A non-public address (loopback, private,
+    /// link-local, metadata) is reached only when `network.allow` names it.
     pub url: Option<String>,
+    /// Allows an `http://` URL: the session and its token cross the
+    /// network unencrypted.
+    #[serde(default, alias = "insecure_http", alias = "allow_insecure")]
+    pub insecure_http: bool,
+    /// An `http` server's credentials: `{ bearer = "NAME" }` sends the
+    /// `[secrets]` entry NAME as a bearer token.
+    #[serde(default)]
+    pub auth: Option<BridgeAuth>,
     /// Category of every tool of this server (e.g. `mcp`, `external-data`).
     pub category: String,
     /// Action type of tools `actions` does not name. Default
@@ -104,6 +116,14 @@ pub struct BridgeConfig {
     pub pins: BTreeMap<String, String>,
 }
 
+/// `auth = { bearer = "NAME" }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BridgeAuth {
+    /// The name of a `[secrets]` entry.
+    pub bearer: String,
+}
+
 fn yes() -> bool {
     true
 }
@@ -132,6 +152,21 @@ pub enum BridgeNetwork {
     Named(NetworkName),
     /// `{ allow = ["api.github.com:443"] }`.
     Allow { allow: Vec<String> },
+}
+
+impl BridgeNetwork {
+    /// The allowlist's patterns (none for `"none"`); an error names the
+    /// index of the entry that is not a pattern.
+    pub fn patterns(&self) -> Result<Vec<NetPattern>, (usize, String)> {
+        match self {
+            BridgeNetwork::Named(_) => Ok(Vec::new()),
+            BridgeNetwork::Allow { allow } => allow
+                .iter()
+                .enumerate()
+                .map(|(j, spec)| spec.parse().map_err(|e| (j, format!("`{spec}`: {e}"))))
+                .collect(),
+        }
+    }
 }
 
 impl Default for BridgeNetwork {

@@ -13,12 +13,11 @@
 use std::sync::Arc;
 
 use warden_api::BoxFuture;
-use warden_api::net::NetPattern;
-use warden_mcp::bridge::{Connection, Connector, Process, StderrLog};
+use warden_mcp::bridge::{Connection, Connector, Link, Process, StderrLog};
 use warden_sandbox::stdio_server::StderrSink;
 use warden_sandbox::{ServerHandle, ServerSettings, StdioServers};
 
-use super::config::{BridgeConfig, BridgeNetwork};
+use super::config::BridgeConfig;
 use crate::ServerError;
 
 /// Starts a bridge's server in a container for each session.
@@ -53,17 +52,10 @@ impl DockerConnector {
                         .into(),
                 )
             })?;
-        let net = match &bridge.network {
-            BridgeNetwork::Named(_) => Vec::new(),
-            BridgeNetwork::Allow { allow } => allow
-                .iter()
-                .enumerate()
-                .map(|(j, spec)| {
-                    spec.parse::<NetPattern>()
-                        .map_err(|e| err(&format!("network.allow[{j}]"), format!("`{spec}`: {e}")))
-                })
-                .collect::<Result<_, _>>()?,
-        };
+        let net = bridge
+            .network
+            .patterns()
+            .map_err(|(j, e)| err(&format!("network.allow[{j}]"), e))?;
         let mut settings = ServerSettings::new(&bridge.name, image, instance);
         settings.command = bridge.command.clone();
         settings.env = env;
@@ -84,8 +76,10 @@ impl Connector for DockerConnector {
                 .await
                 .map_err(|e| e.to_string())?;
             Ok(Connection {
-                read: Box::new(server.stdout),
-                write: Box::new(server.stdin),
+                link: Link::Stream {
+                    read: Box::new(server.stdout),
+                    write: Box::new(server.stdin),
+                },
                 process: Box::new(Container(server.handle)),
             })
         })
@@ -113,7 +107,7 @@ impl Process for Container {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bridges::config::{BridgeConfig, NetworkName};
+    use crate::bridges::config::{BridgeConfig, BridgeNetwork, NetworkName};
 
     fn bridge(text: &str) -> BridgeConfig {
         toml::from_str(&format!(

@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use warden_api::{ActionType, Category, check_env_key};
-use warden_mcp::bridge::{BridgeSettings, Connector, HostProcess, SessionScope, StderrLog};
+use warden_mcp::bridge::{
+    BridgeSettings, Connector, HostProcess, HttpConnector, HttpUpstream, SessionScope, StderrLog,
+};
 use warden_policy::Verdict;
 
 use super::config::{
@@ -59,6 +61,57 @@ pub fn plan_all(
         planned.push(plan(bridge, secrets, instance, &at)?);
     }
     Ok(planned)
+}
+
+/// An `http` bridge's endpoint, checked: a URL and nothing of a process.
+fn http_upstream(
+    bridge: &BridgeConfig,
+    secret_sources: &BTreeMap<String, SecretSource>,
+    settings: &mut BridgeSettings,
+    at: &str,
+) -> Result<HttpUpstream, ServerError> {
+    let err = |key: &str, message: String| ServerError::config(format!("{at}.{key}"), message);
+    let stdio_only = [
+        ("command", !bridge.command.is_empty()),
+        ("runtime", bridge.runtime.is_some()),
+        ("image", bridge.image.is_some()),
+        ("env", !bridge.env.is_empty()),
+        ("secrets", !bridge.secrets.is_empty()),
+        ("insecure-host-process", bridge.insecure_host_process),
+    ];
+    if let Some((key, _)) = stdio_only.iter().find(|(_, set)| *set) {
+        return Err(err(
+            key,
+            format!(
+                "`{key}` is for stdio servers Warden starts; an `http` server runs elsewhere \
+                 (give it a token with `auth = {{ bearer = \"NAME\" }}`)"
+            ),
+        ));
+    }
+    let url = bridge.url.as_deref().ok_or_else(|| {
+        err(
+            "url",
+            "an `http` bridge needs the server's endpoint, e.g. `url = \"https://mcp.example.com/mcp\"`"
+                .into(),
+        )
+    })?;
+    let allow = bridge
+        .network
+        .patterns()
+        .map_err(|(j, e)| err(&format!("network.allow[{j}]"), e))?;
+    let bearer = match &bridge.auth {
+        Some(auth) => {
+            let value =
+                secrets::resolve(secret_sources, &auth.bearer, &format!("{at}.auth.bearer"))?;
+            settings.secrets.push((auth.bearer.clone(), value.clone()));
+            Some(value)
+        }
+        None => None,
+    };
+    if bridge.insecure_http {
+        tracing::warn!(bridge = %bridge.name, "INSECURE: a bridged server may be reached over plain HTTP");
+    }
+    HttpUpstream::new(url, &allow, bridge.insecure_http, bearer).map_err(|e| err("url", e))
 }
 
 fn valid_namespace(name: &str) -> bool {
@@ -164,11 +217,8 @@ fn plan(
     let stderr = Arc::new(StderrLog::new(STDERR_BYTES, settings.secrets.clone()));
     let connector: Arc<dyn Connector> = match bridge.transport {
         BridgeTransport::Http => {
-            return Err(err(
-                "transport",
-                "`http` upstreams are not supported by this version of Warden; bridge a stdio server"
-                    .into(),
-            ));
+            let upstream = http_upstream(bridge, secret_sources, &mut settings, at)?;
+            Arc::new(HttpConnector::new(upstream, settings.max_message()))
         }
         BridgeTransport::Stdio => {
             if bridge.command.is_empty() || bridge.command[0].trim().is_empty() {
@@ -205,6 +255,14 @@ fn plan(
             }
         }
     };
+    if bridge.transport == BridgeTransport::Stdio && (bridge.url.is_some() || bridge.auth.is_some())
+    {
+        return Err(err(
+            "url",
+            "`url` and `auth` are for `transport = \"http\"`; a stdio server is started from `command`"
+                .into(),
+        ));
+    }
     let ceiling = match bridge.default_decision {
         DefaultDecision::Allow => None,
         DefaultDecision::Ask => Some(Verdict::Ask),
