@@ -1,13 +1,14 @@
 //! What a caller can attach to one call: someone to ask when the policy
-//! asks, and a sink for the tool's progress and log lines. The MCP server
-//! fills both from its client; the CLI leaves them empty.
+//! asks, and a sink for the tool's progress and log lines (and, for a
+//! bridged server, its forms). The MCP server fills both from its client;
+//! the CLI leaves them empty.
 
 use std::fmt;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Approver;
+use crate::{Approver, BoxFuture};
 
 /// The level of a log line, as plugins and the host emit them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -28,6 +29,21 @@ pub trait CallEvents: Send + Sync + fmt::Debug {
     /// A log line from the tool (`source` is the plugin) or the host
     /// (`source` is `warden`).
     fn log(&self, level: LogLevel, source: &str, message: &str);
+
+    /// Asks the person behind the caller's client to fill in a form for
+    /// the tool (a bridged server's elicitation): `request` is the params
+    /// object of an MCP `elicitation/create`, the answer an MCP elicitation
+    /// result. `Err` says why the client cannot be asked; by default no
+    /// client can.
+    fn elicit(
+        &self,
+        request: serde_json::Value,
+    ) -> BoxFuture<'_, Result<serde_json::Value, String>> {
+        let _ = request;
+        Box::pin(std::future::ready(Err(
+            "the caller's client does not answer forms (it declared no elicitation)".to_owned(),
+        )))
+    }
 }
 
 /// The per-call attachments. `Default` attaches nothing: asks go to the

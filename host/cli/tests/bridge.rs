@@ -337,6 +337,70 @@ fn a_slow_call_times_out_cancels_upstream_and_is_not_retried() {
     assert_eq!(echoed["content"][0]["text"], "after", "{echoed}");
 }
 
+/// What the fixture's `ask` tool got back from its form.
+fn form_answer(result: &Value) -> Value {
+    serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn a_bridged_servers_form_reaches_the_callers_client_only_where_allowed() {
+    let open = "pin = false\ndefault-decision = \"allow\"\nread-only = [\"*\"]";
+    let forms = json!({"elicitation": {"form": {}}});
+    // By default a server's form is declined; the client never sees it.
+    let b = host_bridge(open, "");
+    let mut server = Server::spawn_with(b.command(), forms.clone());
+    assert_eq!(b.listed()["state"], "ready");
+    server.call(1, "fx_ask", json!({}));
+    let (result, notices) = server.response_and_notices(1);
+    assert_eq!(
+        form_answer(&result["result"])["action"],
+        "decline",
+        "{result}"
+    );
+    assert!(
+        notices.iter().all(|n| n["method"] != "elicitation/create"),
+        "{notices:?}"
+    );
+    drop(server);
+
+    // Allowed: the form goes to the caller's client, named for the server,
+    // and the person's answer goes back.
+    let b = host_bridge(&format!("{open}\nallow-elicitation = true"), "");
+    let mut server = Server::spawn_with(b.command(), forms);
+    assert_eq!(b.listed()["state"], "ready");
+    server.call(1, "fx_ask", json!({}));
+    let asked = loop {
+        let message = server
+            .message_within(Duration::from_secs(30))
+            .expect("the form reaches the client");
+        if message["method"] == "elicitation/create" {
+            break message;
+        }
+        assert!(
+            message.get("result").is_none(),
+            "answered without a form: {message}"
+        );
+    };
+    assert_eq!(asked["params"]["message"], "[fx] Which colour?", "{asked}");
+    assert_eq!(
+        asked["params"]["requestedSchema"]["properties"]["colour"]["type"],
+        "string"
+    );
+    server.send(&json!({"jsonrpc": "2.0", "id": asked["id"],
+        "result": {"action": "accept", "content": {"colour": "teal"}}}));
+    let answered = form_answer(&server.response(1)["result"]);
+    assert_eq!(answered["action"], "accept", "{answered}");
+    assert_eq!(answered["content"]["colour"], "teal", "{answered}");
+
+    drop(server);
+
+    // A client that cannot answer forms: declined, the call still ends.
+    let mut server = b.serve();
+    assert_eq!(b.listed()["state"], "ready");
+    let result = server.tool(1, "fx_ask", json!({}));
+    assert_eq!(form_answer(&result)["action"], "decline", "{result}");
+}
+
 #[test]
 fn a_crashed_server_is_restarted_by_the_next_call() {
     let b = host_bridge(

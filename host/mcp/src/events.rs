@@ -6,19 +6,21 @@
 //! as notifications/progress when the request carried a progress token,
 //! log lines as notifications/message at or above the level the client
 //! set. One forwarding task per call keeps them in order; the sink never
-//! blocks the tool.
+//! blocks the tool. A bridged server's form (`elicitation/create`) goes to
+//! a client that declared elicitation, as a request of Warden's own.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    ElicitRequestParams, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ProgressToken,
 };
 use rmcp::service::Peer;
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use warden_api::{CallEvents, LogLevel};
+use warden_api::{BoxFuture, CallEvents, LogLevel};
 
 /// At most this many events wait to be sent; beyond it they are dropped
 /// (a tool cannot grow the host's memory by logging faster than the
@@ -80,6 +82,9 @@ pub(crate) struct McpEvents {
     queue: mpsc::Sender<Event>,
     progress_token: Option<ProgressToken>,
     threshold: LogThreshold,
+    /// The client, when it declared elicitation on a protocol revision
+    /// where the server may send it `elicitation/create`.
+    forms: Option<Peer<RoleServer>>,
 }
 
 impl std::fmt::Debug for McpEvents {
@@ -98,8 +103,10 @@ impl McpEvents {
         peer: Peer<RoleServer>,
         progress_token: Option<ProgressToken>,
         threshold: LogThreshold,
+        forms: bool,
     ) -> (Arc<McpEvents>, tokio::task::JoinHandle<()>) {
         let (queue, mut events) = mpsc::channel(QUEUE);
+        let forms = forms.then(|| peer.clone());
         let forwarder = tokio::spawn(async move {
             while let Some(event) = events.recv().await {
                 let sent = match event {
@@ -115,6 +122,7 @@ impl McpEvents {
             queue,
             progress_token,
             threshold,
+            forms,
         });
         (sink, forwarder)
     }
@@ -139,5 +147,23 @@ impl CallEvents for McpEvents {
         let mut l = LoggingMessageNotificationParam::new(level, json!(message));
         l.logger = Some(source.to_owned());
         let _ = self.queue.try_send(Event::Log(l));
+    }
+
+    fn elicit(&self, request: Value) -> BoxFuture<'_, Result<Value, String>> {
+        Box::pin(async move {
+            let Some(peer) = &self.forms else {
+                return Err(
+                    "the caller's client does not answer forms (it declared no elicitation)"
+                        .to_owned(),
+                );
+            };
+            let params: ElicitRequestParams = serde_json::from_value(request)
+                .map_err(|e| format!("not an elicitation request: {e}"))?;
+            let answer = peer
+                .create_elicitation(params)
+                .await
+                .map_err(|e| format!("the client did not answer the form: {e}"))?;
+            serde_json::to_value(answer).map_err(|e| e.to_string())
+        })
     }
 }

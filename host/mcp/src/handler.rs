@@ -594,11 +594,17 @@ impl ServerHandler for Session {
         } else {
             client_ask.clone()
         };
-        // A sink only when the client wants progress or log lines.
+        // A sink only when the client wants progress or log lines, or can
+        // fill in a bridged server's forms.
         let progress_token = ctx.meta.get_progress_token();
-        let (events, forwarder) = if progress_token.is_some() || !self.threshold.is_off() {
-            let (sink, forwarder) =
-                McpEvents::start(ctx.peer.clone(), progress_token, self.threshold.clone());
+        let forms = declared && !modern;
+        let (events, forwarder) = if progress_token.is_some() || !self.threshold.is_off() || forms {
+            let (sink, forwarder) = McpEvents::start(
+                ctx.peer.clone(),
+                progress_token,
+                self.threshold.clone(),
+                forms,
+            );
             (
                 Some(sink as Arc<dyn warden_api::CallEvents>),
                 Some(forwarder),

@@ -154,6 +154,26 @@ impl Session {
                 }),
                 Err(e) => Err(e),
             },
+            "ask" => {
+                // A form for the person behind the client (`elicitation/create`).
+                let params = serde_json::from_value(json!({
+                    "mode": "form",
+                    "message": "Which colour?",
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {"colour": {"type": "string"}},
+                        "required": ["colour"]
+                    }
+                }))
+                .map_err(|e| fail(e.to_string()));
+                match params {
+                    Ok(params) => match context.peer.create_elicitation(params).await {
+                        Ok(answer) => Ok(text(json!(answer).to_string())),
+                        Err(e) => Err(fail(format!("the form failed: {e}"))),
+                    },
+                    Err(e) => Err(e),
+                }
+            }
             "crash" => std::process::exit(3),
             "mutate_list" => {
                 let added = shared.add_extra();

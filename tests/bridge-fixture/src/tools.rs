@@ -181,6 +181,10 @@ pub fn base(dynamic: &Dynamic, huge_schema: bool) -> Vec<Tool> {
             "Spawns `sleep 1000` and returns its pid.",
         ),
         simple("pid", "Returns the process id."),
+        simple(
+            "ask",
+            "Asks the person behind the client for a colour (elicitation).",
+        ),
     ];
     tools.extend(
         (1..=dynamic.extras).map(|n| simple(format!("extra_{n}"), "Added by mutate_list.")),

@@ -37,7 +37,12 @@ impl Server {
     }
 
     /// Runs `command` (a `warden serve --stdio`) and initializes a session.
-    pub fn spawn(mut command: Command) -> Server {
+    pub fn spawn(command: Command) -> Server {
+        Server::spawn_with(command, json!({}))
+    }
+
+    /// As [`Server::spawn`], the client declaring `capabilities`.
+    pub fn spawn_with(mut command: Command, capabilities: Value) -> Server {
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -64,7 +69,7 @@ impl Server {
         };
         server.send(
             &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
+            "protocolVersion": "2025-11-25", "capabilities": capabilities,
             "clientInfo": {"name": "crash-test", "version": "0"}}}),
         );
         server.response(0);

@@ -1,21 +1,35 @@
 //! Warden as the client of a bridged server: the handler of what the
 //! server sends on its own. A tool-list change wakes the bridge's re-list;
-//! progress goes to the call that asked for it. Sampling and elicitation
-//! requests are refused (rmcp's defaults) and no roots are offered: a
-//! bridged server learns nothing of the host and cannot make Warden's
-//! model or person act for it.
+//! progress goes to the call that asked for it. Sampling is refused and no
+//! roots are offered: a bridged server learns nothing of the host and
+//! cannot make Warden's model act for it.
+//!
+//! Attack: a server that asks "the user" for input (elicitation) to phish
+//! a password, to pass itself off as Warden's own approval prompt, or to
+//! reach a person of another agent. Forms are declined unless the bridge
+//! allows them (`allow-elicitation`); an allowed form goes only to the
+//! client of the one call in flight on that session (with none or several,
+//! nobody can say whose person it is for, and it is declined), its message
+//! starts with the server's name and has secrets redacted, only form mode
+//! is relayed (never a URL to open), and the answer is bounded in time.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
+    ProgressNotificationParam, ProgressToken,
 };
-use rmcp::service::{MaybeSendFuture, NotificationContext};
+use rmcp::service::{MaybeSendFuture, NotificationContext, RequestContext};
 use rmcp::{ClientHandler, RoleClient};
+use serde_json::json;
 use tokio::sync::Notify;
 use warden_api::CallEvents;
+
+use super::scrub::scrub_text;
 
 /// The handler of one upstream session.
 #[derive(Clone)]
@@ -26,9 +40,25 @@ pub(crate) struct BridgeClient {
     pub list_changed: Arc<Notify>,
     /// The sessions that said so since the last listing.
     changed_in: Arc<Mutex<Vec<String>>>,
-    /// Where each in-flight call's progress goes, by the progress token
-    /// of its request.
-    pub progress: Arc<Mutex<HashMap<ProgressToken, Arc<dyn CallEvents>>>>,
+    /// The calls in flight, by the progress token of their request, with
+    /// where their progress (and forms) go.
+    pub progress: Arc<Mutex<InFlight>>,
+    /// Whether forms are relayed, and how.
+    forms: Option<Arc<Forms>>,
+}
+
+/// The calls in flight on a session, by progress token, each with its
+/// events sink if it has one.
+type InFlight = HashMap<ProgressToken, Option<Arc<dyn CallEvents>>>;
+
+/// How a bridge relays its server's forms.
+#[derive(Debug)]
+pub(crate) struct Forms {
+    /// The bridge's name, which starts every relayed message.
+    pub server: String,
+    pub secrets: Vec<(String, String)>,
+    /// How long a person has to answer.
+    pub timeout: Duration,
 }
 
 impl BridgeClient {
@@ -36,21 +66,76 @@ impl BridgeClient {
         key: &str,
         list_changed: Arc<Notify>,
         changed_in: Arc<Mutex<Vec<String>>>,
+        forms: Option<Arc<Forms>>,
     ) -> BridgeClient {
         BridgeClient {
             key: key.to_owned(),
             list_changed,
             changed_in,
             progress: Arc::default(),
+            forms,
         }
     }
 
-    fn progress(&self) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, Arc<dyn CallEvents>>> {
+    fn progress(&self) -> std::sync::MutexGuard<'_, InFlight> {
         self.progress.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub fn watch(&self, token: ProgressToken, events: Arc<dyn CallEvents>) {
+    /// Records a call in flight (with or without a sink for its events).
+    pub fn watch(&self, token: ProgressToken, events: Option<Arc<dyn CallEvents>>) {
         self.progress().insert(token, events);
+    }
+
+    /// The sink of the one call in flight; `Err` says why there is none.
+    fn only_call(&self) -> Result<Arc<dyn CallEvents>, &'static str> {
+        let calls = self.progress();
+        let mut each = calls.values();
+        match (each.next(), each.next()) {
+            (Some(Some(events)), None) => Ok(events.clone()),
+            (Some(None), None) => Err("the call in flight has no client to ask"),
+            (None, _) => Err("no call is in flight on this session"),
+            (Some(_), Some(_)) => Err("several calls are in flight on this session"),
+        }
+    }
+
+    /// Relays a form to the client of the call in flight, or declines it
+    /// saying why not.
+    async fn answer(&self, request: ElicitRequestParams) -> ElicitResult {
+        match self.relay(request).await {
+            Ok(answer) => {
+                tracing::info!(session = %self.key, action = ?answer.action, "a bridged server's form was answered");
+                answer
+            }
+            Err(why) => {
+                tracing::warn!(session = %self.key, %why, "a bridged server's form was declined");
+                ElicitResult::new(ElicitationAction::Decline)
+            }
+        }
+    }
+
+    async fn relay(&self, request: ElicitRequestParams) -> Result<ElicitResult, String> {
+        let Some(forms) = &self.forms else {
+            return Err("this bridge does not relay forms (`allow-elicitation`)".into());
+        };
+        let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = request
+        else {
+            return Err("only forms are relayed, never a URL to open".into());
+        };
+        let events = self.only_call()?;
+        let message = scrub_text(&format!("[{}] {message}", forms.server), &forms.secrets);
+        let request = json!({
+            "mode": "form",
+            "message": message,
+            "requestedSchema": requested_schema,
+        });
+        let answer = tokio::time::timeout(forms.timeout, events.elicit(request))
+            .await
+            .map_err(|_| format!("nobody answered within {} s", forms.timeout.as_secs()))??;
+        serde_json::from_value(answer).map_err(|e| format!("the answer is not a form result: {e}"))
     }
 
     pub fn unwatch(&self, token: &ProgressToken) {
@@ -60,10 +145,23 @@ impl BridgeClient {
 
 impl ClientHandler for BridgeClient {
     fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        if self.forms.is_some() {
+            capabilities.elicitation =
+                Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        }
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("warden-bridge", env!("CARGO_PKG_VERSION")),
         )
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        Ok(self.answer(request).await)
     }
 
     fn on_tool_list_changed(
@@ -87,7 +185,11 @@ impl ClientHandler for BridgeClient {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
-        let events = self.progress().get(&params.progress_token).cloned();
+        let events = self
+            .progress()
+            .get(&params.progress_token)
+            .cloned()
+            .flatten();
         if let Some(events) = events {
             events.progress(params.progress, params.total, params.message.as_deref());
         }

@@ -50,6 +50,9 @@ pub struct BridgeSettings {
     pub pin: bool,
     /// Pins from the configuration: digest by upstream tool name.
     pub pins: BTreeMap<String, String>,
+    /// Whether the server's forms (elicitation) are relayed to the
+    /// caller's client; declined otherwise.
+    pub allow_elicitation: bool,
     /// The secret values the server was given, by name: scrubbed from
     /// everything that leaves Warden.
     pub secrets: Vec<(String, String)>,
@@ -83,6 +86,7 @@ impl BridgeSettings {
             idle_shutdown: Duration::from_secs(600),
             session_scope: SessionScope::PerAgent,
             pin: true,
+            allow_elicitation: false,
             pins: BTreeMap::new(),
             secrets: Vec::new(),
         }

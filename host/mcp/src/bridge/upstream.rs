@@ -23,7 +23,7 @@ use warden_api::{
 };
 
 use super::catalog::{Catalog, Held, Listed};
-use super::client::BridgeClient;
+use super::client::{BridgeClient, Forms};
 use super::connector::{Connector, StderrLog};
 use super::discovery;
 use super::result;
@@ -65,6 +65,8 @@ struct Inner {
     list_changed: Arc<Notify>,
     /// The sessions whose server said its tools changed, latest last.
     changed_in: Arc<StdMutex<Vec<String>>>,
+    /// How the server's forms are relayed; `None`: declined.
+    forms: Option<Arc<Forms>>,
     circuit: StdMutex<Circuit>,
     /// Whether a judged listing was registered with the gate.
     published: AtomicBool,
@@ -126,8 +128,16 @@ impl Bridge {
         connector: Arc<dyn Connector>,
         stderr: Arc<StderrLog>,
     ) -> Bridge {
+        let forms = settings.allow_elicitation.then(|| {
+            Arc::new(Forms {
+                server: settings.name.clone(),
+                secrets: settings.secrets.clone(),
+                timeout: settings.call_timeout,
+            })
+        });
         Bridge {
             inner: Arc::new(Inner {
+                forms,
                 settings,
                 connector,
                 stderr,
@@ -435,7 +445,12 @@ impl Inner {
         let live = Live::open(
             &*self.connector,
             key,
-            BridgeClient::new(key, self.list_changed.clone(), self.changed_in.clone()),
+            BridgeClient::new(
+                key,
+                self.list_changed.clone(),
+                self.changed_in.clone(),
+                self.forms.clone(),
+            ),
             self.settings.init_timeout,
             self.settings.max_message(),
         )
@@ -575,9 +590,7 @@ impl Inner {
             }
         };
         let token = handle.progress_token.clone();
-        if let Some(events) = call.events {
-            live.client.watch(token.clone(), events.clone());
-        }
+        live.client.watch(token.clone(), call.events.cloned());
         // A caller that goes away (a cancelled call) cancels upstream too.
         let mut cancel = CancelOnDrop {
             peer: Some(live.peer.clone()),
@@ -600,7 +613,9 @@ impl Inner {
                 ErrorType::ToolError,
                 HostCode::InvalidResult,
                 format!(
-                    "`{}`: the upstream needs interactive input, which bridged calls do not relay in this version",
+                    "`{}`: the upstream answered \"input required\", which the protocol revision \
+                     bridges speak (2025-11-25) does not allow; its forms come as \
+                     `elicitation/create`, relayed with `allow-elicitation = true`",
                     tool.advertised
                 ),
             ),

@@ -114,6 +114,11 @@ pub struct BridgeConfig {
     /// approved with `warden bridge approve`.
     #[serde(default)]
     pub pins: BTreeMap<String, String>,
+    /// Relay the server's forms (elicitation) to the person behind the
+    /// calling agent's client, the message prefixed with the bridge's
+    /// name; declined otherwise (default false).
+    #[serde(default, alias = "allow_elicitation")]
+    pub allow_elicitation: bool,
 }
 
 /// `auth = { bearer = "NAME" }`.

@@ -197,6 +197,7 @@ fn plan(
         }
     }
     settings.pins = bridge.pins.clone();
+    settings.allow_elicitation = bridge.allow_elicitation;
     let mut env: Vec<(String, String)> = Vec::new();
     for (key, value) in &bridge.env {
         check_env_key(key).map_err(|e| err(&format!("env.{key}"), e.to_string()))?;
