@@ -337,6 +337,40 @@ fn a_slow_call_times_out_cancels_upstream_and_is_not_retried() {
     assert_eq!(echoed["content"][0]["text"], "after", "{echoed}");
 }
 
+#[test]
+fn a_bridged_servers_progress_reaches_the_caller_under_its_own_token() {
+    let b = host_bridge(
+        "pin = false\ndefault-decision = \"allow\"\nread-only = [\"*\"]",
+        "",
+    );
+    let mut server = b.serve();
+    assert_eq!(b.listed()["state"], "ready");
+    server.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "fx_progress", "arguments": {},
+                   "_meta": {"progressToken": "mine-42"}}}));
+    let (result, notices) = server.response_and_notices(1);
+    assert_eq!(result["result"]["content"][0]["text"], "done", "{result}");
+    let progress: Vec<&Value> = notices
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .collect();
+    assert_eq!(progress.len(), 3, "{notices:?}");
+    for (i, p) in progress.iter().enumerate() {
+        assert_eq!(p["params"]["progressToken"], "mine-42", "{p}");
+        assert_eq!(p["params"]["progress"], json!(i as f64 + 1.0), "{p}");
+        assert_eq!(p["params"]["total"], json!(3.0), "{p}");
+    }
+    // A call that asked for no progress gets none.
+    server.call(2, "fx_progress", json!({}));
+    let (_, notices) = server.response_and_notices(2);
+    assert!(
+        notices
+            .iter()
+            .all(|n| n["method"] != "notifications/progress"),
+        "{notices:?}"
+    );
+}
+
 /// What the fixture's `ask` tool got back from its form.
 fn form_answer(result: &Value) -> Value {
     serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()

@@ -154,6 +154,21 @@ impl Session {
                 }),
                 Err(e) => Err(e),
             },
+            "progress" => {
+                // Three steps, each reported against the request's token.
+                if let Some(token) = context.meta.get_progress_token() {
+                    for step in 1..=3u32 {
+                        let mut p = rmcp::model::ProgressNotificationParam::new(
+                            token.clone(),
+                            f64::from(step),
+                        );
+                        p.total = Some(3.0);
+                        p.message = Some(format!("step {step}"));
+                        let _ = context.peer.notify_progress(p).await;
+                    }
+                }
+                Ok(text("done"))
+            }
             "ask" => {
                 // A form for the person behind the client (`elicitation/create`).
                 let params = serde_json::from_value(json!({

@@ -181,6 +181,7 @@ pub fn base(dynamic: &Dynamic, huge_schema: bool) -> Vec<Tool> {
             "Spawns `sleep 1000` and returns its pid.",
         ),
         simple("pid", "Returns the process id."),
+        simple("progress", "Reports three steps of progress, then returns."),
         simple(
             "ask",
             "Asks the person behind the client for a colour (elicitation).",

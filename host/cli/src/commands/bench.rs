@@ -35,6 +35,11 @@ pub struct BenchArgs {
     /// slow server.
     #[arg(long, value_name = "PATH", conflicts_with = "mcp")]
     pub bridge: Option<std::path::PathBuf>,
+    /// With --bridge: the fixture's Docker image (with
+    /// `warden-bridge-fixture` on its PATH), to measure the Docker runtime
+    /// too.
+    #[arg(long, value_name = "IMAGE", requires = "bridge")]
+    pub bridge_image: Option<String>,
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
@@ -43,6 +48,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         let report = setup::tokio()?.block_on(warden_server::bench::bridge::run(
             &warden,
             fixture,
+            args.bridge_image.as_deref(),
             args.iterations,
         ))?;
         out!("{}", serde_json::to_string_pretty(&report)?);

@@ -1,6 +1,6 @@
 //! Warden as the client of a bridged server: the handler of what the
 //! server sends on its own. A tool-list change wakes the bridge's re-list;
-//! progress goes to the call that asked for it. Sampling is refused and no
+//! progress goes to the call that asked for it, in order ([`InOrder`]). Sampling is refused and no
 //! roots are offered: a bridged server learns nothing of the host and
 //! cannot make Warden's model act for it.
 //!
@@ -23,7 +23,11 @@ use rmcp::model::{
     ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
     ProgressNotificationParam, ProgressToken,
 };
-use rmcp::service::{MaybeSendFuture, NotificationContext, RequestContext};
+use rmcp::model::{JsonRpcMessage, ServerNotification};
+use rmcp::service::{
+    MaybeSendFuture, NotificationContext, RequestContext, RxJsonRpcMessage, TxJsonRpcMessage,
+};
+use rmcp::transport::Transport;
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::json;
 use tokio::sync::Notify;
@@ -138,6 +142,22 @@ impl BridgeClient {
         serde_json::from_value(answer).map_err(|e| format!("the answer is not a form result: {e}"))
     }
 
+    /// Hands a server's progress to the call it is for, if that call
+    /// wants it. Called in wire order by [`InOrder`], never by rmcp's
+    /// notification tasks (which run in no particular order, so the last
+    /// steps could lose the race against the result).
+    fn deliver(calls: &Mutex<InFlight>, params: &ProgressNotificationParam) {
+        let events = calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&params.progress_token)
+            .cloned()
+            .flatten();
+        if let Some(events) = events {
+            events.progress(params.progress, params.total, params.message.as_deref());
+        }
+    }
+
     pub fn unwatch(&self, token: &ProgressToken) {
         self.progress().remove(token);
     }
@@ -179,20 +199,46 @@ impl ClientHandler for BridgeClient {
         self.list_changed.notify_one();
         std::future::ready(())
     }
+}
 
-    fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
-        let events = self
-            .progress()
-            .get(&params.progress_token)
-            .cloned()
-            .flatten();
-        if let Some(events) = events {
-            events.progress(params.progress, params.total, params.message.as_deref());
+/// A session's transport, seen by the bridge before rmcp: a server's
+/// progress reaches its call in the order the server sent it, before the
+/// call's result.
+pub(crate) struct InOrder<T> {
+    inner: T,
+    calls: Arc<Mutex<InFlight>>,
+}
+
+impl<T> InOrder<T> {
+    pub fn new(inner: T, client: &BridgeClient) -> InOrder<T> {
+        InOrder {
+            inner,
+            calls: client.progress.clone(),
         }
-        std::future::ready(())
+    }
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for InOrder<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await?;
+        if let JsonRpcMessage::Notification(n) = &message
+            && let ServerNotification::ProgressNotification(p) = &n.notification
+        {
+            BridgeClient::deliver(&self.calls, &p.params);
+        }
+        Some(message)
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
     }
 }

@@ -10,7 +10,7 @@ use rmcp::service::{Peer, RunningService, ServiceExt};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::sync::Mutex;
 
-use super::client::BridgeClient;
+use super::client::{BridgeClient, InOrder};
 use super::connector::{Connector, Link, Process};
 
 /// How many times a session is tried before a call or a listing fails,
@@ -71,9 +71,13 @@ impl Live {
             Link::Stream { read, write } => {
                 let transport =
                     AsyncRwTransport::new_client(read, write).with_max_line_length(max_line);
+                let transport = InOrder::new(transport, &client);
                 tokio::time::timeout(timeout, client.clone().serve(transport)).await
             }
-            Link::Http(http) => tokio::time::timeout(timeout, client.clone().serve(http.0)).await,
+            Link::Http(http) => {
+                let transport = InOrder::new(http.0, &client);
+                tokio::time::timeout(timeout, client.clone().serve(transport)).await
+            }
         };
         let service = match started {
             Ok(Ok(service)) => service,

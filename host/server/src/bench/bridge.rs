@@ -1,9 +1,11 @@
-//! `warden bench --bridge FIXTURE`: the MCP bridge's figures against the
-//! fixture server (`tests/bridge-fixture`), on the host runtime.
+//! `warden bench --bridge FIXTURE [--bridge-image IMAGE]`: the MCP
+//! bridge's figures against the fixture server (`tests/bridge-fixture`).
 //!
 //! - A bridged no-op call (`echo`) through `warden serve --stdio`, beside
 //!   the same call made directly to the fixture by the same raw client:
-//!   the bridge's overhead is the difference of the p50s.
+//!   the bridge's overhead is the difference of the p50s. Measured on the
+//!   host runtime, over Streamable HTTP (the fixture's `--http` mode on
+//!   loopback) and, given the fixture's image, on the Docker runtime.
 //! - An upstream tool-list change to the downstream `list_changed`:
 //!   measured from sending the call that changes the list (the fixture
 //!   announces the change before it answers), with changes spaced past the
@@ -28,7 +30,11 @@ const SERVERS: [&str; 4] = ["fa", "fb", "fc", "fd"];
 /// How long the slow server's calls take.
 const SLOW_MS: u64 = 200;
 
-fn config(dir: &Path, fixture: &Path) -> String {
+/// The HTTP and Docker runtimes' bridges.
+const HTTP_SERVER: &str = "fh";
+const DOCKER_SERVER: &str = "fk";
+
+fn config(dir: &Path, fixture: &Path, http: &str, image: Option<&str>) -> String {
     let mut text = format!(
         "state-dir = \"{}\"\n[agents.bench]\nlevel = \"elevated\"\nmode = \"autonomous\"\n\
          [serve.disclosure]\nmode = \"off\"\n",
@@ -42,15 +48,54 @@ fn config(dir: &Path, fixture: &Path) -> String {
             fixture.display()
         ));
     }
+    let same = "category = \"mcp\"\npin = false\ndefault-decision = \"allow\"\nread-only = [\"*\"]\n\
+                session-scope = \"shared\"\n";
+    text.push_str(&format!(
+        "\n[[bridge]]\nname = \"{HTTP_SERVER}\"\ntransport = \"http\"\nurl = \"{http}\"\n\
+         insecure-http = true\nnetwork = {{ allow = [\"127.0.0.1\"] }}\n{same}"
+    ));
+    if let Some(image) = image {
+        text.push_str(&format!(
+            "\n[[bridge]]\nname = \"{DOCKER_SERVER}\"\ncommand = [\"warden-bridge-fixture\"]\n\
+             image = \"{image}\"\n{same}"
+        ));
+    }
     text
+}
+
+/// The fixture serving Streamable HTTP on loopback, and its URL.
+async fn http_fixture(fixture: &Path) -> Result<(tokio::process::Child, String), ServerError> {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = Command::new(fixture)
+        .args(["--http", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(io("starting the fixture's HTTP mode"))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| failed("the HTTP fixture has no stdout"))?;
+    let mut line = String::new();
+    tokio::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .await
+        .map_err(io("reading the HTTP fixture's address"))?;
+    let url = line
+        .trim()
+        .strip_prefix("listening ")
+        .ok_or_else(|| failed(format!("the HTTP fixture said {line:?}")))?
+        .to_owned();
+    Ok((child, url))
 }
 
 fn call(tool: &str, args: Value) -> Value {
     json!({"name": tool, "arguments": args})
 }
 
-/// Waits until every bridged server's `echo` is listed.
-async fn published(s: &mut Stdio_) -> Result<(), ServerError> {
+/// Waits until each of `servers`' `echo` is listed.
+async fn published(s: &mut Stdio_, servers: &[&str]) -> Result<(), ServerError> {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let list = s.request("tools/list", json!({})).await?;
@@ -60,7 +105,7 @@ async fn published(s: &mut Stdio_) -> Result<(), ServerError> {
             .flatten()
             .filter_map(|t| t["name"].as_str())
             .collect();
-        if SERVERS
+        if servers
             .iter()
             .all(|ns| names.contains(&format!("{ns}_echo").as_str()))
         {
@@ -111,15 +156,27 @@ fn fast_of(by_tool: &HashMap<String, Vec<Duration>>) -> Vec<Duration> {
         .collect()
 }
 
-/// Every bridge figure, as JSON.
-pub async fn run(warden: &Path, fixture: &Path, iterations: usize) -> Result<Value, ServerError> {
+/// Every bridge figure, as JSON. `image`: the fixture's image (with
+/// `warden-bridge-fixture` on its `PATH`), to measure the Docker runtime.
+pub async fn run(
+    warden: &Path,
+    fixture: &Path,
+    image: Option<&str>,
+    iterations: usize,
+) -> Result<Value, ServerError> {
     let dir = super::tempfile_dir()?;
     let fixture = &fixture
         .canonicalize()
         .map_err(io("locating the fixture server"))?;
+    let (_http_fixture, http_url) = http_fixture(fixture).await?;
     let config_path = dir.join("warden.toml");
-    std::fs::write(&config_path, config(&dir, fixture))
+    std::fs::write(&config_path, config(&dir, fixture, &http_url, image))
         .map_err(io("writing the bench configuration"))?;
+    let mut servers = SERVERS.to_vec();
+    servers.push(HTTP_SERVER);
+    if image.is_some() {
+        servers.push(DOCKER_SERVER);
+    }
 
     // Cold start: spawn to every bridged server's tools published.
     let mut serve = Command::new(warden);
@@ -130,7 +187,7 @@ pub async fn run(warden: &Path, fixture: &Path, iterations: usize) -> Result<Val
         .args(["--agent", "bench", "--stdio"]);
     let started = Instant::now();
     let (mut s, _) = Stdio_::open(serve, dir.join("serve.log")).await?;
-    published(&mut s).await?;
+    published(&mut s, &servers).await?;
     let cold_start = started.elapsed();
     let (mut direct, _) = Stdio_::open(Command::new(fixture), dir.join("fixture.log")).await?;
 
@@ -144,7 +201,23 @@ pub async fn run(warden: &Path, fixture: &Path, iterations: usize) -> Result<Val
     }
     let (mut floor, mut bridged) = (Vec::new(), Vec::new());
     let (mut direct_ping, mut warden_ping) = (Vec::new(), Vec::new());
+    // The other runtimes' echo, interleaved with the same calls.
+    let others: Vec<&str> = servers[SERVERS.len()..].to_vec();
+    let mut other: Vec<Vec<Duration>> = vec![Vec::new(); others.len()];
+    for ns in &others {
+        for _ in 0..50 {
+            s.timed("tools/call", call(&format!("{ns}_echo"), echo.clone()))
+                .await?;
+        }
+    }
     for _ in 0..iterations {
+        for (ns, into) in others.iter().zip(other.iter_mut()) {
+            into.push(
+                s.timed("tools/call", call(&format!("{ns}_echo"), echo.clone()))
+                    .await
+                    .map_err(|e| failed(format!("a bridged echo ({ns}): {e}")))?,
+            );
+        }
         direct_ping.push(direct.timed("ping", json!({})).await?);
         warden_ping.push(s.timed("ping", json!({})).await?);
         floor.push(
@@ -167,6 +240,18 @@ pub async fn run(warden: &Path, fixture: &Path, iterations: usize) -> Result<Val
     // What the call costs beyond each server's own transport floor (its
     // `ping`): Warden's gate and bridge against the fixture's own work.
     let beyond_transport = (p50(&bridged) - p50(&warden_ping)) - (p50(&floor) - p50(&direct_ping));
+    let mut runtimes = serde_json::Map::new();
+    for (ns, times) in others.iter().zip(other) {
+        let runtime = if *ns == HTTP_SERVER { "http" } else { "docker" };
+        let times = summary(times);
+        runtimes.insert(
+            runtime.to_owned(),
+            json!({
+                "bridged_echo": times,
+                "overhead_over_direct_stdio_p50_us": p50(&times) - p50(&floor),
+            }),
+        );
+    }
 
     // Upstream list change to downstream notice.
     let mut notices = Vec::new();
@@ -222,6 +307,7 @@ pub async fn run(warden: &Path, fixture: &Path, iterations: usize) -> Result<Val
         "direct_ping": direct_ping,
         "warden_ping": warden_ping,
         "overhead_beyond_the_transport_floor_p50_us": beyond_transport,
+        "other_runtimes": runtimes,
         "list_change_to_notice_ms": {
             "p50": median_ms(&mut notices),
             "p95": p95,
