@@ -287,8 +287,8 @@ impl Bridge {
         })
     }
 
-    /// Ends every session; the next call or listing starts the server
-    /// again.
+    /// Ends every session, all at once (each within its own bound); the
+    /// next call or listing starts the server again.
     pub async fn restart(&self) {
         let slots: Vec<_> = self
             .inner
@@ -297,11 +297,15 @@ impl Bridge {
             .unwrap_or_else(PoisonError::into_inner)
             .drain()
             .collect();
+        let mut ending = tokio::task::JoinSet::new();
         for (_, slot) in slots {
-            if let Some(live) = slot.lock().await.take() {
-                live.close().await;
-            }
+            ending.spawn(async move {
+                if let Some(live) = slot.lock().await.take() {
+                    live.close().await;
+                }
+            });
         }
+        while ending.join_next().await.is_some() {}
         *self
             .inner
             .circuit

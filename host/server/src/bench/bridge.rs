@@ -112,7 +112,15 @@ async fn published(s: &mut Stdio_, servers: &[&str]) -> Result<(), ServerError> 
             return Ok(());
         }
         if Instant::now() > deadline {
-            return Err(failed("the bridged servers did not publish within 60 s"));
+            let missing: Vec<&str> = servers
+                .iter()
+                .filter(|ns| !names.contains(&format!("{ns}_echo").as_str()))
+                .copied()
+                .collect();
+            return Err(failed(format!(
+                "bridged servers {} did not publish within 60 s (see the server's log)",
+                missing.join(", ")
+            )));
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

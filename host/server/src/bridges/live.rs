@@ -111,9 +111,14 @@ impl LiveBridges {
         for task in tasks {
             let _ = task.await;
         }
+        // Every bridge's sessions end at once: shutdown takes as long as
+        // the slowest server, not their sum.
+        let mut ending = tokio::task::JoinSet::new();
         for entry in self.bridges.values() {
-            entry.bridge.restart().await;
+            let entry = entry.clone();
+            ending.spawn(async move { entry.bridge.restart().await });
         }
+        while ending.join_next().await.is_some() {}
     }
 
     /// One bridge's life: list, publish, then re-list on change notices
