@@ -429,6 +429,7 @@ fn a_bridged_servers_form_reaches_the_callers_client_only_where_allowed() {
     drop(server);
 
     // A client that cannot answer forms: declined, the call still ends.
+    let b = host_bridge(&format!("{open}\nallow-elicitation = true"), "");
     let mut server = b.serve();
     assert_eq!(b.listed()["state"], "ready");
     let result = server.tool(1, "fx_ask", json!({}));
