@@ -371,6 +371,25 @@ fn a_bridged_servers_progress_reaches_the_caller_under_its_own_token() {
     );
 }
 
+#[test]
+fn tools_list_says_bridged_servers_are_listed_by_a_running_server() {
+    let b = host_bridge("", "");
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["tools", "list", "--agent", "alice", "--config"])
+        .arg(&b.config)
+        .arg("--state-dir")
+        .arg(&b.state)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("fs_read"));
+    assert!(
+        said.contains("bridged servers (fx)") && said.contains("warden bridge status"),
+        "{said}"
+    );
+}
+
 /// What the fixture's `ask` tool got back from its form.
 fn form_answer(result: &Value) -> Value {
     serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()
@@ -661,6 +680,11 @@ fn a_bad_bridge_entry_is_refused_naming_its_key() {
             "transport = \"http\"\n",
             "bridge[0] (fx).command",
             "is for stdio servers",
+        ),
+        (
+            "url = \"https://mcp.example.com/mcp\"\n",
+            "bridge[0] (fx).url",
+            "is for `transport = \"http\"`",
         ),
         (
             "default-decision = \"maybe\"\n",

@@ -248,7 +248,7 @@ mod tests {
     fn normal_is_one_page() -> Result<(), String> {
         let (tools, next) = page(ListMode::Normal, &Dynamic::default(), None)?;
         assert_eq!(next, None);
-        assert_eq!(tools.len(), 22);
+        assert_eq!(tools.len(), 24);
         assert_eq!(names(&tools)[0], "echo");
         Ok(())
     }
@@ -269,7 +269,7 @@ mod tests {
                 None => break,
             }
         }
-        assert_eq!(all.len(), 322);
+        assert_eq!(all.len(), 324);
         assert_eq!(pages, 7);
         assert_eq!(all.last().map(String::as_str), Some("many_299"));
         Ok(())

@@ -25,15 +25,16 @@ pub struct ListArgs {
 
 pub fn list(args: ListArgs) -> anyhow::Result<Outcome> {
     let rt = setup::tokio()?;
-    let tools = rt.block_on(async {
+    let (tools, bridged) = rt.block_on(async {
         let host = args.host.load().await?;
+        let bridged: Vec<String> = host.config.bridges.iter().map(|b| b.name.clone()).collect();
         let agents =
             warden_server::agents(&host.config, &args.agent.overrides(), setup::DEFAULT_AGENT)?;
         let gate = host
             .gate_builder(agents)?
             .approver(Arc::new(NoApprover))
             .build();
-        anyhow::Ok(gate.list_tools(&args.agent.agent))
+        anyhow::Ok((gate.list_tools(&args.agent.agent), bridged))
     })?;
     // What a pin on each tool's definition records: the digest of the
     // definition a client is shown in `tools/list`.
@@ -78,6 +79,17 @@ pub fn list(args: ListArgs) -> anyhow::Result<Outcome> {
     };
     {
         out!("{text}");
+    }
+    // Bridged servers are listed by a running server, not here.
+    if !bridged.is_empty() && !args.json {
+        #[expect(clippy::print_stderr, reason = "a note beside the list, for people")]
+        {
+            eprintln!(
+                "bridged servers ({}) are not listed here: a running `warden serve` lists their \
+                 tools (`warden bridge status`)",
+                bridged.join(", ")
+            );
+        }
     }
     Ok(Outcome::Ok)
 }

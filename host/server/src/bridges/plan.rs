@@ -63,14 +63,26 @@ pub fn plan_all(
     Ok(planned)
 }
 
-/// An `http` bridge's endpoint, checked: a URL and nothing of a process.
-fn http_upstream(
-    bridge: &BridgeConfig,
-    secret_sources: &BTreeMap<String, SecretSource>,
-    settings: &mut BridgeSettings,
-    at: &str,
-) -> Result<HttpUpstream, ServerError> {
+/// Keys that belong to the other transport are refused first, naming the
+/// key, before anything they name is resolved.
+fn transport_keys(bridge: &BridgeConfig, at: &str) -> Result<(), ServerError> {
     let err = |key: &str, message: String| ServerError::config(format!("{at}.{key}"), message);
+    if bridge.transport == BridgeTransport::Stdio {
+        let http_only = [
+            ("url", bridge.url.is_some()),
+            ("auth", bridge.auth.is_some()),
+            ("insecure-http", bridge.insecure_http),
+        ];
+        if let Some(key) = http_only.iter().find_map(|(key, set)| set.then_some(*key)) {
+            return Err(err(
+                key,
+                format!(
+                    "`{key}` is for `transport = \"http\"`; a stdio server is started from `command`"
+                ),
+            ));
+        }
+        return Ok(());
+    }
     let stdio_only = [
         ("command", !bridge.command.is_empty()),
         ("runtime", bridge.runtime.is_some()),
@@ -88,6 +100,17 @@ fn http_upstream(
             ),
         ));
     }
+    Ok(())
+}
+
+/// An `http` bridge's endpoint, checked: a URL and nothing of a process.
+fn http_upstream(
+    bridge: &BridgeConfig,
+    secret_sources: &BTreeMap<String, SecretSource>,
+    settings: &mut BridgeSettings,
+    at: &str,
+) -> Result<HttpUpstream, ServerError> {
+    let err = |key: &str, message: String| ServerError::config(format!("{at}.{key}"), message);
     let url = bridge.url.as_deref().ok_or_else(|| {
         err(
             "url",
@@ -137,6 +160,7 @@ fn plan(
             ),
         ));
     }
+    transport_keys(bridge, at)?;
     let category: Category = bridge
         .category
         .parse()
@@ -256,14 +280,6 @@ fn plan(
             }
         }
     };
-    if bridge.transport == BridgeTransport::Stdio && (bridge.url.is_some() || bridge.auth.is_some())
-    {
-        return Err(err(
-            "url",
-            "`url` and `auth` are for `transport = \"http\"`; a stdio server is started from `command`"
-                .into(),
-        ));
-    }
     let ceiling = match bridge.default_decision {
         DefaultDecision::Allow => None,
         DefaultDecision::Ask => Some(Verdict::Ask),
