@@ -66,6 +66,10 @@ pub enum ServerError {
     Gate(#[from] warden_gate::GateError),
     #[error(transparent)]
     Mcp(#[from] warden_mcp::McpError),
+    /// The plugins' first load stopped without a result (its task
+    /// panicked or was cancelled).
+    #[error("loading the plugins stopped: {0}")]
+    FirstLoad(String),
     /// A measurement of `warden bench` could not be made.
     #[error("benchmark: {0}")]
     Bench(String),

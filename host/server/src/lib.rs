@@ -22,6 +22,7 @@ pub mod bridges;
 pub mod config;
 mod defaults;
 mod error;
+mod first_load;
 mod found_config;
 mod grant_spec;
 mod host;

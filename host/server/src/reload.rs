@@ -21,6 +21,7 @@ use warden_gate::{Gate, Registration, TableChange};
 use warden_mcp::Server;
 use warden_registry::{Candidate, DirWatcher, Registry, WatchEvent, component_files};
 
+use crate::first_load::FirstLoad;
 use crate::host::{registration, registration_of};
 
 /// The grants of plugins that are not listed in `[[plugins]]`, by name.
@@ -106,64 +107,66 @@ impl LivePlugins {
     }
 
     /// The host's first load, as one change: the plugins of the
-    /// configuration (`wanted`, with their grants; not removable here)
-    /// and the installed ones. Each is admitted by its signature first;
-    /// two plugins of one name, or tools of one name, are refused naming
-    /// both, and nothing is registered. Their tools are then registered
-    /// from the signed manifests and `listed` is told, while the code is
-    /// loaded (see [`crate::pending`]; the configured plugins first, in
-    /// their order, but one a call waits for next). Admin changes wait
-    /// until it ends. The first load that fails is the error.
-    pub async fn load_initial(
+    /// configuration (`grants` holds theirs, in order; not removable here)
+    /// and the installed ones, admitted and loaded by `first` (started
+    /// before the host had a gate). Each is admitted by its signature
+    /// first; two plugins of one name, or tools of one name, are refused
+    /// naming both, and nothing is registered. Their tools are then
+    /// registered from the signed manifests and `listed` is told, while
+    /// the code is loaded (see [`crate::pending`]; the configured plugins
+    /// first, in their order, but one a call waits for next). Admin
+    /// changes wait until it ends. The first load that fails is the error.
+    pub(crate) async fn load_initial(
         &self,
-        runtime: &warden_runtime::Runtime,
-        admission: &warden_registry::AdmissionPolicy,
-        wanted: Vec<(PathBuf, Grants)>,
+        first: FirstLoad,
+        grants: Vec<Grants>,
         listed: impl FnOnce(),
     ) -> Result<(), crate::ServerError> {
         let _one = self.changing.lock().await;
-        let (paths, grants): (Vec<_>, Vec<_>) = wanted.into_iter().unzip();
-        let (fixed, installed) = tokio::join!(
-            warden_registry::admit_files(admission, paths),
-            self.registry.admit_installed(),
-        );
+        let FirstLoad {
+            admitted,
+            mut loaded,
+            done,
+        } = first;
+        let (admitted, order) = admitted.await.map_err(|_| {
+            crate::ServerError::FirstLoad("admission ended without an answer".into())
+        })??;
+        let mut configured = grants.into_iter();
         let mut names = BTreeSet::new();
-        let mut admitted = Vec::new();
-        for (a, grants) in fixed.into_iter().zip(grants) {
-            let a = a?;
-            crate::host::log_gap(&a.manifest, &grants);
-            names.insert(a.name().to_owned());
-            admitted.push((a, grants));
-        }
-        for a in installed? {
-            let grants = self.grants.of(a.name());
-            admitted.push((a, grants));
-        }
-        let order = warden_registry::LoadOrder::new(admitted.len());
         let mut fills = Vec::new();
         let mut registrations = Vec::new();
-        for (i, (a, grants)) in admitted.iter().enumerate() {
+        for (i, a) in admitted.iter().enumerate() {
+            let name = &a.manifest.plugin.name;
+            let grants = if a.fixed {
+                let grants = configured.next().unwrap_or_default();
+                crate::host::log_gap(&a.manifest, &grants);
+                names.insert(name.clone());
+                grants
+            } else {
+                self.grants.of(name)
+            };
             let hurry = order.clone();
             let (backend, fill) = crate::pending::pending(&a.manifest, move || {
                 hurry.first(i);
             });
-            let r = registration_of(&a.manifest, &a.path, Arc::new(backend), grants.clone());
+            let r = registration_of(&a.manifest, &a.path, Arc::new(backend), grants);
             registrations.push((r.owner.clone(), Some(r)));
             fills.push(fill);
         }
         self.gate.replace(registrations)?;
         *self.fixed.lock().unwrap_or_else(PoisonError::into_inner) = names.clone();
         listed();
-        let admitted = admitted.into_iter().map(|(a, _)| a).collect();
-        let loaded = warden_registry::load_admitted(runtime, admitted, order, |i, result| {
+        while let Some((i, result)) = loaded.recv().await {
             if let Some(fill) = fills.get(i) {
                 match result {
-                    Ok(c) => fill.loaded(c.plugin.clone()),
-                    Err(e) => fill.failed(e.to_string()),
+                    Ok(plugin) => fill.loaded(plugin),
+                    Err(reason) => fill.failed(reason),
                 }
             }
-        })
-        .await;
+        }
+        let loaded = done
+            .await
+            .map_err(|e| crate::ServerError::FirstLoad(e.to_string()))?;
         for c in loaded {
             let c = c?;
             if !names.contains(c.name()) {

@@ -20,6 +20,7 @@ use warden_store::{Hooks, Store};
 
 use crate::agents::{AgentOverrides, agents};
 use crate::config::{Config, resolve_token};
+use crate::first_load::FirstLoad;
 use crate::host::{HostOptions, Loaded};
 use crate::reload::{LivePlugins, NamedGrants};
 use crate::sources::{StoreGrants, StoreTrust};
@@ -136,8 +137,9 @@ fn approval_channels(config: &Config) -> BTreeMap<String, ApprovalChannel> {
 /// What the background load of a starting host needs.
 struct LoadJob {
     runtime: warden_runtime::Runtime,
-    admission: warden_registry::AdmissionPolicy,
-    wanted: Vec<(PathBuf, warden_api::Grants)>,
+    first: FirstLoad,
+    /// The configured plugins' grants, in order.
+    grants: Vec<warden_api::Grants>,
     sandbox: Option<Arc<warden_sandbox::SandboxTools>>,
     live: Arc<LivePlugins>,
     agent: String,
@@ -162,11 +164,9 @@ async fn load(
         }
     };
     let (table, whole) = tokio::sync::oneshot::channel();
-    let plugins = job
-        .live
-        .load_initial(&job.runtime, &job.admission, job.wanted, move || {
-            let _ = table.send(());
-        });
+    let plugins = job.live.load_initial(job.first, job.grants, move || {
+        let _ = table.send(());
+    });
     let listed = async {
         let ((), listed) = tokio::join!(sandbox, whole);
         if listed.is_ok() {
@@ -274,7 +274,6 @@ impl Host {
             state::sandbox_instance(state_dir)?
         };
         let bridges = crate::bridges::plan_all(&config.bridges, &config.secrets, &instance)?;
-        let store = state::open(state_dir, &config.state)?;
         let named = named_grants(config, state_dir)?;
         let loaded = Loaded::prepare(host)?;
         let registry = warden_registry::Registry::open(
@@ -282,6 +281,15 @@ impl Host {
             loaded.admission.clone(),
             loaded.runtime.clone(),
         )?;
+        // Admitting and loading the plugins is most of a start's work and
+        // needs none of what follows: it runs meanwhile.
+        let first = FirstLoad::start(
+            loaded.runtime.clone(),
+            loaded.admission.clone(),
+            registry.clone(),
+            loaded.wanted.iter().map(|(path, _)| path.clone()).collect(),
+        );
+        let store = state::open(state_dir, &config.state)?;
         let installed_grants: Vec<_> = registry
             .list()?
             .iter()
@@ -378,8 +386,8 @@ impl Host {
         tasks.push(tokio::spawn(load(
             LoadJob {
                 runtime: loaded.runtime.clone(),
-                admission: loaded.admission.clone(),
-                wanted: loaded.wanted.clone(),
+                first,
+                grants: loaded.wanted.iter().map(|(_, g)| g.clone()).collect(),
                 sandbox: loaded.sandbox.as_ref().map(|(tools, _)| tools.clone()),
                 live: live.clone(),
                 agent: options.agent.clone(),
