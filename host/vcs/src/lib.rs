@@ -21,10 +21,12 @@
 //! specifier given here). Only [`check_repo_config`] touches the file
 //! system, and only to read the few files git would read as configuration.
 
+mod config;
 mod error;
 mod url;
 mod vet;
 
+pub use config::{ConfigCheck, ConfigEntry, RepoConfig, check_repo_config};
 pub use error::{ArgError, ConfigViolation, UrlError, VetError};
 pub use url::{GitUrl, Transport, parse_git_url, parse_git_url_with};
 pub use vet::{GitNetPolicy, MAX_PINNED_ADDRS, Resolve, Vetted, vet, vet_answers};
