@@ -21,11 +21,15 @@
 //! specifier given here). Only [`check_repo_config`] touches the file
 //! system, and only to read the few files git would read as configuration.
 
+mod action;
+mod argv;
 mod config;
 mod error;
 mod url;
 mod vet;
 
+pub use action::{GitLevel, Prompt, VcsAction, vcs_action};
+pub use argv::{GitOp, Invocation, LOG_FORMAT, ResetMode, Workspace, git_argv, git_argv_attempt};
 pub use config::{ConfigCheck, ConfigEntry, RepoConfig, check_repo_config};
 pub use error::{ArgError, ConfigViolation, UrlError, VetError};
 pub use url::{GitUrl, Transport, parse_git_url, parse_git_url_with};
