@@ -48,6 +48,8 @@ const EDGES: &[(&str, &[&str])] = &[
     ("warden-shell", &[]),
     ("warden-signing", &[]),
     ("warden-policy", &["warden-shell"]),
+    // The git tools' pure core: address classes and host syntax from api.
+    ("warden-vcs", &["warden-api"]),
     ("warden-runtime", &["warden-api", "warden-signing"]),
     ("warden-sandbox", &["warden-api", "warden-signing"]),
     (
