@@ -555,6 +555,9 @@ impl Host {
         }
         self.gate.flush_trust();
         self.gate.seal_audit();
+        if let Err(e) = self.store.checkpoint() {
+            tracing::warn!(error = %e, "the write-ahead log was not checkpointed; the next start replays it");
+        }
         self.loaded.stop_sandbox().await;
     }
 }

@@ -9,6 +9,9 @@ use rusqlite::{Connection, OpenFlags};
 use warden_signing::SecretKey;
 
 use crate::StoreError;
+
+/// How long a statement waits for another connection's lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 use crate::migrate::{self, SCHEMA_VERSION};
 
 /// The state database. Cheap to share behind an `Arc`; every method is
@@ -75,7 +78,7 @@ fn connect(path: &Path) -> Result<Connection, StoreError> {
         path: path.to_path_buf(),
         source,
     })?;
-    conn.busy_timeout(Duration::from_secs(10))
+    conn.busy_timeout(BUSY_TIMEOUT)
         .map_err(|e| corrupt(path, e))?;
     // The first read of the header: a file that is not SQLite fails here.
     let tables: i64 = conn
@@ -224,6 +227,45 @@ impl SqliteStore {
         self.conn
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Copies the write-ahead log into the database file and empties it
+    /// (`wal_checkpoint(TRUNCATE)`), so the next open replays nothing. A
+    /// reader in another process that holds an older snapshot past a
+    /// short wait keeps the log for now: that is not an error, the next
+    /// checkpoint takes it.
+    pub fn checkpoint(&self) -> Result<(), StoreError> {
+        const OPERATION: &str = "checkpointing the write-ahead log";
+        const WAIT: Duration = Duration::from_millis(250);
+        let conn = self.conn();
+        conn.busy_timeout(WAIT)
+            .map_err(StoreError::sql(OPERATION))?;
+        let done = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+            r.get::<_, i64>(0)
+        });
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(StoreError::sql(OPERATION))?;
+        match done {
+            Ok(0) => Ok(()),
+            Ok(_) => {
+                tracing::debug!(
+                    "a reader holds an older snapshot; the write-ahead log stays until the next checkpoint"
+                );
+                Ok(())
+            }
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) =>
+            {
+                tracing::debug!(
+                    "the database is busy; the write-ahead log stays until the next checkpoint"
+                );
+                Ok(())
+            }
+            Err(e) => Err(StoreError::sql(OPERATION)(e)),
+        }
     }
 
     /// Changes when grants may have changed: a grant issued or revoked

@@ -147,6 +147,10 @@ impl Store for SqliteStore {
         SqliteStore::seal(self)
     }
 
+    fn checkpoint(&self) -> Result<(), StoreError> {
+        SqliteStore::checkpoint(self)
+    }
+
     fn verify(&self, key: &PublicKey) -> Result<Result<Verified, Break>, StoreError> {
         SqliteStore::verify(self, key)
     }

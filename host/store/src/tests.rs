@@ -273,3 +273,39 @@ fn state_files_are_owner_only_also_when_they_existed_wider() {
     }
     drop(store);
 }
+
+#[test]
+fn a_checkpoint_leaves_nothing_for_the_next_open_to_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let wal = dir.path().join("warden.db-wal");
+    {
+        let store = open(dir.path());
+        for n in 0..200 {
+            store.append(&outcome(n)).unwrap();
+        }
+        assert!(
+            std::fs::metadata(&wal).unwrap().len() > 0,
+            "appends go to the write-ahead log first"
+        );
+        // Another connection (a CLI reading the log) does not stop it.
+        let reader = raw(dir.path());
+        let counted: i64 = reader
+            .query_row("SELECT count(*) FROM audit", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(counted, 200);
+        crate::Store::checkpoint(&store).unwrap();
+        assert_eq!(
+            std::fs::metadata(&wal).map_or(0, |m| m.len()),
+            0,
+            "everything committed moved into the database file"
+        );
+        // The store keeps working after it.
+        store.append(&outcome(200)).unwrap();
+    }
+    let store = open(dir.path());
+    let verified = store
+        .verify_with_host_key(&key(dir.path()))
+        .unwrap()
+        .unwrap();
+    assert_eq!(verified.records, 201);
+}
