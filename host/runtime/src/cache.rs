@@ -6,9 +6,9 @@
 //! Attack: deserialising an entry runs native code from it, so anyone who
 //! can write a cache file — a tool granted a directory that holds it,
 //! another local user, a copied-in state directory — could otherwise have
-//! the host execute code of their choosing. Every entry carries an
-//! HMAC-SHA256 tag, under a key derived from the host key, over its name
-//! and its bytes; an entry is read once, into a sealed memory file on Linux
+//! the host execute code of their choosing. Every entry carries a keyed
+//! BLAKE3 tag (`warden_signing::BulkMac`), under a key derived from the
+//! host key, over its name and its bytes; an entry is read once, into a sealed memory file on Linux
 //! (`sealed.rs`) and into memory elsewhere, its tag checked over that copy,
 //! and only that copy deserialised. A changed, truncated, renamed or foreign entry
 //! is logged, removed and recompiled, never loaded. Without a key there is
@@ -36,7 +36,7 @@ use crate::RuntimeError;
 mod sealed;
 
 /// The tag's length at the start of every entry.
-const TAG_LEN: usize = 32;
+const TAG_LEN: usize = warden_signing::BulkMac::TAG_LEN;
 
 /// How long an entry may go unused before [`CompileCache::sweep`] removes
 /// it (it is recompiled if it is ever needed again).
@@ -96,14 +96,16 @@ impl CompileCache {
 
     fn name(&self, digest: &str) -> String {
         let hex = digest.trim_start_matches("sha256:");
-        format!("{hex}-{}.cwasm", self.fingerprint)
+        // `b3`: tagged with keyed BLAKE3. Entries of the older HMAC-SHA256
+        // scheme are never read again, and a sweep removes them.
+        format!("{hex}-{}-b3.cwasm", self.fingerprint)
     }
 
     /// A MAC over what an entry's tag covers, started with the entry's
     /// name (so an entry moved under another component's name is
     /// refused) and a separator; the compiled bytes follow.
-    fn mac(&self, name: &str) -> warden_signing::HmacSha256 {
-        let mut mac = warden_signing::HmacSha256::new(&self.key.0);
+    fn mac(&self, name: &str) -> warden_signing::BulkMac {
+        let mut mac = warden_signing::BulkMac::new(&self.key.0);
         mac.update(name.as_bytes());
         mac.update(&[0]);
         mac
@@ -238,7 +240,7 @@ enum Read {
 fn in_memory(
     engine: &Engine,
     file: &mut std::fs::File,
-    mut mac: warden_signing::HmacSha256,
+    mut mac: warden_signing::BulkMac,
     tag: &[u8],
 ) -> Read {
     let mut bytes = Vec::new();

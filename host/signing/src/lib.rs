@@ -3,14 +3,15 @@
 //! Owns: every cryptographic primitive Warden uses, so that one crate is
 //! reviewed for crypto and the rest only call it — the sha256 digests that
 //! name components, ed25519 keys in a small text format, detached plugin
-//! signatures, HMAC-SHA256 tags and per-purpose keys derived from the
-//! host key, and the signers (publisher keys, revoked keys and
+//! signatures, HMAC-SHA256 and keyed BLAKE3 tags and per-purpose keys
+//! derived from the host key, and the signers (publisher keys, revoked keys and
 //! digests) that decide whether a component may load. The audit chain
 //! signs its records with the same [`SecretKey`].
 //!
 //! Pure: no file or network I/O and no async; only [`SecretKey::generate`]
 //! asks the operating system for randomness.
 
+mod bulk_mac;
 mod error;
 mod key;
 mod mac;
@@ -18,6 +19,7 @@ mod plugin;
 mod signers;
 mod text;
 
+pub use bulk_mac::BulkMac;
 pub use error::{FormatError, VerifyError};
 pub use key::{KeyId, PublicKey, RandomnessError, SecretKey};
 pub use mac::{

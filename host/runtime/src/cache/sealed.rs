@@ -41,7 +41,7 @@ const CHUNK: usize = 64 << 10;
 pub(super) fn load(
     engine: &Engine,
     file: &mut File,
-    mut mac: warden_signing::HmacSha256,
+    mut mac: warden_signing::BulkMac,
     tag: &[u8],
 ) -> Read {
     if !std::path::Path::new(FDS).is_dir() {
@@ -86,7 +86,7 @@ enum Copy {
     Memfd(std::io::Error),
 }
 
-fn copy_sealed(file: &mut File, mac: &mut warden_signing::HmacSha256) -> Result<Sealed, Copy> {
+fn copy_sealed(file: &mut File, mac: &mut warden_signing::BulkMac) -> Result<Sealed, Copy> {
     let memfd = rustix::fs::memfd_create(
         "warden-compiled-plugin",
         MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING,
