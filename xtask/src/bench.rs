@@ -30,6 +30,7 @@ const CARGO_BENCHES: &[(&str, &str)] = &[
     ("warden-runtime", "runtime"),
     ("warden-runtime", "http_hook"),
     ("warden-sandbox", "sandbox"),
+    ("warden-vcs", "vcs"),
 ];
 
 pub fn run(root: &Path, quick: bool) -> anyhow::Result<()> {
