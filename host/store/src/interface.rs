@@ -131,6 +131,20 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// tool.
     fn definition_pins(&self, server: Option<&str>) -> Result<Vec<DefinitionPin>, StoreError>;
 
+    /// Keeps an MCP session's state (what its client's `initialize`
+    /// said) until `expires_ms`, replacing any kept under `id`; clears
+    /// the sessions that expired.
+    fn put_session(
+        &self,
+        id: &str,
+        state: &serde_json::Value,
+        expires_ms: u64,
+    ) -> Result<(), StoreError>;
+    /// The state kept for session `id`, unless it expired.
+    fn session(&self, id: &str) -> Result<Option<serde_json::Value>, StoreError>;
+    /// Forgets session `id` (its client ended it).
+    fn drop_session(&self, id: &str) -> Result<(), StoreError>;
+
     /// Appends one audit record; returns its sequence number once it is
     /// committed. Concurrent appends may share a commit.
     fn append_async<'a>(&'a self, event: &'a AuditEvent) -> BoxFuture<'a, Result<u64, StoreError>>;

@@ -34,6 +34,7 @@ mod pins;
 mod postgres;
 mod private;
 mod rules;
+mod sessions;
 mod sqlite;
 mod trust;
 mod tx;

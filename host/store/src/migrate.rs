@@ -95,7 +95,16 @@ CREATE TABLE definition_pins (
 );
 ";
 
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+const V6: &str = "
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    expires_ms INTEGER NOT NULL
+);
+CREATE INDEX sessions_expiry ON sessions (expires_ms);
+";
+
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

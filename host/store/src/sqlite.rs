@@ -131,6 +131,23 @@ impl Store for SqliteStore {
         SqliteStore::definition_pins(self, server)
     }
 
+    fn put_session(
+        &self,
+        id: &str,
+        state: &serde_json::Value,
+        expires_ms: u64,
+    ) -> Result<(), StoreError> {
+        SqliteStore::put_session(self, id, state, expires_ms)
+    }
+
+    fn session(&self, id: &str) -> Result<Option<serde_json::Value>, StoreError> {
+        SqliteStore::session(self, id)
+    }
+
+    fn drop_session(&self, id: &str) -> Result<(), StoreError> {
+        SqliteStore::drop_session(self, id)
+    }
+
     fn append_async<'a>(&'a self, event: &'a AuditEvent) -> BoxFuture<'a, Result<u64, StoreError>> {
         Box::pin(SqliteStore::append_async(self, event))
     }

@@ -17,10 +17,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use serde_json::json;
 use warden_api::{ApprovalAnswer, ApprovalRequest, Attribution, AuditEvent, OpenApproval};
 use warden_policy::{Boundary, Capability, CapabilityGrant};
 use warden_signing::SecretKey;
-use warden_store::{Closed, DefinitionPin, PgStore, SqliteStore, Store, StoreError, host_key};
+use warden_store::{
+    Closed, DefinitionPin, PG_SCHEMA_VERSION, PgStore, SqliteStore, Store, StoreError, host_key,
+    now_ms,
+};
 
 #[derive(Debug, Clone, Copy)]
 enum Backend {
@@ -565,6 +569,46 @@ fn definition_pins_are_replaced_revoked_and_audited(backend: Backend) {
     );
 }
 
+/// MCP sessions: what a store kept, another store on the same state
+/// (another replica, or the host after a restart) hands out; replaced,
+/// dropped, and never once expired; an expired one is cleared by the next
+/// store. Ids come from a client's header, so any text is an id.
+fn sessions_are_shared_until_dropped_or_expired(backend: Backend) {
+    let place = Place::new(backend);
+    let (a, b) = (place.open("a"), place.open("b"));
+    let later = now_ms() + 60_000;
+    let init =
+        json!({"protocolVersion": "2025-11-25", "clientInfo": {"name": "c", "version": "1"}});
+    assert_eq!(a.session("s-1").unwrap(), None);
+    a.put_session("s-1", &init, later).unwrap();
+    assert_eq!(b.session("s-1").unwrap().as_ref(), Some(&init));
+    let odd = "s\u{0}'; DROP TABLE sessions; --\u{202e}";
+    b.put_session(odd, &json!({"n": 2}), later).unwrap();
+    assert_eq!(a.session(odd).unwrap(), Some(json!({"n": 2})));
+    b.put_session("s-1", &json!({"n": 3}), later).unwrap();
+    assert_eq!(a.session("s-1").unwrap(), Some(json!({"n": 3})));
+    a.drop_session("s-1").unwrap();
+    assert_eq!(b.session("s-1").unwrap(), None);
+    a.drop_session("never-kept").unwrap();
+
+    // Expired: never handed out, and gone once another session is kept.
+    a.put_session("old", &init, now_ms() - 1).unwrap();
+    assert_eq!(b.session("old").unwrap(), None);
+    b.put_session("new", &init, later).unwrap();
+    a.put_session("old", &init, later).unwrap();
+    assert_eq!(
+        b.session("old").unwrap().as_ref(),
+        Some(&init),
+        "kept again"
+    );
+    drop((a, b));
+    let reopened = place.open("a");
+    assert_eq!(reopened.session("new").unwrap().as_ref(), Some(&init));
+    assert_eq!(reopened.session(odd).unwrap(), Some(json!({"n": 2})));
+    // Nothing about sessions is audited: they are no decision.
+    assert!(kinds(reopened.as_ref()).is_empty());
+}
+
 /// A rule suggested from a call's arguments, and an approval's binding
 /// key (NUL-separated), hold whatever text the call carried.
 fn any_text_a_call_carries_is_kept(backend: Backend) {
@@ -604,6 +648,7 @@ conformance!(
     any_text_a_call_carries_is_kept,
     asks_racing_from_two_stores_get_ids_of_their_own,
     definition_pins_are_replaced_revoked_and_audited,
+    sessions_are_shared_until_dropped_or_expired,
 );
 
 /// Runs `sql` on the database at `url`.
@@ -637,7 +682,8 @@ fn postgres_refuses_a_newer_schema_and_changes_nothing() {
     psql(&url, "UPDATE warden_schema SET version = 999");
     let err = place.try_open("host").unwrap_err().to_string();
     assert!(err.contains("newer than this warden knows"), "{err}");
-    psql(&url, "UPDATE warden_schema SET version = 1");
+    let current = format!("UPDATE warden_schema SET version = {PG_SCHEMA_VERSION}");
+    psql(&url, current.leak());
     place.open("host");
 }
 

@@ -28,7 +28,7 @@ fn text(bytes: Vec<u8>) -> Result<String, sqlx::Error> {
     String::from_utf8(bytes).map_err(|e| sqlx::Error::Decode(Box::new(e)))
 }
 
-fn ms(value: u64) -> i64 {
+pub(super) fn ms(value: u64) -> i64 {
     value.min(i64::MAX as u64) as i64
 }
 

@@ -16,6 +16,7 @@ mod data;
 mod notify;
 mod pins;
 mod schema;
+mod sessions;
 mod store;
 
 use std::future::Future;

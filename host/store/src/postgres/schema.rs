@@ -93,7 +93,18 @@ CREATE TABLE audit (
 );
 ";
 
-const MIGRATIONS: &[&str] = &[V1];
+/// MCP sessions of older clients, which any replica may take over
+/// (`sessions.rs`); their ids come from the client's header, so bytes.
+const V2: &str = "
+CREATE TABLE sessions (
+    id BYTEA PRIMARY KEY,
+    state TEXT NOT NULL,
+    expires_ms BIGINT NOT NULL
+);
+CREATE INDEX sessions_expiry ON sessions (expires_ms);
+";
+
+const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The PostgreSQL schema version this build writes.
 pub const PG_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -9,7 +9,7 @@ use warden_api::{
 use warden_policy::CapabilityGrant;
 use warden_signing::{PublicKey, SecretKey};
 
-use super::{PgStore, audit, data, pins};
+use super::{PgStore, audit, data, pins, sessions};
 use crate::chain::Entry;
 use crate::interface::Closed;
 use crate::{
@@ -149,6 +149,26 @@ impl Store for PgStore {
     fn definition_pins(&self, server: Option<&str>) -> Result<Vec<DefinitionPin>, StoreError> {
         let server = server.map(str::to_owned);
         self.run(|inner| pins::pins(inner, server))
+    }
+
+    fn put_session(
+        &self,
+        id: &str,
+        state: &serde_json::Value,
+        expires_ms: u64,
+    ) -> Result<(), StoreError> {
+        let (id, state) = (id.to_owned(), state.clone());
+        self.run(|inner| sessions::put(inner, id, state, expires_ms))
+    }
+
+    fn session(&self, id: &str) -> Result<Option<serde_json::Value>, StoreError> {
+        let id = id.to_owned();
+        self.run(|inner| sessions::get(inner, id))
+    }
+
+    fn drop_session(&self, id: &str) -> Result<(), StoreError> {
+        let id = id.to_owned();
+        self.run(|inner| sessions::drop(inner, id))
     }
 
     fn append_async<'a>(&'a self, event: &'a AuditEvent) -> BoxFuture<'a, Result<u64, StoreError>> {
