@@ -30,6 +30,7 @@ mod journal;
 mod limits;
 mod manifest;
 pub mod net;
+mod sessions;
 mod spec;
 mod trust;
 
@@ -59,5 +60,6 @@ pub use manifest::{
     CapabilityGap, MANIFEST_SECTION, MANIFEST_VERSION, Manifest, PluginId, RequestedCapabilities,
     WIT_PACKAGE,
 };
+pub use sessions::SessionStates;
 pub use spec::{Example, MAX_TOOL_NAME, ToolName, ToolSpec, renamed, render_template};
 pub use trust::{TrustAdmin, TrustError};

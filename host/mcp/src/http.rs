@@ -1,7 +1,8 @@
 //! `warden serve --http ADDR`: MCP over Streamable HTTP at `/mcp`, with
 //! sessions for clients on older protocol revisions and sessionless
 //! requests for 2026-07-28, and the admin API under `/admin` for holders
-//! of an admin token.
+//! of an admin token. With a session keeper (`HttpOptions::sessions`), a
+//! session made by another replica or before a restart is taken over.
 //!
 //! Attacks it stops: use by anyone who can reach the port (every request
 //! needs a configured bearer token; binding beyond loopback without tokens
@@ -51,6 +52,10 @@ pub struct HttpOptions {
     /// Host names the server answers to besides loopback names.
     pub allowed_hosts: Vec<String>,
     pub max_body_bytes: usize,
+    /// Where sessions of clients before 2026-07-28 are kept, so another
+    /// replica on the same state (or this host after a restart) takes
+    /// them over; without it a session lives in this process only.
+    pub sessions: Option<Arc<dyn warden_api::SessionStates>>,
 }
 
 async fn authenticate(
@@ -83,6 +88,10 @@ fn router(server: &Server, options: &HttpOptions) -> Router {
         .with_allowed_hosts(hosts)
         .with_legacy_session_mode(true)
         .with_max_request_body_bytes(options.max_body_bytes);
+    config.session_store = options
+        .sessions
+        .clone()
+        .map(|kept| Arc::new(crate::sessions::Kept(kept)) as _);
     config = if options.allowed_origins.is_empty() {
         config.enforce_origin_validation()
     } else {

@@ -32,6 +32,7 @@ mod http;
 mod notify;
 mod plugins;
 mod seal;
+mod sessions;
 mod startup;
 mod stdio;
 mod trust;

@@ -538,6 +538,7 @@ impl Host {
             allowed_origins: serve.allowed_origins.clone(),
             allowed_hosts: serve.allowed_hosts.clone(),
             max_body_bytes: serve.max_body_bytes,
+            sessions: Some(Arc::new(crate::sources::StoreSessions(self.store.clone()))),
         };
         tokio::select! {
             served = warden_mcp::serve_http(self.mcp.clone(), options, self.shutdown.clone(), bound) => Ok(served?),

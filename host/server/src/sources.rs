@@ -1,10 +1,10 @@
 //! The store behind the gate's durable hooks: capability grants (the set
 //! in force, reloaded when the database changed, and new grants) and
-//! progressive trust states.
+//! progressive trust states; and behind the HTTP server's sessions.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use warden_api::{AuditEvent, JournalError};
+use warden_api::{AuditEvent, JournalError, SessionStates};
 use warden_gate::{Clock, GrantStore, TrustStore};
 use warden_policy::trust::TrustState;
 use warden_policy::{CapabilityGrant, GrantSet};
@@ -90,5 +90,35 @@ impl TrustStore for StoreTrust {
         self.0
             .put_trust(agent, &value, events)
             .map_err(|e| JournalError::with_source("recording trust", e))
+    }
+}
+
+/// How long an HTTP session of a client before 2026-07-28 can be taken
+/// over after its `initialize` (by another replica, or after a restart);
+/// a client whose session is gone initializes again.
+pub const SESSION_LIFETIME: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
+
+/// MCP sessions in the store, each kept for [`SESSION_LIFETIME`].
+#[derive(Debug)]
+pub struct StoreSessions(pub Arc<dyn Store>);
+
+impl SessionStates for StoreSessions {
+    fn load(&self, id: &str) -> Result<Option<serde_json::Value>, JournalError> {
+        self.0
+            .session(id)
+            .map_err(|e| JournalError::with_source("reading a session", e))
+    }
+
+    fn store(&self, id: &str, state: &serde_json::Value) -> Result<(), JournalError> {
+        let lifetime = u64::try_from(SESSION_LIFETIME.as_millis()).unwrap_or(u64::MAX);
+        self.0
+            .put_session(id, state, warden_store::now_ms().saturating_add(lifetime))
+            .map_err(|e| JournalError::with_source("keeping a session", e))
+    }
+
+    fn remove(&self, id: &str) -> Result<(), JournalError> {
+        self.0
+            .drop_session(id)
+            .map_err(|e| JournalError::with_source("ending a session", e))
     }
 }
