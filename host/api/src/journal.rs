@@ -199,6 +199,20 @@ pub enum AuditEvent {
         tools: Vec<String>,
         by: Attribution,
     },
+    /// The heads of the other hosts' audit chains in a shared database,
+    /// as this host read them: anchors that make a chain cut short,
+    /// rewritten or removed after them detectable.
+    ChainHeads { heads: Vec<ChainHead> },
+}
+
+/// One chain's last record, as a [`AuditEvent::ChainHeads`] anchors it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChainHead {
+    /// The chain (its host key's id).
+    pub chain: String,
+    pub seq: u64,
+    /// The record's hash.
+    pub hash: String,
 }
 
 /// One tool of a [`AuditEvent::DefinitionsPinned`].

@@ -54,7 +54,9 @@ pub use host::{
     Backend, BackendCall, BoxFuture, CallContext, CallRequest, Isolation, PathGuard,
     REQUEST_CAPABILITY, ToolHost,
 };
-pub use journal::{ApprovalLedger, AuditEvent, Journal, JournalError, OpenApproval, PinnedTool};
+pub use journal::{
+    ApprovalLedger, AuditEvent, ChainHead, Journal, JournalError, OpenApproval, PinnedTool,
+};
 pub use limits::CallLimits;
 pub use manifest::{
     CapabilityGap, MANIFEST_SECTION, MANIFEST_VERSION, Manifest, PluginId, RequestedCapabilities,

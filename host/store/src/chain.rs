@@ -55,6 +55,7 @@ fn kind(event: &AuditEvent) -> &'static str {
         AuditEvent::PluginRemoved { .. } => "plugin-removed",
         AuditEvent::DefinitionsPinned { .. } => "definitions-pinned",
         AuditEvent::DefinitionsUnpinned { .. } => "definitions-unpinned",
+        AuditEvent::ChainHeads { .. } => "chain-heads",
     }
 }
 

@@ -19,7 +19,9 @@ use warden_api::{
 use warden_policy::CapabilityGrant;
 use warden_signing::{PublicKey, SecretKey};
 
-use crate::{AuditRecord, Break, DefinitionPin, StoreError, StoredRule, StoredTrust, Verified};
+use crate::{
+    AuditRecord, Break, DefinitionPin, Others, StoreError, StoredRule, StoredTrust, Verified,
+};
 
 /// How an answered approval was closed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,4 +174,11 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// [`Store::verify`] with the host key: tags are checked too, and a
     /// tagged end suffices.
     fn verify_with_host_key(&self, key: &SecretKey) -> Result<Result<Verified, Break>, StoreError>;
+    /// The other hosts' chains in a shared database, each walked against
+    /// the public key registered with it, and every anchor any chain
+    /// holds of another chain's head checked (`anchors.rs`). A single
+    /// host's database holds one chain: nothing to check.
+    fn verify_others(&self) -> Result<Others, StoreError> {
+        Ok(Others::default())
+    }
 }

@@ -18,6 +18,7 @@
 //! (`warden-signing`), or when things are written (the gate and the CLI
 //! call in). The only crate that uses a database driver.
 
+mod anchors;
 mod approvals;
 mod audit;
 mod chain;
@@ -41,6 +42,7 @@ mod tx;
 mod verify;
 mod writer;
 
+pub use anchors::{AnchorBreak, OtherChain, Others};
 pub use audit::AuditRecord;
 pub use checkpoint::{SIGN_EVERY, SIGN_EVERY_RECORDS};
 pub use db::{Durability, SqliteStore, now_ms};

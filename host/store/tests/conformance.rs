@@ -736,3 +736,112 @@ fn postgres_audit_records_edited_or_deleted_in_place_are_found() {
     let broken = store.verify(&key.public()).unwrap().unwrap_err();
     assert_eq!(broken, warden_store::Break::Deleted { seq: 3, next: 4 });
 }
+
+/// Replicas anchor each other's chain heads when they seal: a chain cut
+/// short at a signed record (which verifies by itself), rewritten from an
+/// anchored record on, or removed with its registration is found through
+/// the anchors the other chain holds. A single SQLite host has no others.
+#[test]
+fn postgres_chains_anchor_each_other_so_a_cut_or_removed_chain_is_found() {
+    let place = Place::new(Backend::Postgres);
+    let (a, b) = (place.open("a"), place.open("b"));
+    let b_chain = place.key("b").public().key_id().as_str().to_owned();
+    for n in 0..5 {
+        a.append(&outcome(n)).unwrap();
+    }
+    for n in 0..3 {
+        b.append(&outcome(n)).unwrap();
+    }
+    a.seal().unwrap();
+    b.seal().unwrap();
+    let others = a.verify_others().unwrap();
+    assert!(others.ok(), "{others:?}");
+    assert_eq!(others.chains.len(), 1);
+    assert_eq!(others.chains[0].chain, b_chain);
+    assert_eq!(others.anchors, 2, "each chain anchors the other once");
+    // Sealing again with no other head moved anchors nothing new (B's
+    // anchor of A is no move: idle replicas do not anchor each other's
+    // anchors forever).
+    let before = a.tail(1).unwrap()[0].seq;
+    a.seal().unwrap();
+    assert_eq!(a.tail(1).unwrap()[0].seq, before);
+    assert_eq!(kinds(a.as_ref()).last().unwrap(), "chain-heads");
+
+    // B goes on, A anchors B's new head; then B's tail is deleted back
+    // to B's signed anchor record, which leaves a chain that verifies.
+    for n in 3..6 {
+        b.append(&outcome(n)).unwrap();
+    }
+    b.seal().unwrap();
+    a.seal().unwrap();
+    assert!(a.verify_others().unwrap().ok());
+    let url = place.url.clone().unwrap();
+    let cut = format!("DELETE FROM audit WHERE chain = '{b_chain}' AND seq > 4");
+    psql(&url, cut.leak());
+    let others = a.verify_others().unwrap();
+    assert!(
+        others.chains[0].verdict.is_ok(),
+        "the cut chain verifies alone"
+    );
+    assert!(!others.ok());
+    assert!(
+        matches!(
+            &others.broken_anchors[..],
+            [warden_store::AnchorBreak::Missing {
+                seq: 7,
+                last: Some(4),
+                ..
+            }]
+        ),
+        "{:?}",
+        others.broken_anchors
+    );
+    assert!(
+        others.broken_anchors[0]
+            .to_string()
+            .contains("deleted from its end"),
+        "{}",
+        others.broken_anchors[0]
+    );
+
+    // Rewritten: the anchored record's hash is not the one anchored.
+    let rewrite =
+        format!("UPDATE audit SET hash = repeat('0', 64) WHERE chain = '{b_chain}' AND seq = 3");
+    psql(&url, rewrite.leak());
+    let others = a.verify_others().unwrap();
+    assert!(others.chains[0].verdict.is_err(), "its own walk fails too");
+    assert!(
+        others
+            .broken_anchors
+            .iter()
+            .any(|b| matches!(b, warden_store::AnchorBreak::Rewritten { seq: 3, .. })),
+        "{:?}",
+        others.broken_anchors
+    );
+
+    // Removed, registration and all.
+    let remove = format!(
+        "DELETE FROM audit WHERE chain = '{b_chain}'; DELETE FROM audit_chains WHERE chain = '{b_chain}'"
+    );
+    psql(&url, remove.leak());
+    let others = a.verify_others().unwrap();
+    assert!(others.chains.is_empty());
+    assert!(
+        others
+            .broken_anchors
+            .iter()
+            .all(|b| matches!(b, warden_store::AnchorBreak::Missing { last: None, .. })),
+        "{:?}",
+        others.broken_anchors
+    );
+    assert_eq!(others.broken_anchors.len(), 2);
+
+    // One SQLite host: nothing else to check.
+    let single = Place::new(Backend::Sqlite).open("host");
+    single.append(&outcome(1)).unwrap();
+    single.seal().unwrap();
+    assert_eq!(
+        single.verify_others().unwrap(),
+        warden_store::Others::default()
+    );
+}

@@ -51,6 +51,8 @@ pub enum AuditCommand {
         state: StateDir,
     },
     /// Check every hash, link, tag and signature; name the first bad record.
+    /// On a database replicas share, every other chain (against its
+    /// registered public key) and the anchors between chains too.
     Verify {
         /// Verify with this public key alone (a file as `warden keygen`
         /// writes, or the `public-key` a verify printed) instead of the
@@ -110,35 +112,69 @@ pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
                     (store.verify_with_host_key(&secret)?, secret.public())
                 }
             };
-            match verdict {
-                Ok(verified) => {
-                    out!(
-                        "{}",
-                        serde_json::json!({
-                            "ok": true,
-                            "records": verified.records,
-                            "tags": verified.tags,
-                            "signatures": verified.signatures,
-                            "signed-through": verified.signed_through,
-                            "head": verified.head,
-                            "key-id": key.key_id().as_str(),
-                            "public-key": key.to_text(),
-                        })
-                    );
-                    Ok(Outcome::Ok)
-                }
+            // Replicas on one database: every other chain, and every
+            // anchor of one chain's head in another.
+            let others = store.verify_others()?;
+            let chains: Vec<_> = others
+                .chains
+                .iter()
+                .map(|c| match &c.verdict {
+                    Ok(v) => serde_json::json!({
+                        "chain": c.chain, "ok": true, "records": v.records,
+                        "signed-through": v.signed_through, "head": v.head,
+                    }),
+                    Err(b) => serde_json::json!({
+                        "chain": c.chain, "ok": false, "break": b, "message": b.to_string(),
+                    }),
+                })
+                .collect();
+            let broken_anchors: Vec<_> = others
+                .broken_anchors
+                .iter()
+                .map(|b| serde_json::json!({"break": b, "message": b.to_string()}))
+                .collect();
+            let mut problems: Vec<String> = others
+                .chains
+                .iter()
+                .filter_map(|c| {
+                    c.verdict
+                        .as_ref()
+                        .err()
+                        .map(|b| format!("chain {}: {b}", c.chain))
+                })
+                .chain(others.broken_anchors.iter().map(ToString::to_string))
+                .collect();
+            let mut report = match &verdict {
+                Ok(verified) => serde_json::json!({
+                    "ok": true,
+                    "records": verified.records,
+                    "tags": verified.tags,
+                    "signatures": verified.signatures,
+                    "signed-through": verified.signed_through,
+                    "head": verified.head,
+                    "key-id": key.key_id().as_str(),
+                    "public-key": key.to_text(),
+                }),
                 Err(broken) => {
-                    out!(
-                        "{}",
-                        serde_json::json!({ "ok": false, "break": broken, "message": broken.to_string() })
-                    );
-                    #[expect(clippy::print_stderr, reason = "the verdict for people")]
-                    {
-                        eprintln!("audit chain broken: {broken}");
-                    }
-                    Ok(Outcome::CallFailed)
+                    problems.insert(0, broken.to_string());
+                    serde_json::json!({ "ok": false, "break": broken, "message": broken.to_string() })
                 }
+            };
+            if !chains.is_empty() || others.anchors > 0 {
+                report["other-chains"] = serde_json::json!(chains);
+                report["anchors"] = serde_json::json!(others.anchors);
+                report["broken-anchors"] = serde_json::json!(broken_anchors);
+                report["ok"] = serde_json::json!(problems.is_empty());
             }
+            out!("{report}");
+            if problems.is_empty() {
+                return Ok(Outcome::Ok);
+            }
+            #[expect(clippy::print_stderr, reason = "the verdict for people")]
+            for problem in &problems {
+                eprintln!("audit chain broken: {problem}");
+            }
+            Ok(Outcome::CallFailed)
         }
         AuditCommand::Export { json: _, state } => {
             let store = state.open()?;

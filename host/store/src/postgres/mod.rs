@@ -11,6 +11,7 @@
 //! `NOTIFY warden_grants`, which moves [`Store::grants_version`] of every
 //! other replica (`notify.rs`).
 
+mod anchor;
 mod audit;
 mod data;
 mod notify;
@@ -54,6 +55,8 @@ pub(crate) struct Inner {
     pub(crate) grant_changes: AtomicU64,
     /// The group-commit writer's queue (`audit.rs`).
     pub(crate) appends: tokio::sync::mpsc::UnboundedSender<audit::Append>,
+    /// The other chains' heads this host last anchored (`anchor.rs`).
+    pub(crate) anchored: std::sync::Mutex<Vec<warden_api::ChainHead>>,
 }
 
 impl Inner {
@@ -160,6 +163,7 @@ impl PgStore {
             audit_args: std::sync::atomic::AtomicBool::new(false),
             grant_changes: AtomicU64::new(0),
             appends,
+            anchored: std::sync::Mutex::new(Vec::new()),
         });
         let store = PgStore {
             runtime: Some(runtime),

@@ -9,7 +9,8 @@ use warden_api::{
 use warden_policy::CapabilityGrant;
 use warden_signing::{PublicKey, SecretKey};
 
-use super::{PgStore, audit, data, pins, sessions};
+use super::{PgStore, anchor, audit, data, pins, sessions};
+use crate::Others;
 use crate::chain::Entry;
 use crate::interface::Closed;
 use crate::{
@@ -201,8 +202,17 @@ impl Store for PgStore {
         })
     }
 
+    /// Anchors the other chains' heads when they moved, then signs this
+    /// host's head (the anchor with it).
     fn seal(&self) -> Result<Option<u64>, StoreError> {
-        self.run(audit::seal)
+        self.run(|inner| async move {
+            anchor::anchor(&inner).await?;
+            audit::seal(inner).await
+        })
+    }
+
+    fn verify_others(&self) -> Result<Others, StoreError> {
+        self.run(anchor::verify_others)
     }
 
     fn verify(&self, key: &PublicKey) -> Result<Result<Verified, Break>, StoreError> {
