@@ -15,6 +15,7 @@ fn tool(name: &'static str, category: &'static str, action: &'static str) -> Too
         action_type: action,
         side_effect: true,
         isolation: crate::Isolation::Wasm,
+        vcs: None,
     }
 }
 
@@ -51,6 +52,7 @@ const WRITE: ToolFacts<'static> = ToolFacts {
     action_type: "code:write",
     side_effect: true,
     isolation: crate::Isolation::Wasm,
+    vcs: None,
 };
 
 #[test]
