@@ -85,6 +85,10 @@ pub enum Serve {
     Files(PathBuf),
     /// `302` to this base URL, path kept.
     Redirect(String),
+    /// git's smart HTTP protocol: `git http-backend` as a CGI program over
+    /// the repositories under this directory (receive-pack enabled where
+    /// the repository's config says so).
+    Smart(PathBuf),
 }
 
 /// A loopback HTTP server that counts the requests it gets.
@@ -120,16 +124,30 @@ fn answer(mut stream: std::net::TcpStream, serve: &Serve) {
     if reader.read_line(&mut line).is_err() {
         return;
     }
-    // Headers are read and ignored.
+    let mut headers = BTreeMap::new();
     loop {
         let mut h = String::new();
         if reader.read_line(&mut h).map_or(true, |n| n == 0) || h == "\r\n" {
             break;
         }
+        if let Some((k, v)) = h.trim_end().split_once(':') {
+            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_owned());
+        }
     }
     let target = line.split(' ').nth(1).unwrap_or("/");
     let path = target.split('?').next().unwrap_or("/");
     let reply = match serve {
+        Serve::Smart(root) => {
+            let len: usize = headers
+                .get("content-length")
+                .and_then(|l| l.parse().ok())
+                .unwrap_or(0);
+            let mut body = vec![0u8; len];
+            if reader.read_exact(&mut body).is_err() {
+                return;
+            }
+            cgi(root, &line, &headers, body)
+        }
         Serve::Redirect(base) => {
             format!("HTTP/1.0 302 Found\r\nLocation: {base}{target}\r\nContent-Length: 0\r\n\r\n")
                 .into_bytes()
@@ -155,6 +173,77 @@ fn answer(mut stream: std::net::TcpStream, serve: &Serve) {
         }
     };
     let _ = stream.write_all(&reply);
+}
+
+/// Runs `git http-backend` for one request; its CGI answer as HTTP/1.0.
+fn cgi(root: &Path, line: &str, headers: &BTreeMap<String, String>, body: Vec<u8>) -> Vec<u8> {
+    let mut parts = line.split(' ');
+    let method = parts.next().unwrap_or("GET");
+    let target = parts.next().unwrap_or("/");
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let mut child = Command::new("git")
+        .arg("http-backend")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("GIT_PROJECT_ROOT", root)
+        .env("GIT_HTTP_EXPORT_ALL", "1")
+        .env("REMOTE_USER", "fixture")
+        .env("REMOTE_ADDR", "127.0.0.1")
+        .env("REQUEST_METHOD", method)
+        .env("PATH_INFO", path)
+        .env("QUERY_STRING", query)
+        .env(
+            "CONTENT_TYPE",
+            headers.get("content-type").cloned().unwrap_or_default(),
+        )
+        .env("CONTENT_LENGTH", body.len().to_string())
+        .env(
+            "HTTP_CONTENT_ENCODING",
+            headers.get("content-encoding").cloned().unwrap_or_default(),
+        )
+        .env(
+            "GIT_PROTOCOL",
+            headers.get("git-protocol").cloned().unwrap_or_default(),
+        )
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::spawn(move || {
+        let _ = stdin.write_all(&body);
+    });
+    let out = child.wait_with_output().unwrap();
+    let split = out
+        .stdout
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| (i, 4))
+        .or_else(|| {
+            out.stdout
+                .windows(2)
+                .position(|w| w == b"\n\n")
+                .map(|i| (i, 2))
+        });
+    let Some((end, sep)) = split else {
+        return b"HTTP/1.0 500 Bad CGI\r\nContent-Length: 0\r\n\r\n".to_vec();
+    };
+    let head = String::from_utf8_lossy(&out.stdout[..end]).into_owned();
+    let mut status = "200 OK".to_owned();
+    let mut reply_headers = String::new();
+    for h in head.lines() {
+        match h.split_once(':') {
+            Some((k, v)) if k.eq_ignore_ascii_case("status") => status = v.trim().to_owned(),
+            Some(_) => {
+                reply_headers.push_str(h.trim_end());
+                reply_headers.push_str("\r\n");
+            }
+            None => {}
+        }
+    }
+    let mut reply = format!("HTTP/1.0 {status}\r\n{reply_headers}\r\n").into_bytes();
+    reply.extend_from_slice(&out.stdout[end + sep..]);
+    reply
 }
 
 /// A resolver that knows only the names it was given.

@@ -274,3 +274,67 @@ async fn a_clone_past_the_quota_stops_and_leaves_nothing() {
     );
     r.done().await;
 }
+
+/// Smart HTTP (`git http-backend`): clone, commit, push; a force push
+/// asks even for this autonomous agent, and runs only once allowed.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_push_reaches_the_vetted_remote_and_a_force_push_asks() {
+    let gw = gateway().await;
+    let site = tempfile::tempdir().unwrap();
+    served(site.path(), "app", &[("a.txt", "a\n")]);
+    let bare = site.path().join("app.git");
+    fixture::git(&bare, &["config", "http.receivepack", "true"]);
+    let server = Server::start(gw, Serve::Smart(site.path().to_owned()));
+    let r = rig("git-push", &[(NAME, gw)], 64).await;
+    let url = format!("http://{NAME}:{}/app.git", server.addr.port());
+    data(
+        &r.call("git_clone", json!({"url": url, "dest": "app"}))
+            .await,
+    );
+
+    std::fs::write(r.dir.path().join("app/a.txt"), "b\n").unwrap();
+    let c = r
+        .call("git_commit", json!({"repo": "app", "message": "Second"}))
+        .await;
+    let second = data(&c)["commit"]["hash"].as_str().unwrap().to_owned();
+    let p = r
+        .call(
+            "git_push",
+            json!({"repo": "app", "remote": "origin", "branch": "main"}),
+        )
+        .await;
+    assert_eq!(data(&p)["url"], url.as_str(), "{p:?}");
+    assert_eq!(fixture::git(&bare, &["rev-parse", "main"]).trim(), second);
+
+    // Rewrite history: a plain push is refused by the server, a force
+    // push asks a person, in autonomous mode too.
+    data(
+        &r.call(
+            "git_reset",
+            json!({"repo": "app", "mode": "hard", "rev": "HEAD~1"}),
+        )
+        .await,
+    );
+    std::fs::write(r.dir.path().join("app/a.txt"), "c\n").unwrap();
+    let c = r
+        .call("git_commit", json!({"repo": "app", "message": "Other"}))
+        .await;
+    let other = data(&c)["commit"]["hash"].as_str().unwrap().to_owned();
+    let e = r
+        .call(
+            "git_push",
+            json!({"repo": "app", "remote": "origin", "branch": "main"}),
+        )
+        .await;
+    let (_, code, msg) = error(&e);
+    assert_eq!(code, "git_failed", "{msg}");
+    let force = json!({"repo": "app", "remote": "origin", "branch": "main", "force": true});
+    let e = r.call("git_push", force.clone()).await;
+    let (ty, _, msg) = error(&e);
+    assert_eq!(ty, "PermissionDenied", "{msg}");
+    assert!(msg.contains("force push"), "{msg}");
+    assert_eq!(fixture::git(&bare, &["rev-parse", "main"]).trim(), second);
+    data(&r.call_approved("git_push", force).await);
+    assert_eq!(fixture::git(&bare, &["rev-parse", "main"]).trim(), other);
+    r.done().await;
+}
