@@ -146,6 +146,10 @@ pub struct GitSettings {
     /// size first (counted as the container's memory) and is copied into
     /// the workspace only when complete.
     pub quota_mb: u64,
+    /// The known_hosts file ssh remotes' host keys are checked against
+    /// (mounted read-only into clone, fetch and push containers). Unset:
+    /// ssh remotes are refused.
+    pub known_hosts: Option<std::path::PathBuf>,
 }
 
 impl Default for GitSettings {
@@ -155,6 +159,7 @@ impl Default for GitSettings {
             insecure_http: false,
             deadline_secs: 300,
             quota_mb: 512,
+            known_hosts: None,
         }
     }
 }

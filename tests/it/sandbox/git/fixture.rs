@@ -175,6 +175,30 @@ fn answer(mut stream: std::net::TcpStream, serve: &Serve) {
     let _ = stream.write_all(&reply);
 }
 
+/// A server that speaks the first line of SSH and records the client's.
+pub struct SshBanner {
+    pub addr: SocketAddr,
+    pub seen: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl SshBanner {
+    pub fn start(ip: IpAddr) -> SshBanner {
+        let listener = TcpListener::bind((ip, 0)).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = seen.clone();
+        std::thread::spawn(move || {
+            for mut stream in listener.incoming().flatten() {
+                let _ = stream.write_all(b"SSH-2.0-WardenFixture\r\n");
+                let mut line = String::new();
+                let _ = BufReader::new(&stream).read_line(&mut line);
+                record.lock().unwrap().push(line.trim_end().to_owned());
+            }
+        });
+        SshBanner { addr, seen }
+    }
+}
+
 /// Runs `git http-backend` for one request; its CGI answer as HTTP/1.0.
 fn cgi(root: &Path, line: &str, headers: &BTreeMap<String, String>, body: Vec<u8>) -> Vec<u8> {
     let mut parts = line.split(' ');

@@ -26,13 +26,18 @@ async fn gateway() -> IpAddr {
 /// A rig whose git remotes resolve through `names` only; `git.test` is
 /// allowlisted and plain http accepted (the fixtures serve no TLS).
 async fn rig(name: &str, names: &[(&str, IpAddr)], quota_mb: u64) -> Rig {
+    let git = GitSettings {
+        allow_hosts: vec![NAME.to_owned()],
+        insecure_http: true,
+        quota_mb,
+        ..GitSettings::default()
+    };
+    rig_git(name, names, git).await
+}
+
+async fn rig_git(name: &str, names: &[(&str, IpAddr)], git: GitSettings) -> Rig {
     let config = SandboxConfig {
-        git: GitSettings {
-            allow_hosts: vec![NAME.to_owned()],
-            insecure_http: true,
-            quota_mb,
-            ..GitSettings::default()
-        },
+        git,
         ..SandboxConfig::default()
     };
     let mut map = BTreeMap::new();
@@ -336,5 +341,46 @@ async fn a_push_reaches_the_vetted_remote_and_a_force_push_asks() {
     assert_eq!(fixture::git(&bare, &["rev-parse", "main"]).trim(), second);
     data(&r.call_approved("git_push", force).await);
     assert_eq!(fixture::git(&bare, &["rev-parse", "main"]).trim(), other);
+    r.done().await;
+}
+
+/// ssh is pinned too: `git.test` resolves nowhere in the container, and
+/// ssh still reaches the vetted address (`HostName=<ip>`), where host-key
+/// checking against Warden's known_hosts stops it (the fixture has no
+/// key). Without a configured known_hosts nothing connects.
+#[tokio::test(flavor = "multi_thread")]
+async fn ssh_reaches_only_the_pinned_address() {
+    let gw = gateway().await;
+    let ssh = fixture::SshBanner::start(gw);
+    let url = format!("ssh://git@{NAME}:{}/app.git", ssh.addr.port());
+    let r = rig("git-ssh-off", &[(NAME, gw)], 64).await;
+    let e = r
+        .call("git_clone", json!({"url": url, "dest": "app"}))
+        .await;
+    assert_eq!(error(&e).1, "ssh_not_configured", "{e:?}");
+    assert!(ssh.seen.lock().unwrap().is_empty());
+    r.done().await;
+
+    let keys = tempfile::tempdir().unwrap();
+    let known = keys.path().join("known_hosts");
+    std::fs::write(&known, "").unwrap();
+    fixture::share(keys.path());
+    let git = GitSettings {
+        allow_hosts: vec![NAME.to_owned()],
+        known_hosts: Some(known),
+        ..GitSettings::default()
+    };
+    let r = rig_git("git-ssh", &[(NAME, gw)], git).await;
+    let e = r
+        .call("git_clone", json!({"url": url, "dest": "app"}))
+        .await;
+    let (_, code, msg) = error(&e);
+    assert_eq!(code, "git_failed", "{msg}");
+    let seen = ssh.seen.lock().unwrap().clone();
+    assert!(
+        seen.iter().any(|l| l.starts_with("SSH-2.0-OpenSSH")),
+        "ssh connected to the vetted address: {seen:?} ({msg})"
+    );
+    assert!(!r.dir.path().join("app").exists());
     r.done().await;
 }

@@ -21,9 +21,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use warden_api::net::NetPattern;
-use warden_api::{BackendCall, ErrorType, Grants};
+use warden_api::{BackendCall, ErrorType, FsAccess, FsGrant, Grants};
 use warden_vcs::{
-    GitNetPolicy, GitOp, GitUrl, Vetted, Workspace, git_argv, parse_git_url_with, vet,
+    GitNetPolicy, GitOp, GitUrl, Transport, Vetted, Workspace, git_argv, parse_git_url_with, vet,
 };
 
 use super::args::{flag, opt_str, opt_u32, str_arg};
@@ -31,6 +31,9 @@ use super::local::{argv, git, succeeded};
 use super::repo::Repo;
 use crate::images::ImageKind;
 use crate::tools::{Failure, Outcome, Place, SandboxTools, in_workspace, text};
+
+/// Where ssh finds the known_hosts file (warden-vcs's default path).
+const KNOWN_HOSTS: &str = "/etc/warden/known_hosts";
 
 /// Where a clone is written inside its container before it is copied.
 const SCRATCH: &str = "/tmp";
@@ -181,10 +184,25 @@ async fn network(
         .iter()
         .map(|ip| pattern(*ip, port))
         .collect::<Result<Vec<_>, _>>()?;
-    let fenced = Grants {
+    let mut fenced = Grants {
         net,
         ..call.grants.clone()
     };
+    if vetted.url().transport() == Transport::Ssh {
+        let Some(known) = &tools.config.git.known_hosts else {
+            return Err(Failure::new(
+                ErrorType::PermissionDenied,
+                "ssh_not_configured",
+                "ssh remotes need a Warden-managed known_hosts file: set `[sandbox.git] known-hosts`",
+            ));
+        };
+        // After the workspace grant, which stays the first.
+        fenced.fs.push(FsGrant {
+            host_path: known.clone(),
+            guest_path: KNOWN_HOSTS.to_owned(),
+            access: FsAccess::Read,
+        });
+    }
     let asked = call
         .args
         .get("timeout_secs")
