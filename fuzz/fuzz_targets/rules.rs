@@ -35,6 +35,7 @@ fuzz_target!(|data: &[u8]| {
             action_type: "code:write",
             side_effect: true,
             isolation,
+            vcs: None,
         },
         specifier: Some(spec),
         resolved_path: parts.next(),

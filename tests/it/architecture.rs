@@ -51,7 +51,11 @@ const EDGES: &[(&str, &[&str])] = &[
     // The git tools' pure core: address classes and host syntax from api.
     ("warden-vcs", &["warden-api"]),
     ("warden-runtime", &["warden-api", "warden-signing"]),
-    ("warden-sandbox", &["warden-api", "warden-signing"]),
+    // The git tools run warden-vcs's invocations in containers.
+    (
+        "warden-sandbox",
+        &["warden-api", "warden-signing", "warden-vcs"],
+    ),
     (
         "warden-store",
         &["warden-api", "warden-policy", "warden-signing"],

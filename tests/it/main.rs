@@ -34,6 +34,7 @@ mod served;
 mod server;
 mod specifiers;
 mod store;
+mod vcs_gate;
 mod wire;
 
 // The two builds of plugin `swap` are tested together, in `reload`.

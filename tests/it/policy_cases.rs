@@ -23,6 +23,9 @@ struct Case {
     isolation: warden_policy::Isolation,
     specifier: Option<String>,
     resolved_path: Option<String>,
+    /// A version-control call's operation (`push`, `force-push`, ...);
+    /// default: the tool's, for the git tools below.
+    vcs: Option<warden_policy::VcsOp>,
     /// Without `config`: the rules and mode that apply.
     #[serde(default)]
     allow: Vec<String>,
@@ -62,10 +65,29 @@ fn tool_defaults(tool: &str) -> Option<(&'static str, &'static str, bool)> {
         "http_fetch" => ("web", "external_data:request", false),
         "git_push" => ("version-control", "vcs:push", true),
         "git_commit" => ("version-control", "vcs:commit", true),
+        "git_status" | "git_log" => ("version-control", "vcs:read", false),
+        "git_clone" | "git_fetch" => ("version-control", "vcs:read", true),
+        "git_branch" => ("version-control", "vcs:branch", true),
+        "git_restore" | "git_reset" => ("version-control", "vcs:commit", true),
         "db_query" => ("database", "db:query", false),
         "db_migrate" => ("database", "db:mutate", true),
         "deploy_prod" => ("deployment", "deploy:production", true),
         "code_run" => ("code-execution", "test:run", true),
+        _ => return None,
+    })
+}
+
+/// The operation each git tool declares (a push with `force` declares
+/// `force-push` per call; a case says so with `vcs`).
+fn vcs_default(tool: &str) -> Option<warden_policy::VcsOp> {
+    use warden_policy::VcsOp;
+    Some(match tool {
+        "git_status" | "git_log" => VcsOp::Read,
+        "git_clone" | "git_fetch" => VcsOp::Fetch,
+        "git_branch" => VcsOp::Branch,
+        "git_commit" => VcsOp::Commit,
+        "git_restore" | "git_reset" => VcsOp::Discard,
+        "git_push" => VcsOp::Push,
         _ => return None,
     })
 }
@@ -124,6 +146,7 @@ fn run(case: &Case) -> Result<(), String> {
             action_type: &action,
             side_effect,
             isolation: case.isolation,
+            vcs: case.vcs.or_else(|| vcs_default(&case.tool)),
         },
         specifier: case.specifier.as_deref(),
         resolved_path: case.resolved_path.as_deref(),

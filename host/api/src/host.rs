@@ -133,6 +133,31 @@ pub enum Isolation {
     Container,
 }
 
+/// What one version-control call does to a repository: the level's git
+/// sub-constraint and the force-push circuit breaker read it (the action
+/// type alone does not tell `status` from `clone`, or `commit` from
+/// `reset --hard`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VcsOperation {
+    /// Reads the local repository: status, log, diff, show, branch list.
+    Read,
+    /// Reads from a remote into the workspace: clone, fetch.
+    Fetch,
+    /// Creates or switches a local branch.
+    Branch,
+    /// Deletes a local branch.
+    BranchDelete,
+    /// Records local work: add and commit.
+    Commit,
+    /// Discards local work: restore, reset.
+    Discard,
+    /// Publishes commits to a remote.
+    Push,
+    /// A push that may overwrite the remote branch's history.
+    ForcePush,
+}
+
 /// Something that runs tools: the wasm runtime, a Docker sandbox, an MCP
 /// bridge.
 pub trait Backend: Send + Sync {
@@ -169,6 +194,15 @@ pub trait Backend: Send + Sync {
     /// nothing is withheld.
     fn withheld(&self, name: &str) -> Option<crate::Envelope> {
         let _ = name;
+        None
+    }
+
+    /// What a call of `tool` (one of this backend's version-control tools)
+    /// with `args` does to a repository. Default: nothing declared, and
+    /// the policy judges the call as the most far-reaching operation of
+    /// the tool's action type.
+    fn vcs_operation(&self, tool: &str, args: &Value) -> Option<VcsOperation> {
+        let _ = (tool, args);
         None
     }
 

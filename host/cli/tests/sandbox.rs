@@ -76,6 +76,8 @@ async fn orphans_of_a_killed_host_are_reconciled_and_live_hosts_are_kept() {
         timeout: Duration::from_secs(30),
         max_output: None,
         paths: None,
+        own_container: false,
+        scratch_mb: None,
     })
     .await
     .unwrap();

@@ -25,12 +25,16 @@ pub(crate) struct Prepared {
     pub base: String,
     /// `tool(specifier)`, with `in CWD` for a shell tool's `cwd`.
     pub shown: String,
+    /// What a version-control call does, as its backend declares it.
+    pub vcs: Option<warden_policy::VcsOp>,
 }
 
 impl Prepared {
     pub fn call<'a>(&'a self, entry: &'a Entry) -> Call<'a> {
+        let mut tool = facts(entry);
+        tool.vcs = self.vcs;
         Call {
-            tool: facts(entry),
+            tool,
             specifier: self.specifier.as_deref(),
             resolved_path: self.resolved.as_deref(),
         }
@@ -95,11 +99,16 @@ impl Inner {
             (Some(s), None) => format!("{name}({s})"),
             (None, _) => name.to_string(),
         };
+        let vcs = entry
+            .backend
+            .vcs_operation(name.as_str(), &request.args)
+            .map(vcs_op);
         Prepared {
             specifier,
             resolved,
             base,
             shown,
+            vcs,
         }
     }
 
@@ -334,5 +343,21 @@ fn capped(entry: &Entry, decision: Decision) -> Decision {
             ask.suggested_rule = Some(name.to_owned());
             ask
         }
+    }
+}
+
+/// The policy's name for a backend's declared version-control operation.
+fn vcs_op(op: warden_api::VcsOperation) -> warden_policy::VcsOp {
+    use warden_api::VcsOperation as A;
+    use warden_policy::VcsOp as P;
+    match op {
+        A::Read => P::Read,
+        A::Fetch => P::Fetch,
+        A::Branch => P::Branch,
+        A::BranchDelete => P::BranchDelete,
+        A::Commit => P::Commit,
+        A::Discard => P::Discard,
+        A::Push => P::Push,
+        A::ForcePush => P::ForcePush,
     }
 }

@@ -227,6 +227,7 @@ pub(crate) fn facts(entry: &Entry) -> warden_policy::ToolFacts<'_> {
             warden_api::Isolation::Wasm => warden_policy::Isolation::Wasm,
             warden_api::Isolation::Container => warden_policy::Isolation::Container,
         },
+        vcs: None,
     }
 }
 

@@ -77,7 +77,8 @@ impl<'de> Deserialize<'de> for Capability {
 
 /// Where a grant applies inside its capability. An empty list does not
 /// narrow; a non-empty one must match the call's specifier (paths for
-/// file tools, hosts for network tools, branches for git tools).
+/// file tools, hosts for network tools, branches for git tools: the branch
+/// after the specifier's last `:`, so `feat/*` covers `git_push(origin:feat/x)`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Boundary {

@@ -40,10 +40,12 @@ pub enum TerminalAccess {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum GitAccess {
-    /// Read, branch and commit locally; never push.
+    /// Read, branch and commit locally; never clone, fetch or push, never
+    /// restore or reset.
     LocalOnly,
-    /// As local-only, and a push needs a person's approval.
+    /// Read, branch, clone and fetch; never commit, restore, reset or push.
     ReadAndBranch,
+    /// Every operation (a force push still asks: a circuit breaker).
     Full,
 }
 

@@ -55,19 +55,21 @@ pub(crate) fn check(
                 "agent `{id}` has no terminal access; raise its terminal access to use `{name}`"
             ),
         )),
-        "version-control" if call.tool.action_type == "vcs:push" => match c.git {
-            GitAccess::LocalOnly => Some(Decision::deny(
-                Layer::Constraint,
-                format!("agent `{id}` has local-only git access: `{name}` pushes"),
-            )),
-            GitAccess::ReadAndBranch => Some(Decision::ask(
-                Layer::Constraint,
-                format!(
-                    "agent `{id}` has read-and-branch git access: a push needs a person's approval"
-                ),
-            )),
-            GitAccess::Full => None,
-        },
+        "version-control" => {
+            let op = call.tool.vcs_op()?;
+            (!op.permitted_at(c.git)).then(|| {
+                Decision::deny(
+                    Layer::Constraint,
+                    format!(
+                        "agent `{id}` has {} git access and `{name}` {}; that needs {} git access \
+                         (raise the agent's `git` sub-constraint)",
+                        git_access_name(c.git),
+                        op.describe(),
+                        op.permitted_levels()
+                    ),
+                )
+            })
+        }
         "code-execution" => match (c.code_execution, call.tool.isolation) {
             (_, Isolation::Host) => Some(Decision::deny(
                 Layer::Constraint,
@@ -88,6 +90,14 @@ pub(crate) fn check(
             }
         },
         _ => None,
+    }
+}
+
+fn git_access_name(access: GitAccess) -> &'static str {
+    match access {
+        GitAccess::LocalOnly => "`local-only`",
+        GitAccess::ReadAndBranch => "`read-and-branch`",
+        GitAccess::Full => "`full`",
     }
 }
 

@@ -392,7 +392,10 @@ impl AgentPolicy {
         };
         // A read-only shell command has no side effects whatever its tool
         // declares, so plan mode lets it run.
-        if self.mode == Mode::Plan && call.tool.side_effect && !prepared.is_read_only_command() {
+        if self.mode == Mode::Plan
+            && call.tool.has_side_effects()
+            && !prepared.is_read_only_command()
+        {
             return Decision::deny(
                 Layer::Mode,
                 format!(
@@ -450,7 +453,7 @@ impl AgentPolicy {
             )
             .with_rule(&rule);
         }
-        if !call.tool.side_effect {
+        if !call.tool.has_side_effects() {
             return Decision::allow(
                 Layer::ReadOnly,
                 concat(&["`", name, "` has no side effects"]),

@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 
 use crate::rule::SpecifierKind;
+use crate::vcs::VcsOp;
 
 /// The parts of a tool's spec that decisions depend on.
 #[derive(Debug, Clone, Copy)]
@@ -18,6 +19,11 @@ pub struct ToolFacts<'a> {
     pub side_effect: bool,
     /// Where the backend runs its calls.
     pub isolation: Isolation,
+    /// For a version-control call, the operation it performs (per call:
+    /// a push with `force` is a force push). `None` for other tools, and
+    /// for a version-control tool that declares none (the engine then
+    /// assumes the most far-reaching operation of its action type).
+    pub vcs: Option<VcsOp>,
 }
 
 /// Where a tool's calls run: the `code-execution` sub-constraint says
@@ -43,6 +49,22 @@ impl<'a> ToolFacts<'a> {
         } else {
             Cow::Borrowed(name)
         }
+    }
+
+    /// Whether the call may change state: the tool's declaration, except
+    /// that a version-control call that only reads (a branch list on the
+    /// branch tool) has none.
+    pub fn has_side_effects(&self) -> bool {
+        self.side_effect && !(self.category == "version-control" && self.vcs == Some(VcsOp::Read))
+    }
+
+    /// The git operation the level judges: the declared one, else the
+    /// most far-reaching of the action type; `None` outside version control.
+    pub(crate) fn vcs_op(&self) -> Option<VcsOp> {
+        if self.category != "version-control" {
+            return None;
+        }
+        self.vcs.or_else(|| VcsOp::assumed_for(self.action_type))
     }
 
     /// How this tool's specifier is read: terminal tools take shell command

@@ -152,11 +152,17 @@ fn within(boundary: &Boundary, call: &Call<'_>, path: Option<&str>, env: &Env<'_
         "web" | "external-data" | "browser" | "communication" if !boundary.hosts.is_empty() => spec
             .map(host_of)
             .is_some_and(|h| boundary.hosts.iter().any(|p| glob::matches(p, &h))),
-        "version-control" if !boundary.branches.is_empty() => {
-            spec.is_some_and(|b| boundary.branches.iter().any(|p| glob::matches(p, b)))
-        }
+        "version-control" if !boundary.branches.is_empty() => spec
+            .map(branch_of)
+            .is_some_and(|b| boundary.branches.iter().any(|p| glob::matches(p, b))),
         _ => true,
     }
+}
+
+/// The branch a git specifier names: after its last `:` (`origin:main`,
+/// `create:feat/x`), or the whole specifier. Branch names cannot hold `:`.
+fn branch_of(spec: &str) -> &str {
+    spec.rsplit_once(':').map_or(spec, |(_, b)| b)
 }
 
 /// An absolute path with nothing to normalise (no `.`, `..`, `//`, `~`).

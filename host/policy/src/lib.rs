@@ -40,6 +40,7 @@ mod renamed;
 mod rule;
 mod specifier;
 pub mod trust;
+mod vcs;
 
 pub use action::{ActionSelector, ActionTypes};
 pub use answer_bounds::never_always;
@@ -59,3 +60,4 @@ pub use mode::Mode;
 pub use protect::{DEFAULT_READ, DEFAULT_WRITE, Protection};
 pub use renamed::{renamed_capability, renamed_rule, renamed_tool};
 pub use rule::{Rule, RuleList, RuleSet, SpecifierKind};
+pub use vcs::VcsOp;

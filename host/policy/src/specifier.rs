@@ -239,6 +239,9 @@ impl<'a> Prepared<'a> {
 
     /// A destructive command or path that always needs a person.
     pub fn circuit_breaker(&self, tool: &ToolFacts<'_>, env: &Env<'_>) -> Option<String> {
+        if let Some(reason) = tool.vcs_op().and_then(crate::vcs::VcsOp::breaker) {
+            return Some(reason.to_owned());
+        }
         match self {
             Prepared::Shell { line, .. } => line.circuit_breaker(),
             Prepared::Path { paths, .. } if tool.action_type == "code:delete" => paths.iter().find_map(|p| {

@@ -48,6 +48,8 @@ async fn run(sandbox: &SharedSandbox, context: &CallContext) -> String {
             timeout: Duration::from_secs(60),
             max_output: None,
             paths: None,
+            own_container: false,
+            scratch_mb: None,
         })
         .await
         .unwrap();

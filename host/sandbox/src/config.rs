@@ -49,7 +49,7 @@ pub struct SandboxConfig {
     /// Size of the tmpfs at /tmp (the only writable place besides a
     /// read-write workspace), in MiB.
     pub tmpfs_mb: u64,
-    /// Images are `<image-prefix>-<base|browser|desktop>:<recipe digest>`.
+    /// Images are `<image-prefix>-<base|browser|desktop|git>:<recipe digest>`.
     pub image_prefix: String,
     /// Deadline of a call that names none, in seconds.
     pub default_timeout_secs: u64,
@@ -68,6 +68,9 @@ pub struct SandboxConfig {
     pub grant_net: Vec<String>,
     /// Container log shipping.
     pub logs: LogShipping,
+    /// The git tools' remotes: which internal hosts they may reach, and
+    /// the limits of clone, fetch and push.
+    pub git: GitSettings,
     /// Which Warden installation owns the containers (set by the host from
     /// its state directory, not configured): reconciliation removes only
     /// this instance's orphans.
@@ -96,6 +99,7 @@ impl Default for SandboxConfig {
             grant_fs: Vec::new(),
             grant_net: Vec::new(),
             logs: LogShipping::default(),
+            git: GitSettings::default(),
         }
     }
 }
@@ -120,6 +124,42 @@ impl Default for LogShipping {
             enabled: true,
             raw: false,
             max_raw_bytes: 16 << 10,
+        }
+    }
+}
+
+/// `[sandbox.git]`: remotes and limits of `git_clone`, `git_fetch` and
+/// `git_push`. Defaults deny: no internal host, https and ssh only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct GitSettings {
+    /// Host names (exact, no wildcards) allowed to resolve to loopback,
+    /// private, link-local, CGNAT or unique-local addresses: named
+    /// internal git servers. Metadata addresses stay refused.
+    pub allow_hosts: Vec<String>,
+    /// Accept plain `http://` remotes (no transport security).
+    pub insecure_http: bool,
+    /// Deadline of a clone, fetch or push that names none, in seconds
+    /// (capped by `max-timeout-secs`).
+    pub deadline_secs: u64,
+    /// How much a clone may write, in MiB: it lands in a tmpfs of this
+    /// size first (counted as the container's memory) and is copied into
+    /// the workspace only when complete.
+    pub quota_mb: u64,
+    /// The known_hosts file ssh remotes' host keys are checked against
+    /// (mounted read-only into clone, fetch and push containers). Unset:
+    /// ssh remotes are refused.
+    pub known_hosts: Option<std::path::PathBuf>,
+}
+
+impl Default for GitSettings {
+    fn default() -> Self {
+        GitSettings {
+            allow_hosts: Vec::new(),
+            insecure_http: false,
+            deadline_secs: 300,
+            quota_mb: 512,
+            known_hosts: None,
         }
     }
 }

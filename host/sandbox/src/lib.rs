@@ -29,7 +29,7 @@ pub mod spec;
 pub mod stdio_server;
 mod tools;
 
-pub use config::{DEFAULT_INSTANCE, LogShipping, SandboxConfig, Strategy};
+pub use config::{DEFAULT_INSTANCE, GitSettings, LogShipping, SandboxConfig, Strategy};
 pub use docker::{Docker, ExecOutput, ExecRequest, ManagedContainer};
 pub use error::SandboxError;
 pub use sandbox::{DockerSandbox, RunOutput, RunRequest, Sandbox, SharedSandbox, reconcile};

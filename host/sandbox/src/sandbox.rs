@@ -35,6 +35,14 @@ pub struct RunRequest<'a> {
     /// The call's denied and protected paths, masked in the container's
     /// mounts (see [`crate::masks`]); `None`: nothing is masked.
     pub paths: Option<Arc<dyn PathGuard>>,
+    /// A container of its own, removed when the command ends, whatever
+    /// the configured strategy (a git network operation: its egress
+    /// allowlist is the vetted addresses of this call alone).
+    pub own_container: bool,
+    /// With `own_container`: the size of its /tmp in MiB instead of the
+    /// configured one, its memory limit raised by as much (tmpfs pages
+    /// count as the container's memory): a disk quota for a clone.
+    pub scratch_mb: Option<u64>,
 }
 
 /// How a command ran.
@@ -179,6 +187,7 @@ impl DockerSandbox {
         placement: &Placement,
         grants: &Grants,
         paths: Option<&Arc<dyn PathGuard>>,
+        scratch_mb: Option<u64>,
     ) -> Result<String, SandboxError> {
         if self.closing.load(Ordering::SeqCst) {
             return Err(SandboxError::ShuttingDown);
@@ -202,7 +211,17 @@ impl DockerSandbox {
             resolved: &resolved,
             masks: &masks,
         };
-        let spec = container_spec(&input, grants, &self.config)?;
+        let spec = match scratch_mb {
+            Some(mb) => {
+                let config = SandboxConfig {
+                    tmpfs_mb: mb,
+                    memory_mb: self.config.memory_mb.saturating_add(mb),
+                    ..self.config.clone()
+                };
+                container_spec(&input, grants, &config)?
+            }
+            None => container_spec(&input, grants, &self.config)?,
+        };
         let id = self.docker.start(&spec).await?;
         self.owned().insert(id.clone());
         if self.closing.load(Ordering::SeqCst) {
@@ -232,7 +251,13 @@ impl DockerSandbox {
             return Ok((id.clone(), false));
         }
         let id = self
-            .create(kind, placement, request.grants, request.paths.as_ref())
+            .create(
+                kind,
+                placement,
+                request.grants,
+                request.paths.as_ref(),
+                None,
+            )
             .await?;
         *container = Some(id.clone());
         Ok((id, true))
@@ -338,7 +363,7 @@ impl Sandbox for SharedSandbox {
             // An approved call may change protected paths: it gets a
             // container of its own, so that view never outlives it.
             let approved = request.paths.as_ref().is_some_and(|g| g.approved());
-            let strategy = if approved {
+            let strategy = if approved || request.own_container {
                 Strategy::PerCall
             } else {
                 this.config.strategy
@@ -377,6 +402,7 @@ impl Sandbox for SharedSandbox {
                             &placement,
                             request.grants,
                             request.paths.as_ref(),
+                            request.scratch_mb.filter(|_| request.own_container),
                         )
                         .await?;
                     let output = this.exec(&id, &request).await;

@@ -129,6 +129,7 @@ pub fn check(call: &DescribedCall, as_: &CheckedAs) -> Result<Decision, ServerEr
             action_type: &action,
             side_effect: call.side_effect,
             isolation: warden_policy::Isolation::Wasm,
+            vcs: None,
         },
         specifier: specifier.as_deref(),
         resolved_path: None,

@@ -61,6 +61,8 @@ async fn a_desktop_session_types_into_the_gui_program() {
             timeout: Duration::from_secs(10),
             max_output: None,
             paths: None,
+            own_container: false,
+            scratch_mb: None,
         })
         .await
         .unwrap();

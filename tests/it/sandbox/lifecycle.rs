@@ -156,6 +156,8 @@ async fn per_task_owners_and_unresolved_owners() {
                     timeout: Duration::from_secs(30),
                     max_output: None,
                     paths: None,
+                    own_container: false,
+                    scratch_mb: None,
                 })
                 .await
                 .unwrap()

@@ -7,6 +7,7 @@ mod browser;
 mod corpus;
 mod desktop;
 mod differential;
+mod git;
 mod images;
 mod lifecycle;
 mod masks;

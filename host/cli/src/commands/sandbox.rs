@@ -12,7 +12,7 @@ use crate::Outcome;
 
 #[derive(Debug, Subcommand)]
 pub enum SandboxCommand {
-    /// Build the sandbox images (base, browser, desktop) that are missing;
+    /// Build the sandbox images (base, browser, desktop, git) that are missing;
     /// an image whose recipe is unchanged is not rebuilt.
     BuildImages(BuildArgs),
 }
@@ -22,7 +22,7 @@ pub struct BuildArgs {
     /// A warden.toml (for `[sandbox] image-prefix` and `state-dir`).
     #[arg(long, value_name = "FILE", env = "WARDEN_CONFIG")]
     pub config: Option<PathBuf>,
-    /// Build only these images (repeatable): base, browser, desktop.
+    /// Build only these images (repeatable): base, browser, desktop, git.
     #[arg(long = "only", value_name = "IMAGE", value_parser = parse_kind)]
     pub only: Vec<ImageKind>,
     /// Scratch space for root filesystems (default: STATE_DIR/image-build).

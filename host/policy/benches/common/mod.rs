@@ -35,6 +35,7 @@ fn call<'a>(name: &'a str, category: &'a str, action: &'a str, spec: &'a str) ->
             action_type: action,
             side_effect: true,
             isolation: warden_policy::Isolation::Wasm,
+            vcs: None,
         },
         specifier: Some(spec),
         resolved_path: None,

@@ -14,6 +14,7 @@ const WRITE: ToolFacts<'static> = ToolFacts {
     action_type: "code:write",
     side_effect: true,
     isolation: crate::Isolation::Wasm,
+    vcs: None,
 };
 
 const EXEC: ToolFacts<'static> = ToolFacts {
@@ -22,6 +23,7 @@ const EXEC: ToolFacts<'static> = ToolFacts {
     action_type: "test:run",
     side_effect: true,
     isolation: crate::Isolation::Wasm,
+    vcs: None,
 };
 
 fn policy() -> AgentPolicy {

@@ -15,6 +15,7 @@ fn tool(name: &'static str, category: &'static str, action: &'static str) -> Too
         action_type: action,
         side_effect: true,
         isolation: crate::Isolation::Wasm,
+        vcs: None,
     }
 }
 
@@ -51,6 +52,7 @@ const WRITE: ToolFacts<'static> = ToolFacts {
     action_type: "code:write",
     side_effect: true,
     isolation: crate::Isolation::Wasm,
+    vcs: None,
 };
 
 #[test]
@@ -265,4 +267,31 @@ fn a_grant_never_outranks_the_denied_list() {
         (Verdict::Deny, Layer::Category),
         "{d:?}"
     );
+}
+
+/// A branch boundary reads the branch a git specifier names (`origin:main`
+/// pushes `main`; `create:feat/x` makes `feat/x`): a push to `main` under
+/// a `feat/*` grant is not covered, a push to `feat/x` is.
+#[test]
+fn a_branch_boundary_covers_the_named_branch_only() {
+    let p = policy(&[]);
+    let mut g = grant("g-1", "tool:git_push", 0, 10);
+    g.boundary.branches = vec!["feat/*".into()];
+    let set = GrantSet::new([g]);
+    let mut push = tool("git_push", "version-control", "vcs:push");
+    push.vcs = Some(crate::VcsOp::Push);
+    let decide = |spec| decide_with_grants(&p, &call(push, Some(spec)), &ENV, &set, "s", 1);
+    let d = decide("origin:feat/x");
+    assert_eq!(
+        (d.decision, d.grant.as_deref()),
+        (Verdict::Allow, Some("g-1")),
+        "{d:?}"
+    );
+    for outside in ["origin:main", "origin:feat", "feat/x:main"] {
+        assert_eq!(decide(outside).decision, Verdict::Ask, "{outside}");
+    }
+    // A force push inside the boundary still asks: a circuit breaker.
+    push.vcs = Some(crate::VcsOp::ForcePush);
+    let d = decide_with_grants(&p, &call(push, Some("origin:feat/x")), &ENV, &set, "s", 1);
+    assert_eq!(d.decision, Verdict::Ask, "{d:?}");
 }

@@ -155,6 +155,7 @@ fn check(category: &str, rule_specs: &[&str], calls: &[&str]) {
                 action_type: "code:write",
                 side_effect: true,
                 isolation: crate::Isolation::Wasm,
+                vcs: None,
             },
             specifier: spec.copied(),
             resolved_path: None,

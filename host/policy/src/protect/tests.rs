@@ -20,6 +20,7 @@ fn tool(
         action_type: action,
         side_effect: side,
         isolation: crate::Isolation::Wasm,
+        vcs: None,
     }
 }
 

@@ -23,16 +23,26 @@ pub enum ImageKind {
     Browser,
     /// Base plus Xvfb, xdotool, scrot and a small Tk program: `desktop_*`.
     Desktop,
+    /// git, openssh-client and CA certificates only (no shell tools an
+    /// agent would use, no python): the `git_*` tools. iptables is there
+    /// for the egress firewall of clone, fetch and push containers.
+    Git,
 }
 
 impl ImageKind {
-    pub const ALL: [ImageKind; 3] = [ImageKind::Base, ImageKind::Browser, ImageKind::Desktop];
+    pub const ALL: [ImageKind; 4] = [
+        ImageKind::Base,
+        ImageKind::Browser,
+        ImageKind::Desktop,
+        ImageKind::Git,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             ImageKind::Base => "base",
             ImageKind::Browser => "browser",
             ImageKind::Desktop => "desktop",
+            ImageKind::Git => "git",
         }
     }
 
@@ -93,6 +103,21 @@ impl ImageKind {
                     text: include_str!("notepad.py"),
                 }],
                 setup: &[],
+            },
+            ImageKind::Git => Recipe {
+                kind: self,
+                parent: None,
+                packages: &["git", "openssh-client", "ca-certificates", "iptables"],
+                files: &[],
+                setup: &[&[
+                    "useradd",
+                    "--uid",
+                    "1000",
+                    "--create-home",
+                    "--shell",
+                    "/bin/sh",
+                    "agent",
+                ]],
             },
         }
     }

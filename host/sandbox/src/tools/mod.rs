@@ -8,6 +8,7 @@
 
 mod browser;
 mod desktop;
+mod git;
 pub(crate) mod shell;
 mod specs;
 
@@ -27,6 +28,8 @@ pub struct SandboxTools {
     specs: Vec<ToolSpec>,
     sandbox: tokio::sync::Mutex<Option<SharedSandbox>>,
     clock: std::sync::Arc<dyn warden_api::Clock>,
+    /// Resolves git remotes' hosts before they are vetted and pinned.
+    git_dns: std::sync::Arc<dyn warden_vcs::Resolve>,
 }
 
 impl std::fmt::Debug for SandboxTools {
@@ -35,6 +38,17 @@ impl std::fmt::Debug for SandboxTools {
             .field("config", &self.config)
             .finish_non_exhaustive()
     }
+}
+
+/// Where a command runs: the image, the grants the container is made
+/// from, whether it gets a container of its own, and its deadline.
+pub(crate) struct Place<'a> {
+    pub kind: ImageKind,
+    pub grants: &'a warden_api::Grants,
+    pub own_container: bool,
+    /// With `own_container`: its /tmp size in MiB (a disk quota).
+    pub scratch_mb: Option<u64>,
+    pub timeout: Duration,
 }
 
 /// Why a call failed, before it becomes an envelope.
@@ -88,6 +102,7 @@ impl SandboxTools {
             specs,
             sandbox: tokio::sync::Mutex::new(None),
             clock: std::sync::Arc::new(warden_api::SystemClock),
+            git_dns: std::sync::Arc::new(git::SystemDns),
         })
     }
 
@@ -95,6 +110,16 @@ impl SandboxTools {
     /// Default: the system clock.
     pub fn with_clock(mut self, clock: std::sync::Arc<dyn warden_api::Clock>) -> SandboxTools {
         self.clock = clock;
+        self
+    }
+
+    /// Git remotes' hosts are resolved by `dns` (their answers vetted and
+    /// pinned). Default: the host's resolver.
+    pub fn with_git_resolver(
+        mut self,
+        dns: std::sync::Arc<dyn warden_vcs::Resolve>,
+    ) -> SandboxTools {
+        self.git_dns = dns;
         self
     }
 
@@ -143,18 +168,40 @@ impl SandboxTools {
         stdin: Option<Vec<u8>>,
         max_output: Option<usize>,
     ) -> Result<RunOutput, Failure> {
+        let place = Place {
+            kind,
+            grants: call.grants,
+            own_container: false,
+            scratch_mb: None,
+            timeout: self.timeout(call),
+        };
+        self.run_in(call, &place, argv, stdin, max_output).await
+    }
+
+    /// [`SandboxTools::run`] in a container described by `place` (other
+    /// grants than the call's, a container of its own).
+    pub(crate) async fn run_in(
+        &self,
+        call: &BackendCall<'_>,
+        place: &Place<'_>,
+        argv: Vec<String>,
+        stdin: Option<Vec<u8>>,
+        max_output: Option<usize>,
+    ) -> Result<RunOutput, Failure> {
         let sandbox = self.start().await?;
         let out = sandbox
             .run(RunRequest {
-                kind,
+                kind: place.kind,
                 context: call.context,
-                grants: call.grants,
+                grants: place.grants,
                 argv,
                 stdin,
                 working_dir: None,
-                timeout: self.timeout(call),
+                timeout: place.timeout,
                 max_output,
                 paths: call.paths.cloned(),
+                own_container: place.own_container,
+                scratch_mb: place.scratch_mb,
             })
             .await?;
         crate::logs::ship(
@@ -171,7 +218,7 @@ impl SandboxTools {
                 format!(
                     "`{}` ran past its {} s deadline; every process it started was killed (its container was removed). {}",
                     call.tool.name,
-                    self.timeout(call).as_secs(),
+                    place.timeout.as_secs(),
                     tails(&out.output)
                 ),
             ));
@@ -189,6 +236,7 @@ impl SandboxTools {
             "browser_accessibility_scan" => browser::accessibility(self, call).await,
             "desktop_launch" => desktop::launch(self, call).await,
             name if name.starts_with("desktop_") => desktop::act(self, call).await,
+            name if name.starts_with("git_") => git::call(self, call).await,
             other => Err(Failure::new(
                 ErrorType::UnknownTool,
                 "not_found",
@@ -205,6 +253,10 @@ impl Backend for SandboxTools {
 
     fn isolation(&self) -> warden_api::Isolation {
         warden_api::Isolation::Container
+    }
+
+    fn vcs_operation(&self, tool: &str, args: &Value) -> Option<warden_api::VcsOperation> {
+        git::operation(tool, args)
     }
 
     fn invoke<'a>(&'a self, call: BackendCall<'a>) -> BoxFuture<'a, Envelope> {

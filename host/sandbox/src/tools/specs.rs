@@ -5,20 +5,20 @@
 use serde_json::{Value, json};
 use warden_api::{ActionType, Category, Example, SpecError, ToolName, ToolSpec};
 
-struct Def {
-    name: &'static str,
-    summary: &'static str,
-    description: &'static str,
-    category: Category,
-    action: &'static str,
-    params: Value,
-    result: Value,
-    side_effect: bool,
-    specifier: Option<&'static str>,
-    example: Value,
+pub(super) struct Def {
+    pub(super) name: &'static str,
+    pub(super) summary: &'static str,
+    pub(super) description: &'static str,
+    pub(super) category: Category,
+    pub(super) action: &'static str,
+    pub(super) params: Value,
+    pub(super) result: Value,
+    pub(super) side_effect: bool,
+    pub(super) specifier: Option<&'static str>,
+    pub(super) example: Value,
 }
 
-fn build(d: Def) -> Result<ToolSpec, SpecError> {
+pub(super) fn build(d: Def) -> Result<ToolSpec, SpecError> {
     let spec = ToolSpec {
         name: d.name.parse::<ToolName>()?,
         summary: d.summary.into(),
@@ -39,11 +39,11 @@ fn build(d: Def) -> Result<ToolSpec, SpecError> {
     Ok(spec)
 }
 
-fn object(props: Value, required: &[&str]) -> Value {
+pub(super) fn object(props: Value, required: &[&str]) -> Value {
     json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
 }
 
-fn timeout() -> Value {
+pub(super) fn timeout() -> Value {
     json!({"type": "integer", "minimum": 1, "description": "seconds; the configured default when absent, capped by the configured maximum"})
 }
 
@@ -264,7 +264,10 @@ pub fn all() -> Result<Vec<ToolSpec>, SpecError> {
             json!({"path": "shots/desktop.png"}),
         ),
     ];
-    defs.into_iter().map(build).collect()
+    defs.into_iter()
+        .chain(super::git::specs::defs())
+        .map(build)
+        .collect()
 }
 
 #[cfg(test)]
@@ -275,7 +278,7 @@ mod tests {
     #[test]
     fn every_spec_is_valid_and_the_command_is_the_terminal_specifier() {
         let specs = super::all().unwrap();
-        assert_eq!(specs.len(), 12);
+        assert_eq!(specs.len(), 23);
         let terminal = specs
             .iter()
             .find(|s| s.name.as_str() == "terminal_exec")
@@ -292,6 +295,7 @@ mod tests {
             ("browser_", Category::Browser),
             ("desktop_", Category::Desktop),
             ("code_", Category::CodeExecution),
+            ("git_", Category::VersionControl),
         ] {
             assert!(
                 specs

@@ -328,6 +328,7 @@ fn decisions() -> Value {
                 action_type: "code:write",
                 side_effect: true,
                 isolation: warden_policy::Isolation::Wasm,
+                vcs: None,
             },
             specifier: Some(spec),
             resolved_path: None,
