@@ -203,6 +203,14 @@ pub enum AuditEvent {
     /// as this host read them: anchors that make a chain cut short,
     /// rewritten or removed after them detectable.
     ChainHeads { heads: Vec<ChainHead> },
+    /// A capability gap became recurring: `signature` (`domain:action`)
+    /// was asked for `occurrences` times within the window, from
+    /// `sessions` distinct sessions.
+    GapRecurring {
+        signature: String,
+        occurrences: u64,
+        sessions: u64,
+    },
 }
 
 /// One chain's last record, as a [`AuditEvent::ChainHeads`] anchors it.

@@ -56,6 +56,7 @@ fn kind(event: &AuditEvent) -> &'static str {
         AuditEvent::DefinitionsPinned { .. } => "definitions-pinned",
         AuditEvent::DefinitionsUnpinned { .. } => "definitions-unpinned",
         AuditEvent::ChainHeads { .. } => "chain-heads",
+        AuditEvent::GapRecurring { .. } => "gap-recurring",
     }
 }
 

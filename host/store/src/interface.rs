@@ -20,7 +20,8 @@ use warden_policy::CapabilityGrant;
 use warden_signing::{PublicKey, SecretKey};
 
 use crate::{
-    AuditRecord, Break, DefinitionPin, Others, StoreError, StoredRule, StoredTrust, Verified,
+    AuditRecord, Break, DefinitionPin, GapRule, GapSummary, GapTally, NewGap, Others, StoreError,
+    StoredRule, StoredTrust, Verified,
 };
 
 /// How an answered approval was closed.
@@ -132,6 +133,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The pins of `server` (of every server for `None`), by server and
     /// tool.
     fn definition_pins(&self, server: Option<&str>) -> Result<Vec<DefinitionPin>, StoreError>;
+
+    /// Records an unfulfilled request in the gap log (a ring of
+    /// `rule.capacity` rows) and tallies its signature in `rule.window_ms`;
+    /// audits the signature the first time in a window it is recurring.
+    fn record_gap(&self, gap: &NewGap, rule: &GapRule) -> Result<GapTally, StoreError>;
+    /// The signatures asked for within `rule.window_ms` before `now_ms`.
+    fn gaps(&self, now_ms: u64, rule: &GapRule) -> Result<Vec<GapSummary>, StoreError>;
 
     /// Keeps an MCP session's state (what its client's `initialize`
     /// said) until `expires_ms`, replacing any kept under `id`; clears

@@ -104,7 +104,24 @@ CREATE TABLE sessions (
 CREATE INDEX sessions_expiry ON sessions (expires_ms);
 ";
 
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+const V7: &str = "
+CREATE TABLE gaps (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    signature TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    session TEXT NOT NULL,
+    asked TEXT NOT NULL,
+    at_ms INTEGER NOT NULL
+);
+CREATE INDEX gaps_signature ON gaps (signature, at_ms);
+CREATE INDEX gaps_at ON gaps (at_ms);
+CREATE TABLE gap_recurring (
+    signature TEXT PRIMARY KEY,
+    recurring_ms INTEGER NOT NULL
+);
+";
+
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

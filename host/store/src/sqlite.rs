@@ -14,6 +14,7 @@ use crate::{
     AuditRecord, Break, DefinitionPin, SqliteStore, Store, StoreError, StoredRule, StoredTrust,
     Verified,
 };
+use crate::{GapRule, GapSummary, GapTally, NewGap};
 
 impl Store for SqliteStore {
     fn location(&self) -> String {
@@ -129,6 +130,14 @@ impl Store for SqliteStore {
 
     fn definition_pins(&self, server: Option<&str>) -> Result<Vec<DefinitionPin>, StoreError> {
         SqliteStore::definition_pins(self, server)
+    }
+
+    fn record_gap(&self, gap: &NewGap, rule: &GapRule) -> Result<GapTally, StoreError> {
+        SqliteStore::record_gap(self, gap, rule)
+    }
+
+    fn gaps(&self, now_ms: u64, rule: &GapRule) -> Result<Vec<GapSummary>, StoreError> {
+        SqliteStore::gaps(self, now_ms, rule)
     }
 
     fn put_session(

@@ -22,8 +22,8 @@ use warden_api::{ApprovalAnswer, ApprovalRequest, Attribution, AuditEvent, OpenA
 use warden_policy::{Boundary, Capability, CapabilityGrant};
 use warden_signing::SecretKey;
 use warden_store::{
-    Closed, DefinitionPin, PG_SCHEMA_VERSION, PgStore, SqliteStore, Store, StoreError, host_key,
-    now_ms,
+    Closed, DefinitionPin, GapRule, NewGap, PG_SCHEMA_VERSION, PgStore, SqliteStore, Store,
+    StoreError, host_key, now_ms,
 };
 
 #[derive(Debug, Clone, Copy)]
@@ -609,6 +609,130 @@ fn sessions_are_shared_until_dropped_or_expired(backend: Backend) {
     assert!(kinds(reopened.as_ref()).is_empty());
 }
 
+fn gap(signature: &str, session: &str, at_ms: u64) -> NewGap {
+    NewGap {
+        signature: signature.into(),
+        agent: "alice".into(),
+        session: session.into(),
+        asked: format!("{}\u{0}x", signature.replace(':', "_")),
+        at_ms,
+    }
+}
+
+/// The gap log: a signature is recurring at the threshold within the
+/// window from enough distinct sessions (one session repeating itself
+/// counts once), announced and audited once per window; the ring keeps
+/// its capacity, the oldest going first.
+fn gaps_recur_by_threshold_window_and_sessions(backend: Backend) {
+    let place = Place::new(backend);
+    let store = place.open("host");
+    let rule = GapRule {
+        capacity: 10,
+        threshold: 3,
+        window_ms: 1_000,
+        min_sessions: 2,
+    };
+    let at = 1_000_000;
+    // Two hits: no gap yet.
+    assert!(
+        !store
+            .record_gap(&gap("weather:forecast", "s1", at), &rule)
+            .unwrap()
+            .recurring
+    );
+    assert!(
+        !store
+            .record_gap(&gap("weather:forecast", "s2", at + 1), &rule)
+            .unwrap()
+            .recurring
+    );
+    // The third within the window, from two sessions: recurring, once.
+    let third = store
+        .record_gap(&gap("weather:forecast", "s1", at + 2), &rule)
+        .unwrap();
+    assert!(third.recurring && third.became_recurring, "{third:?}");
+    assert_eq!((third.occurrences, third.sessions), (3, 2));
+    let fourth = store
+        .record_gap(&gap("weather:forecast", "s3", at + 3), &rule)
+        .unwrap();
+    assert!(
+        fourth.recurring && !fourth.became_recurring,
+        "announced once"
+    );
+    // Three from one session: never.
+    for i in 0..3 {
+        let t = store
+            .record_gap(&gap("pdf:render", "s9", at + 10 + i), &rule)
+            .unwrap();
+        assert!(!t.recurring, "one session repeating itself: {t:?}");
+    }
+    // Three spread wider than the window: never.
+    for (i, session) in ["a", "b", "c"].iter().enumerate() {
+        let t = store
+            .record_gap(&gap("mail:send", session, at + 600 * i as u64), &rule)
+            .unwrap();
+        assert!(!t.recurring, "{t:?}");
+    }
+    let listed = store.gaps(at + 1_300, &rule).unwrap();
+    let names: Vec<_> = listed.iter().map(|g| g.signature.as_str()).collect();
+    assert_eq!(names, ["mail:send"], "only the window's rows: {listed:?}");
+    let listed = store.gaps(at + 20, &rule).unwrap();
+    let weather = listed
+        .iter()
+        .find(|g| g.signature == "weather:forecast")
+        .unwrap();
+    assert!(weather.recurring);
+    assert_eq!((weather.occurrences, weather.sessions), (4, 3));
+    assert_eq!(weather.asked, ["weather_forecast\u{0}x"]);
+    // The ring: ten rows at most, the oldest go first (the four weather
+    // rows were the first in).
+    let later = at + 1_250;
+    for session in ["x", "y", "z", "w"] {
+        store
+            .record_gap(&gap("mail:send", session, later), &rule)
+            .unwrap();
+    }
+    let kept = store
+        .gaps(
+            later,
+            &GapRule {
+                window_ms: u64::MAX / 2,
+                ..rule
+            },
+        )
+        .unwrap();
+    let total: u64 = kept.iter().map(|g| g.occurrences).sum();
+    assert_eq!(total, 10, "{kept:?}");
+    assert!(
+        kept.iter().all(|g| g.signature != "weather:forecast"),
+        "{kept:?}"
+    );
+    // A new window announces again.
+    for session in ["s1", "s2", "s3"] {
+        store
+            .record_gap(&gap("weather:forecast", session, at + 5_000), &rule)
+            .unwrap();
+    }
+    let audited: Vec<_> = store
+        .records_after(0, u64::MAX)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.kind == "gap-recurring")
+        .map(|r| r.event)
+        .collect();
+    // weather:forecast, mail:send (its rows of the ring's last steps fell
+    // within one window), and weather:forecast again in its new window.
+    let signatures: Vec<_> = audited
+        .iter()
+        .map(|e| e["signature"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        signatures,
+        ["weather:forecast", "mail:send", "weather:forecast"]
+    );
+    assert_eq!(audited[0]["sessions"], 2);
+}
+
 /// A rule suggested from a call's arguments, and an approval's binding
 /// key (NUL-separated), hold whatever text the call carried.
 fn any_text_a_call_carries_is_kept(backend: Backend) {
@@ -649,6 +773,7 @@ conformance!(
     asks_racing_from_two_stores_get_ids_of_their_own,
     definition_pins_are_replaced_revoked_and_audited,
     sessions_are_shared_until_dropped_or_expired,
+    gaps_recur_by_threshold_window_and_sessions,
 );
 
 /// Runs `sql` on the database at `url`.

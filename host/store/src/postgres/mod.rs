@@ -14,6 +14,7 @@
 mod anchor;
 mod audit;
 mod data;
+mod gaps;
 mod notify;
 mod pins;
 mod schema;

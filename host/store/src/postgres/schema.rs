@@ -104,7 +104,25 @@ CREATE TABLE sessions (
 CREATE INDEX sessions_expiry ON sessions (expires_ms);
 ";
 
-const MIGRATIONS: &[&str] = &[V1, V2];
+/// The toolsmith's gap log (`gaps.rs`); what an agent named is bytes.
+const V3: &str = "
+CREATE TABLE gaps (
+    id BIGSERIAL PRIMARY KEY,
+    signature TEXT NOT NULL,
+    agent BYTEA NOT NULL,
+    session BYTEA NOT NULL,
+    asked BYTEA NOT NULL,
+    at_ms BIGINT NOT NULL
+);
+CREATE INDEX gaps_signature ON gaps (signature, at_ms);
+CREATE INDEX gaps_at ON gaps (at_ms);
+CREATE TABLE gap_recurring (
+    signature TEXT PRIMARY KEY,
+    recurring_ms BIGINT NOT NULL
+);
+";
+
+const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// The PostgreSQL schema version this build writes.
 pub const PG_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -9,13 +9,13 @@ use warden_api::{
 use warden_policy::CapabilityGrant;
 use warden_signing::{PublicKey, SecretKey};
 
-use super::{PgStore, anchor, audit, data, pins, sessions};
-use crate::Others;
+use super::{PgStore, anchor, audit, data, gaps, pins, sessions};
 use crate::chain::Entry;
 use crate::interface::Closed;
 use crate::{
     AuditRecord, Break, DefinitionPin, Store, StoreError, StoredRule, StoredTrust, Verified, now_ms,
 };
+use crate::{GapRule, GapSummary, GapTally, NewGap, Others};
 
 impl Store for PgStore {
     fn location(&self) -> String {
@@ -150,6 +150,16 @@ impl Store for PgStore {
     fn definition_pins(&self, server: Option<&str>) -> Result<Vec<DefinitionPin>, StoreError> {
         let server = server.map(str::to_owned);
         self.run(|inner| pins::pins(inner, server))
+    }
+
+    fn record_gap(&self, gap: &NewGap, rule: &GapRule) -> Result<GapTally, StoreError> {
+        let (gap, rule) = (gap.clone(), *rule);
+        self.run(|inner| gaps::record(inner, gap, rule))
+    }
+
+    fn gaps(&self, now_ms: u64, rule: &GapRule) -> Result<Vec<GapSummary>, StoreError> {
+        let rule = *rule;
+        self.run(move |inner| gaps::list(inner, now_ms, rule))
     }
 
     fn put_session(

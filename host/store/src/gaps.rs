@@ -1,0 +1,224 @@
+//! The toolsmith's gap log: unfulfilled requests (a call to a tool that
+//! does not exist, a capability request for a tool nobody offers), each a
+//! `domain:action` signature with who asked, kept in a ring of bounded
+//! size (the oldest rows go first). A signature is recurring once it was
+//! asked for a threshold of times within a window, from at least a number
+//! of distinct sessions: one session repeating itself counts once toward
+//! the sessions, so no single session makes a gap recurring. The first
+//! time a signature is recurring within a window is audited
+//! (`gap-recurring`). This file holds the SQLite side and the types;
+//! `postgres/gaps.rs` the PostgreSQL one.
+//!
+//! Attack: an agent flooding the log to push others' gaps out or to fake
+//! demand. The ring bounds the rows, and demand needs distinct sessions.
+
+use rusqlite::{OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+use warden_api::AuditEvent;
+
+use crate::chain::Entry;
+use crate::{SqliteStore, StoreError};
+
+/// One unfulfilled request, as the gap log keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewGap {
+    /// `domain:action`.
+    pub signature: String,
+    pub agent: String,
+    pub session: String,
+    /// What was asked for (the unknown tool's name, or the capability).
+    pub asked: String,
+    pub at_ms: u64,
+}
+
+/// When a signature is recurring, and how many rows the ring keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GapRule {
+    pub capacity: u64,
+    pub threshold: u64,
+    pub window_ms: u64,
+    pub min_sessions: u64,
+}
+
+/// A signature's count within the window, after a gap was recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GapTally {
+    pub signature: String,
+    /// Requests within the window.
+    pub occurrences: u64,
+    /// Distinct sessions among them.
+    pub sessions: u64,
+    /// Whether the signature is recurring.
+    pub recurring: bool,
+    /// Whether this request made it recurring (and it was audited).
+    pub became_recurring: bool,
+}
+
+/// One signature of the log, as `warden toolsmith gaps` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GapSummary {
+    pub signature: String,
+    /// Requests kept in the ring within the window.
+    pub occurrences: u64,
+    pub sessions: u64,
+    pub agents: Vec<String>,
+    /// What was asked for, each once.
+    pub asked: Vec<String>,
+    pub first_ms: u64,
+    pub last_ms: u64,
+    pub recurring: bool,
+}
+
+fn ms(at: u64) -> i64 {
+    i64::try_from(at).unwrap_or(i64::MAX)
+}
+
+/// The tally of `signature`'s `occurrences` and `sessions` under `rule`,
+/// and whether it was already announced in this window.
+pub(crate) fn tally(
+    gap: &NewGap,
+    rule: &GapRule,
+    (occurrences, sessions): (u64, u64),
+    announced_ms: Option<u64>,
+) -> GapTally {
+    let recurring = occurrences >= rule.threshold && sessions >= rule.min_sessions;
+    let window_start = gap.at_ms.saturating_sub(rule.window_ms);
+    let announced = announced_ms.is_some_and(|at| at > window_start);
+    GapTally {
+        signature: gap.signature.clone(),
+        occurrences,
+        sessions,
+        recurring,
+        became_recurring: recurring && !announced,
+    }
+}
+
+pub(crate) fn recurring_event(tally: &GapTally) -> AuditEvent {
+    AuditEvent::GapRecurring {
+        signature: tally.signature.clone(),
+        occurrences: tally.occurrences,
+        sessions: tally.sessions,
+    }
+}
+
+/// Folds rows `(signature, agent, session, asked, at_ms)` of the window
+/// into one summary per signature.
+pub(crate) fn summarise(
+    rows: Vec<(String, String, String, String, u64)>,
+    rule: &GapRule,
+) -> Vec<GapSummary> {
+    use std::collections::{BTreeMap, BTreeSet};
+    #[derive(Default)]
+    struct Acc {
+        n: u64,
+        sessions: BTreeSet<String>,
+        agents: BTreeSet<String>,
+        asked: BTreeSet<String>,
+        first: u64,
+        last: u64,
+    }
+    let mut by: BTreeMap<String, Acc> = BTreeMap::new();
+    for (signature, agent, session, asked, at) in rows {
+        let acc = by.entry(signature).or_default();
+        acc.first = if acc.n == 0 { at } else { acc.first.min(at) };
+        acc.last = acc.last.max(at);
+        acc.n += 1;
+        acc.sessions.insert(session);
+        acc.agents.insert(agent);
+        acc.asked.insert(asked);
+    }
+    by.into_iter()
+        .map(|(signature, a)| GapSummary {
+            signature,
+            occurrences: a.n,
+            sessions: a.sessions.len() as u64,
+            recurring: a.n >= rule.threshold && a.sessions.len() as u64 >= rule.min_sessions,
+            agents: a.agents.into_iter().collect(),
+            asked: a.asked.into_iter().collect(),
+            first_ms: a.first,
+            last_ms: a.last,
+        })
+        .collect()
+}
+
+impl SqliteStore {
+    pub(crate) fn record_gap(&self, gap: &NewGap, rule: &GapRule) -> Result<GapTally, StoreError> {
+        let what = "recording a capability gap";
+        let conn = self.conn();
+        crate::tx::write(&conn, what, |conn| {
+            let sql = StoreError::sql(what);
+            conn.prepare_cached(
+                "INSERT INTO gaps (signature, agent, session, asked, at_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    gap.signature,
+                    gap.agent,
+                    gap.session,
+                    gap.asked,
+                    ms(gap.at_ms)
+                ])
+            })
+            .map_err(sql)?;
+            let id = conn.last_insert_rowid();
+            conn.prepare_cached("DELETE FROM gaps WHERE id <= ?1")
+                .and_then(|mut s| s.execute(params![id.saturating_sub(ms(rule.capacity))]))
+                .map_err(StoreError::sql(what))?;
+            let counts: (i64, i64) = conn
+                .prepare_cached(
+                    "SELECT count(*), count(DISTINCT session) FROM gaps \
+                     WHERE signature = ?1 AND at_ms > ?2",
+                )
+                .and_then(|mut s| {
+                    s.query_row(
+                        params![gap.signature, ms(gap.at_ms.saturating_sub(rule.window_ms))],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                })
+                .map_err(StoreError::sql(what))?;
+            let announced: Option<i64> = conn
+                .prepare_cached("SELECT recurring_ms FROM gap_recurring WHERE signature = ?1")
+                .and_then(|mut s| s.query_row(params![gap.signature], |r| r.get(0)).optional())
+                .map_err(StoreError::sql(what))?;
+            let tally = tally(
+                gap,
+                rule,
+                (counts.0 as u64, counts.1 as u64),
+                announced.map(|a| a as u64),
+            );
+            if tally.became_recurring {
+                conn.prepare_cached(
+                    "INSERT INTO gap_recurring (signature, recurring_ms) VALUES (?1, ?2) \
+                     ON CONFLICT (signature) DO UPDATE SET recurring_ms = excluded.recurring_ms",
+                )
+                .and_then(|mut s| s.execute(params![gap.signature, ms(gap.at_ms)]))
+                .map_err(StoreError::sql(what))?;
+                self.append_in(conn, &[Entry::new(&recurring_event(&tally), gap.at_ms)?])?;
+            }
+            Ok(tally)
+        })
+    }
+
+    pub(crate) fn gaps(&self, now_ms: u64, rule: &GapRule) -> Result<Vec<GapSummary>, StoreError> {
+        let what = "reading the capability gaps";
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT signature, agent, session, asked, at_ms FROM gaps WHERE at_ms > ?1 ORDER BY id",
+            )
+            .map_err(StoreError::sql(what))?;
+        let rows = stmt
+            .query_map(params![ms(now_ms.saturating_sub(rule.window_ms))], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get::<_, i64>(4)? as u64,
+                ))
+            })
+            .and_then(Iterator::collect)
+            .map_err(StoreError::sql(what))?;
+        Ok(summarise(rows, rule))
+    }
+}

@@ -1,0 +1,122 @@
+//! The gap log in PostgreSQL (the meaning: `gaps.rs`).
+
+use std::sync::Arc;
+
+use sqlx::Row;
+
+use super::data::ms;
+use super::{Inner, audit};
+use crate::StoreError;
+use crate::chain::Entry;
+use crate::gaps::{GapRule, GapSummary, GapTally, NewGap, recurring_event, summarise, tally};
+
+pub(crate) async fn record(
+    inner: Arc<Inner>,
+    gap: NewGap,
+    rule: GapRule,
+) -> Result<GapTally, StoreError> {
+    let what = "recording a capability gap";
+    let mut tx = inner.pool.begin().await.map_err(StoreError::pg(what))?;
+    // One writer at a time, so two replicas never both announce a gap.
+    sqlx::query("LOCK TABLE gap_recurring IN SHARE ROW EXCLUSIVE MODE")
+        .execute(&mut *tx)
+        .await
+        .map_err(StoreError::pg(what))?;
+    let id: i64 = sqlx::query(
+        "INSERT INTO gaps (signature, agent, session, asked, at_ms) VALUES ($1, $2, $3, $4, $5) \
+         RETURNING id",
+    )
+    .bind(&gap.signature)
+    .bind(gap.agent.as_bytes())
+    .bind(gap.session.as_bytes())
+    .bind(gap.asked.as_bytes())
+    .bind(ms(gap.at_ms))
+    .fetch_one(&mut *tx)
+    .await
+    .and_then(|r| r.try_get(0))
+    .map_err(StoreError::pg(what))?;
+    sqlx::query("DELETE FROM gaps WHERE id <= $1")
+        .bind(id.saturating_sub(ms(rule.capacity)))
+        .execute(&mut *tx)
+        .await
+        .map_err(StoreError::pg(what))?;
+    let counts = sqlx::query(
+        "SELECT count(*), count(DISTINCT session) FROM gaps WHERE signature = $1 AND at_ms > $2",
+    )
+    .bind(&gap.signature)
+    .bind(ms(gap.at_ms.saturating_sub(rule.window_ms)))
+    .fetch_one(&mut *tx)
+    .await
+    .map_err(StoreError::pg(what))?;
+    let (n, sessions): (i64, i64) = (
+        counts.try_get(0).map_err(StoreError::pg(what))?,
+        counts.try_get(1).map_err(StoreError::pg(what))?,
+    );
+    let announced: Option<i64> =
+        sqlx::query("SELECT recurring_ms FROM gap_recurring WHERE signature = $1")
+            .bind(&gap.signature)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(StoreError::pg(what))?
+            .map(|r| r.try_get(0))
+            .transpose()
+            .map_err(StoreError::pg(what))?;
+    let tally = tally(
+        &gap,
+        &rule,
+        (n as u64, sessions as u64),
+        announced.map(|a| a as u64),
+    );
+    if tally.became_recurring {
+        sqlx::query(
+            "INSERT INTO gap_recurring (signature, recurring_ms) VALUES ($1, $2) \
+             ON CONFLICT (signature) DO UPDATE SET recurring_ms = excluded.recurring_ms",
+        )
+        .bind(&gap.signature)
+        .bind(ms(gap.at_ms))
+        .execute(&mut *tx)
+        .await
+        .map_err(StoreError::pg(what))?;
+        audit::append_in(
+            &mut tx,
+            &inner,
+            &[Entry::new(&recurring_event(&tally), gap.at_ms)?],
+        )
+        .await?;
+    }
+    tx.commit().await.map_err(StoreError::pg(what))?;
+    Ok(tally)
+}
+
+pub(crate) async fn list(
+    inner: Arc<Inner>,
+    now_ms: u64,
+    rule: GapRule,
+) -> Result<Vec<GapSummary>, StoreError> {
+    let what = "reading the capability gaps";
+    let rows = sqlx::query(
+        "SELECT signature, agent, session, asked, at_ms FROM gaps WHERE at_ms > $1 ORDER BY id",
+    )
+    .bind(ms(now_ms.saturating_sub(rule.window_ms)))
+    .fetch_all(&inner.pool)
+    .await
+    .map_err(StoreError::pg(what))?;
+    let text = |r: &sqlx::postgres::PgRow, i: usize| -> Result<String, sqlx::Error> {
+        let bytes: Vec<u8> = r.try_get(i)?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    };
+    let rows = rows
+        .iter()
+        .map(|r| {
+            Ok((
+                r.try_get(0)?,
+                text(r, 1)?,
+                text(r, 2)?,
+                text(r, 3)?,
+                r.try_get::<i64, _>(4)? as u64,
+            ))
+        })
+        .collect::<Result<Vec<_>, sqlx::Error>>()
+        .map_err(StoreError::pg(what))?;
+    Ok(summarise(rows, &rule))
+}
