@@ -35,6 +35,7 @@ const PURE: &[&str] = &[
     "warden-policy",
     "warden-shell",
     "warden-signing",
+    "warden-toolsmith",
 ];
 /// (pure crate, the internal crate it may depend on): the policy engine reads
 /// command lines through the shell analyser, itself pure.
@@ -50,6 +51,8 @@ const EDGES: &[(&str, &[&str])] = &[
     ("warden-policy", &["warden-shell"]),
     // The git tools' pure core: address classes and host syntax from api.
     ("warden-vcs", &["warden-api"]),
+    // Capability signatures of gaps (later: blueprints, builds).
+    ("warden-toolsmith", &[]),
     ("warden-runtime", &["warden-api", "warden-signing"]),
     // The git tools run warden-vcs's invocations in containers.
     (
@@ -81,6 +84,7 @@ const EDGES: &[(&str, &[&str])] = &[
             "warden-sandbox",
             "warden-signing",
             "warden-store",
+            "warden-toolsmith",
         ],
     ),
     (

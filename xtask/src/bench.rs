@@ -22,6 +22,7 @@ use serde_json::Value;
 const CARGO_BENCHES: &[(&str, &str)] = &[
     ("warden-signing", "sign"),
     ("warden-store", "audit"),
+    ("warden-store", "gaps"),
     ("warden-policy", "decide"),
     ("warden-policy", "grants"),
     ("warden-policy", "latency"),
@@ -31,6 +32,7 @@ const CARGO_BENCHES: &[(&str, &str)] = &[
     ("warden-runtime", "http_hook"),
     ("warden-sandbox", "sandbox"),
     ("warden-vcs", "vcs"),
+    ("warden-toolsmith", "gaps"),
 ];
 
 pub fn run(root: &Path, quick: bool) -> anyhow::Result<()> {

@@ -56,6 +56,9 @@ enum Command {
     /// Progressive trust: show, rate, approve a promotion.
     #[command(subcommand)]
     Trust(commands::trust::TrustCommand),
+    /// The toolsmith: capability gaps no tool serves.
+    #[command(subcommand)]
+    Toolsmith(commands::toolsmith::ToolsmithCommand),
     /// Bridged MCP servers of a running server: status, approve and
     /// revoke their tools' definitions, restart.
     #[command(subcommand)]
@@ -136,6 +139,7 @@ fn main() -> ExitCode {
         Command::Audit(command) => commands::audit::run(command),
         Command::Grants(command) => commands::grants::run(command),
         Command::Trust(command) => commands::trust::run(command),
+        Command::Toolsmith(command) => commands::toolsmith::run(command),
         Command::Plugin(PluginCommand::Install(args)) => commands::plugins::install(args),
         Command::Plugin(PluginCommand::Remove(args)) => commands::plugins::remove(args),
         Command::Plugin(PluginCommand::List(args)) => commands::plugins::list(args),

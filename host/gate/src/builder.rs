@@ -53,6 +53,7 @@ impl GateBuilder {
             durable: Durable {
                 journal: None,
                 grants: None,
+                gaps: None,
                 clock: Arc::new(SystemClock),
                 fingerprint_key: None,
             },
@@ -64,6 +65,13 @@ impl GateBuilder {
     /// Where decisions, outcomes and "always allow" rules are written.
     pub fn journal(mut self, journal: Arc<dyn Journal>) -> GateBuilder {
         self.durable.journal = Some(journal);
+        self
+    }
+
+    /// Where requests for tools nobody offers are reported: a call to an
+    /// unknown tool, `request_capability` for one.
+    pub fn gaps(mut self, gaps: Arc<dyn warden_api::GapLog>) -> GateBuilder {
+        self.durable.gaps = Some(gaps);
         self
     }
 

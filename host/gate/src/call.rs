@@ -162,20 +162,26 @@ impl Inner {
                 tracing::info!(tool = %request.tool, "a withheld tool was called");
                 return refusal;
             }
-            return Envelope::host(
-                ErrorType::UnknownTool,
-                HostCode::NotFound,
-                match warden_api::renamed(&request.tool.trim().to_ascii_lowercase()) {
-                    Some(new) if self.table().get(&new).is_some() => format!(
-                        "no tool named `{}` is available: tools are named `{new}` now",
-                        request.tool
-                    ),
-                    _ => format!(
+            let message = match warden_api::renamed(&request.tool.trim().to_ascii_lowercase()) {
+                Some(new) if self.table().get(&new).is_some() => format!(
+                    "no tool named `{}` is available: tools are named `{new}` now",
+                    request.tool
+                ),
+                // Nothing by any name: a capability gap.
+                _ => {
+                    self.unfulfilled(
+                        &request,
+                        warden_api::Unfulfilled::UnknownTool {
+                            name: request.tool.clone(),
+                        },
+                    );
+                    format!(
                         "no tool named `{}` is available; list the tools to see what is",
                         request.tool
-                    ),
-                },
-            );
+                    )
+                }
+            };
+            return Envelope::host(ErrorType::UnknownTool, HostCode::NotFound, message);
         };
         let context = &request.context;
         self.sessions.saw(&context.session, context.task.as_deref());

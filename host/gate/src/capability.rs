@@ -197,6 +197,10 @@ impl Inner {
                     match self.table().get(tool) {
                         Some(entry) => Some(entry.spec.clone()),
                         None => {
+                            self.unfulfilled(
+                                request,
+                                warden_api::Unfulfilled::ToolCapability { name: tool.clone() },
+                            );
                             return Decision::deny(
                                 Layer::Input,
                                 format!("no tool named `{tool}` is available"),

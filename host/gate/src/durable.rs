@@ -22,6 +22,20 @@ pub trait GrantStore: Send + Sync {
 
 pub use warden_api::{Clock, SystemClock};
 
+impl crate::gate::Inner {
+    /// Reports that the caller of `request` asked for `what`, which no
+    /// tool offers; a failure is logged, the agent's answer stays.
+    pub(crate) fn unfulfilled(&self, request: &CallRequest, what: warden_api::Unfulfilled) {
+        let Some(gaps) = &self.durable.gaps else {
+            return;
+        };
+        let c = &request.context;
+        if let Err(e) = gaps.unfulfilled(&c.agent, &c.session, &what) {
+            tracing::warn!(error = %e, asked = what.name(), "recording a capability gap failed");
+        }
+    }
+}
+
 pub(crate) fn decision_event(
     request: &CallRequest,
     shown: &str,

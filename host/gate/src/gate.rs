@@ -22,6 +22,8 @@ use crate::{GateBuilder, GateError, TrustKeeper};
 pub(crate) struct Durable {
     pub journal: Option<Arc<dyn Journal>>,
     pub grants: Option<Arc<dyn GrantStore>>,
+    /// Where unfulfilled requests are reported (the toolsmith's gaps).
+    pub gaps: Option<Arc<dyn warden_api::GapLog>>,
     pub clock: Arc<dyn Clock>,
     pub fingerprint_key: Option<[u8; 32]>,
 }

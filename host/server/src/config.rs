@@ -69,6 +69,9 @@ pub struct Config {
     /// What `request_capability` may grant without a person.
     #[serde(default)]
     pub capability_grants: CapabilityGrantsConfig,
+    /// The toolsmith: the gap log of requests no tool serves.
+    #[serde(default)]
+    pub toolsmith: crate::gaps::ToolsmithConfig,
     /// Progressive trust: how agents earn levels. Default: disabled.
     #[serde(default)]
     pub progressive_trust: warden_policy::trust::TrustConfig,

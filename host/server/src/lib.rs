@@ -24,6 +24,7 @@ mod defaults;
 mod error;
 mod first_load;
 mod found_config;
+pub mod gaps;
 mod grant_spec;
 mod host;
 pub mod keys;

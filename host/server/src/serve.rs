@@ -335,6 +335,11 @@ impl Host {
             .approver(book.clone())
             .journal(hooks.clone())
             .grants(Arc::new(StoreGrants::new(store.clone(), clock.clone())))
+            .gaps(Arc::new(crate::gaps::StoreGaps {
+                store: store.clone(),
+                rule: config.toolsmith.gap_rule()?,
+                clock: clock.clone(),
+            }))
             .clock(clock)
             .fingerprint_key(state::fingerprint_key(&binding_key))
             .capability_requests(config.capability_grants.bounds()?)

@@ -113,7 +113,7 @@ CREATE TABLE gaps (
     asked TEXT NOT NULL,
     at_ms INTEGER NOT NULL
 );
-CREATE INDEX gaps_signature ON gaps (signature, at_ms);
+CREATE INDEX gaps_signature ON gaps (signature, at_ms, session);
 CREATE INDEX gaps_at ON gaps (at_ms);
 CREATE TABLE gap_recurring (
     signature TEXT PRIMARY KEY,

@@ -16,4 +16,5 @@ pub mod sandbox;
 pub mod serve;
 pub mod setup;
 pub mod tools;
+pub mod toolsmith;
 pub mod trust;
