@@ -118,7 +118,7 @@ grant-fs = ["{ws}:/workspace:ro"]
 [agents.{agent}]
 level = "standard"
 approvals = "client"
-rules = {{ allow = ["git_clone(http://{gateway}:*)", "git_branch(create:*)", "git_branch(switch:*)", "git_commit"] }}
+rules = {{ allow = ["git_clone(http://{gateway}:*)"] }}
 
 [sandbox]
 grant-fs = ["{ws}:/workspace:rw"]
