@@ -146,3 +146,149 @@ async fn read_and_branch_refuses_every_push() {
     assert!(approvals.pending().is_empty(), "refused, not asked");
     assert!(pusher.0.lock().unwrap().is_empty());
 }
+
+/// warden-vcs's operation map (action type, level permissions, circuit
+/// breaker) and what the policy judges for the sandbox's git tools agree,
+/// operation by operation: one table, not two that drift.
+#[test]
+fn the_core_map_and_the_policy_table_agree() {
+    use warden_api::Backend as _;
+    use warden_policy::GitAccess;
+    use warden_vcs::{GitLevel, GitOp, Prompt, ResetMode, vcs_action};
+    let tools =
+        warden_sandbox::SandboxTools::new(warden_sandbox::SandboxConfig::default()).unwrap();
+    let specs = tools.tools();
+    let s = |v: &str| v.to_owned();
+    let cases: Vec<(GitOp, &str, Value)> = vec![
+        (GitOp::Status { paths: vec![] }, "git_status", json!({})),
+        (
+            GitOp::Log {
+                rev: None,
+                max_count: 1,
+                paths: vec![],
+            },
+            "git_log",
+            json!({}),
+        ),
+        (
+            GitOp::Diff {
+                from: None,
+                to: None,
+                staged: false,
+                paths: vec![],
+            },
+            "git_diff",
+            json!({}),
+        ),
+        (
+            GitOp::Show { rev: s("HEAD") },
+            "git_show",
+            json!({"rev": "HEAD"}),
+        ),
+        (GitOp::BranchList, "git_branch", json!({"op": "list"})),
+        (
+            GitOp::BranchCreate {
+                name: s("x"),
+                start: None,
+            },
+            "git_branch",
+            json!({"op": "create", "name": "x"}),
+        ),
+        (
+            GitOp::Switch {
+                name: s("x"),
+                create: false,
+            },
+            "git_branch",
+            json!({"op": "switch", "name": "x"}),
+        ),
+        (
+            GitOp::BranchDelete {
+                name: s("x"),
+                force: false,
+            },
+            "git_branch",
+            json!({"op": "delete", "name": "x"}),
+        ),
+        (
+            GitOp::Commit { message: s("m") },
+            "git_commit",
+            json!({"message": "m"}),
+        ),
+        (
+            GitOp::Restore {
+                paths: vec![s("a")],
+                staged: false,
+                source: None,
+            },
+            "git_restore",
+            json!({"paths": ["a"]}),
+        ),
+        (
+            GitOp::Reset {
+                mode: ResetMode::Hard,
+                rev: s("HEAD"),
+            },
+            "git_reset",
+            json!({"mode": "hard", "rev": "HEAD"}),
+        ),
+        (
+            GitOp::Clone {
+                dest: s("d"),
+                depth: None,
+            },
+            "git_clone",
+            json!({"url": "https://x/y", "dest": "d"}),
+        ),
+        (
+            GitOp::Fetch {
+                remote: s("origin"),
+            },
+            "git_fetch",
+            json!({"remote": "origin"}),
+        ),
+        (
+            GitOp::Push {
+                remote: s("o"),
+                branch: s("b"),
+                force: false,
+            },
+            "git_push",
+            json!({"remote": "o", "branch": "b"}),
+        ),
+        (
+            GitOp::Push {
+                remote: s("o"),
+                branch: s("b"),
+                force: true,
+            },
+            "git_push",
+            json!({"remote": "o", "branch": "b", "force": true}),
+        ),
+    ];
+    for (op, tool, args) in cases {
+        let core = vcs_action(&op, None, None);
+        let declared = tools
+            .vcs_operation(tool, &args)
+            .map(warden_gate::vcs_op)
+            .unwrap();
+        let spec = specs.iter().find(|t| t.name.as_str() == tool).unwrap();
+        assert_eq!(spec.action_type.as_str(), core.action_type, "{op:?}");
+        for (level, access) in [
+            (GitLevel::LocalOnly, GitAccess::LocalOnly),
+            (GitLevel::ReadAndBranch, GitAccess::ReadAndBranch),
+            (GitLevel::Full, GitAccess::Full),
+        ] {
+            assert_eq!(
+                core.permitted_at(level),
+                declared.permitted_at(access),
+                "{op:?} at {level:?}"
+            );
+        }
+        assert_eq!(
+            core.prompt == Prompt::CircuitBreaker,
+            declared == warden_policy::VcsOp::ForcePush,
+            "{op:?}"
+        );
+    }
+}

@@ -5,8 +5,9 @@
 //! What runs: `warden bench --mcp` (release) with the bundled plugins,
 //! a bare rmcp server as the transport floor of the MCP figures, and each
 //! crate's `cargo bench` target (their own output, verbatim). The sandbox
-//! bench needs Docker and the base image; without them it is reported as
-//! not run, with the reason.
+//! benches need Docker and the base and git images (the git one also git
+//! and python3 on the host); without them they are reported as not run,
+//! with the reason.
 //!
 //! Method (kept honest in `warden bench`): buffered clients, a warm-up,
 //! kinds of request alternated within rounds, medians of the rounds' p50s.
@@ -31,6 +32,7 @@ const CARGO_BENCHES: &[(&str, &str)] = &[
     ("warden-runtime", "runtime"),
     ("warden-runtime", "http_hook"),
     ("warden-sandbox", "sandbox"),
+    ("warden-sandbox", "git"),
     ("warden-vcs", "vcs"),
     ("warden-toolsmith", "gaps"),
 ];

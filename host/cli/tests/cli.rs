@@ -270,6 +270,34 @@ fn policy_check_prints_the_decision() {
         v,
         serde_json::json!({"decision": "deny", "reason": v["reason"], "rule": "terminal_exec(rm *)", "layer": "rule"})
     );
+    // A git tool's call is judged by what it does, as when served: a
+    // push an allow rule covers runs in autonomous mode, a force push asks.
+    for (force, decision, layer) in [
+        ("false", "allow", "rule"),
+        ("true", "ask", "circuit-breaker"),
+    ] {
+        let args = format!(r#"{{"remote":"origin","branch":"main","force":{force}}}"#);
+        let v = check(&[
+            "--tool",
+            "git_push",
+            "--action",
+            "vcs:push",
+            "--args",
+            &args,
+            "--template",
+            "{remote}:{branch}",
+            "--side-effect",
+            "--mode",
+            "autonomous",
+            "--allow",
+            "git_push(origin:*)",
+        ]);
+        assert_eq!(
+            (v["decision"].as_str(), v["layer"].as_str()),
+            (Some(decision), Some(layer)),
+            "force {force}: {v}"
+        );
+    }
     // A deny rule on a file tool guards the file from every tool.
     let v = check(&[
         "--tool",

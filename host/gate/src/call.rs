@@ -353,7 +353,7 @@ fn capped(entry: &Entry, decision: Decision) -> Decision {
 }
 
 /// The policy's name for a backend's declared version-control operation.
-fn vcs_op(op: warden_api::VcsOperation) -> warden_policy::VcsOp {
+pub fn vcs_op(op: warden_api::VcsOperation) -> warden_policy::VcsOp {
     use warden_api::VcsOperation as A;
     use warden_policy::VcsOp as P;
     match op {

@@ -43,6 +43,7 @@ pub use approval::{NoApprover, PendingApprovals};
 pub use ask::pending_envelope;
 pub use book::ApprovalBook;
 pub use builder::GateBuilder;
+pub use call::vcs_op;
 pub use durable::{Clock, GrantStore, SystemClock};
 pub use error::GateError;
 pub use gate::Gate;

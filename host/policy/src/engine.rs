@@ -16,7 +16,7 @@ use crate::path::PathEnv;
 use crate::protect::{Hit, Protection};
 use crate::rule::RuleSet;
 use crate::specifier::Prepared;
-use crate::{Mode, PolicyError, ToolFacts, constraints_check, glob};
+use crate::{Mode, PolicyError, ToolFacts, VcsOp, constraints_check, glob};
 
 /// One agent's compiled policy.
 #[derive(Debug, Clone)]
@@ -483,6 +483,22 @@ impl AgentPolicy {
                 Layer::Mode,
                 prepared.describe(name, "autonomous mode allows `", &["`"]),
             ),
+            // Creating or switching a branch and committing change only the
+            // local repository and are undone with git itself (the reflog
+            // keeps every commit): what spec 3.5 allows by default. Deleting
+            // a branch, restore, reset, clone, fetch and push still ask.
+            Mode::Default | Mode::AcceptEdits
+                if matches!(call.tool.vcs, Some(VcsOp::Branch | VcsOp::Commit)) =>
+            {
+                Decision::allow(
+                    Layer::Mode,
+                    prepared.describe(
+                        name,
+                        "`",
+                        &["` changes only the local repository, undoably; default mode allows local commits and branches"],
+                    ),
+                )
+            }
             Mode::AcceptEdits if prepared.is_workspace_edit(&call.tool, env) => Decision::allow(
                 Layer::Mode,
                 prepared.describe(

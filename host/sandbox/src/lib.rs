@@ -34,5 +34,5 @@ pub use docker::{Docker, ExecOutput, ExecRequest, ManagedContainer};
 pub use error::SandboxError;
 pub use sandbox::{DockerSandbox, RunOutput, RunRequest, Sandbox, SharedSandbox, reconcile};
 pub use stdio_server::{ServerHandle, ServerSettings, StdioServer, StdioServers};
-pub use tools::SandboxTools;
 pub use tools::shell::AGENT_SHELL;
+pub use tools::{SandboxTools, git_operation};

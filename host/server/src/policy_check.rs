@@ -129,7 +129,13 @@ pub fn check(call: &DescribedCall, as_: &CheckedAs) -> Result<Decision, ServerEr
             action_type: &action,
             side_effect: call.side_effect,
             isolation: warden_policy::Isolation::Wasm,
-            vcs: None,
+            // A sandboxed git tool declares what the call does, as it would
+            // when served (`force` in the args makes a push a force push).
+            vcs: warden_sandbox::git_operation(
+                &call.tool,
+                call.args.as_ref().unwrap_or(&Value::Null),
+            )
+            .map(warden_gate::vcs_op),
         },
         specifier: specifier.as_deref(),
         resolved_path: None,

@@ -40,6 +40,14 @@ impl std::fmt::Debug for SandboxTools {
     }
 }
 
+/// What a call of sandboxed git tool `tool` with `args` does to a
+/// repository, as [`Backend::vcs_operation`] declares it (for callers that
+/// judge a described call without a running sandbox, such as
+/// `warden policy check`). `None` for any other tool.
+pub fn git_operation(tool: &str, args: &Value) -> Option<warden_api::VcsOperation> {
+    git::operation(tool, args)
+}
+
 /// Where a command runs: the image, the grants the container is made
 /// from, whether it gets a container of its own, and its deadline.
 pub(crate) struct Place<'a> {

@@ -85,6 +85,8 @@ pub enum Serve {
     Files(PathBuf),
     /// `302` to this base URL, path kept.
     Redirect(String),
+    /// Accepts, reads the request, and never answers.
+    Hang,
     /// git's smart HTTP protocol: `git http-backend` as a CGI program over
     /// the repositories under this directory (receive-pack enabled where
     /// the repository's config says so).
@@ -137,6 +139,10 @@ fn answer(mut stream: std::net::TcpStream, serve: &Serve) {
     let target = line.split(' ').nth(1).unwrap_or("/");
     let path = target.split('?').next().unwrap_or("/");
     let reply = match serve {
+        Serve::Hang => {
+            std::thread::sleep(std::time::Duration::from_secs(120));
+            return;
+        }
         Serve::Smart(root) => {
             let len: usize = headers
                 .get("content-length")

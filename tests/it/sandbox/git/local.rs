@@ -251,3 +251,40 @@ async fn a_read_only_workspace_reads_but_never_commits() {
     assert_eq!(error(&e).1, "workspace_read_only", "{e:?}");
     r.done().await;
 }
+
+/// Output larger than `max-output-bytes` is cut; a structured result is
+/// then refused (a partial parse would be a lie), a patch says it was cut.
+#[tokio::test(flavor = "multi_thread")]
+async fn output_past_the_cap_is_never_a_partial_structured_result() {
+    let config = SandboxConfig {
+        max_output_bytes: 2048,
+        ..SandboxConfig::default()
+    };
+    let r = rig("git-cap", config).await;
+    let app = r.dir.path().join("app");
+    fixture::repo(&app, &[("a.txt", "a\n")]);
+    for i in 0..40 {
+        std::fs::write(app.join("a.txt"), format!("{i}\n")).unwrap();
+        fixture::git(
+            &app,
+            &["commit", "-q", "-am", &format!("commit number {i}")],
+        );
+    }
+    fixture::share(&app);
+    let e = r.call("git_log", json!({"repo": "app"})).await;
+    let (ty, code, msg) = error(&e);
+    assert_eq!(
+        (ty.as_str(), code.as_str()),
+        ("LimitExceeded", "output_too_large"),
+        "{msg}"
+    );
+    std::fs::write(app.join("a.txt"), "x\n".repeat(3000)).unwrap();
+    let d = r.call("git_diff", json!({"repo": "app"})).await;
+    assert_eq!(data(&d)["truncated"], true, "{d:?}");
+    assert!(data(&d)["patch"].as_str().unwrap().len() <= 2048);
+    let l = r
+        .call("git_log", json!({"repo": "app", "max_count": 3}))
+        .await;
+    assert_eq!(data(&l)["commits"].as_array().unwrap().len(), 3);
+    r.done().await;
+}

@@ -6,4 +6,5 @@
 
 mod fixture;
 mod local;
+mod protocols;
 mod remote;

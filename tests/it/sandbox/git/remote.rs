@@ -384,3 +384,34 @@ async fn ssh_reaches_only_the_pinned_address() {
     assert!(!r.dir.path().join("app").exists());
     r.done().await;
 }
+
+/// A server that never answers: the clone's deadline removes its
+/// container and nothing reaches the workspace.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_clone_past_its_deadline_is_killed_and_leaves_nothing() {
+    let gw = gateway().await;
+    let server = Server::start(gw, Serve::Hang);
+    let r = rig("git-deadline", &[(NAME, gw)], 64).await;
+    let url = format!("http://{NAME}:{}/app.git", server.addr.port());
+    let started = std::time::Instant::now();
+    let e = r
+        .call(
+            "git_clone",
+            json!({"url": url, "dest": "app", "timeout_secs": 3}),
+        )
+        .await;
+    let (ty, code, msg) = error(&e);
+    assert_eq!(
+        (ty.as_str(), code.as_str()),
+        ("LimitExceeded", "timeout"),
+        "{msg}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert!(server.hits() > 0);
+    assert!(!r.dir.path().join("app").exists());
+    assert!(
+        r.containers().await.is_empty(),
+        "the clone's container is gone"
+    );
+    r.done().await;
+}

@@ -23,8 +23,55 @@ fn rev(what: &str) -> Value {
     json!({"type": "string", "minLength": 1, "maxLength": 256, "description": what})
 }
 
-fn run_result() -> Value {
-    json!({"type": "object"})
+/// A commit as log, show, commit and reset report it.
+fn record() -> Value {
+    json!({"type": "object", "required": ["hash", "parents", "author", "date", "subject"], "properties": {
+        "hash": {"type": "string"},
+        "parents": {"type": "array", "items": {"type": "string"}},
+        "author": {"type": "object", "properties": {"name": {"type": "string"}, "email": {"type": "string"}}},
+        "date": {"type": "string", "description": "ISO 8601, author date"},
+        "subject": {"type": "string"}
+    }})
+}
+
+fn branches() -> Value {
+    json!({"type": "array", "items": {"type": "object", "properties": {
+        "name": {"type": "string"}, "commit": {"type": "string"}, "current": {"type": "boolean"}
+    }}})
+}
+
+fn result(props: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "properties": props, "required": required})
+}
+
+fn status_result() -> Value {
+    result(
+        json!({
+            "branch": {"type": "object", "properties": {
+                "head": {"type": ["string", "null"], "description": "null when detached"},
+                "oid": {"type": ["string", "null"], "description": "null before the first commit"},
+                "upstream": {"type": "string"},
+                "ahead": {"type": "integer"}, "behind": {"type": "integer"}
+            }},
+            "entries": {"type": "array", "items": {"type": "object", "properties": {
+                "kind": {"type": "string", "enum": ["changed", "renamed", "unmerged", "untracked", "ignored"]},
+                "index": {"type": "string", "description": "X of porcelain v2's XY (`.` unchanged)"},
+                "worktree": {"type": "string", "description": "Y of porcelain v2's XY"},
+                "path": {"type": "string"},
+                "orig_path": {"type": "string"},
+                "score": {"type": "string"}
+            }}},
+            "clean": {"type": "boolean"}
+        }),
+        &["branch", "entries", "clean"],
+    )
+}
+
+fn remote_result() -> Value {
+    result(
+        json!({"remote": {"type": "string"}, "url": {"type": "string"}, "stderr": {"type": "string"}}),
+        &["url"],
+    )
 }
 
 #[allow(
@@ -41,6 +88,7 @@ fn def(
     side_effect: bool,
     specifier: Option<&'static str>,
     example: Value,
+    result: Value,
 ) -> Def {
     Def {
         name,
@@ -49,7 +97,7 @@ fn def(
         category: Category::VersionControl,
         action,
         params: object(params, required),
-        result: run_result(),
+        result,
         side_effect,
         specifier,
         example,
@@ -73,6 +121,7 @@ pub(in crate::tools) fn defs() -> Vec<Def> {
             false,
             Some("{repo}"),
             json!({}),
+            status_result(),
         ),
         def(
             "git_log",
@@ -86,6 +135,10 @@ pub(in crate::tools) fn defs() -> Vec<Def> {
             false,
             Some("{rev}"),
             json!({"max_count": 10}),
+            result(
+                json!({"commits": {"type": "array", "items": record()}}),
+                &["commits"],
+            ),
         ),
         def(
             "git_diff",
@@ -99,6 +152,10 @@ pub(in crate::tools) fn defs() -> Vec<Def> {
             false,
             Some("{from}"),
             json!({"staged": true}),
+            result(
+                json!({"patch": {"type": "string"}, "truncated": {"type": "boolean"}}),
+                &["patch", "truncated"],
+            ),
         ),
         def(
             "git_show",
@@ -110,6 +167,10 @@ pub(in crate::tools) fn defs() -> Vec<Def> {
             false,
             Some("{rev}"),
             json!({"rev": "HEAD"}),
+            result(
+                json!({"commit": record(), "patch": {"type": "string"}, "truncated": {"type": "boolean"}}),
+                &["commit", "patch"],
+            ),
         ),
         def(
             "git_branch",
@@ -125,6 +186,10 @@ pub(in crate::tools) fn defs() -> Vec<Def> {
             true,
             Some("{op}:{name}"),
             json!({"op": "create", "name": "feat/parser"}),
+            result(
+                json!({"op": {"type": "string"}, "branches": branches()}),
+                &["branches"],
+            ),
         ),
         def(
             "git_commit",
@@ -137,6 +202,7 @@ pub(in crate::tools) fn defs() -> Vec<Def> {
             true,
             Some("{repo}"),
             json!({"message": "Fix the parser's off-by-one"}),
+            result(json!({"commit": record()}), &["commit"]),
         ),
         def(
             "git_restore",
@@ -150,6 +216,10 @@ pub(in crate::tools) fn defs() -> Vec<Def> {
             true,
             Some("{source}"),
             json!({"paths": ["src/lib.rs"]}),
+            result(
+                json!({"restored": {"type": "array", "items": {"type": "string"}}}),
+                &["restored"],
+            ),
         ),
         def(
             "git_reset",
@@ -163,6 +233,7 @@ pub(in crate::tools) fn defs() -> Vec<Def> {
             true,
             Some("{mode}:{rev}"),
             json!({"mode": "mixed", "rev": "HEAD~1"}),
+            result(json!({"head": record()}), &["head"]),
         ),
         def(
             "git_clone",
@@ -182,6 +253,10 @@ pub(in crate::tools) fn defs() -> Vec<Def> {
             true,
             Some("{url}"),
             json!({"url": "https://git.example.com/team/repo.git", "dest": "repo"}),
+            result(
+                json!({"dest": {"type": "string"}, "url": {"type": "string", "description": "the canonical URL git was given"}, "addresses": {"type": "array", "items": {"type": "string"}, "description": "the vetted addresses git was pinned to"}, "stderr": {"type": "string"}}),
+                &["dest", "url", "addresses"],
+            ),
         ),
         def(
             "git_fetch",
@@ -196,6 +271,7 @@ pub(in crate::tools) fn defs() -> Vec<Def> {
             true,
             Some("{remote}"),
             json!({"remote": "origin"}),
+            remote_result(),
         ),
         def(
             "git_push",
@@ -211,6 +287,7 @@ pub(in crate::tools) fn defs() -> Vec<Def> {
             true,
             Some("{remote}:{branch}"),
             json!({"remote": "origin", "branch": "feat/parser"}),
+            remote_result(),
         ),
     ]
 }

@@ -60,3 +60,14 @@ fn every_git_tool_declares_an_operation() {
         );
     }
 }
+
+#[test]
+fn every_git_tool_describes_its_result() {
+    for spec in crate::tools::specs::all().unwrap() {
+        if spec.name.as_str().starts_with("git_") {
+            let props = spec.result_schema["properties"].as_object();
+            assert!(props.is_some_and(|p| !p.is_empty()), "{}", spec.name);
+            assert!(spec.result_schema["required"].is_array(), "{}", spec.name);
+        }
+    }
+}
