@@ -41,6 +41,13 @@ const SCRATCH_DEST: &str = "warden-clone";
 
 pub(super) async fn clone(tools: &SandboxTools, call: &BackendCall<'_>) -> Outcome {
     let dest = str_arg(call, "dest")?;
+    // A clone's files under a `.git` directory would be read as a
+    // repository's own files (its config, its hooks) by later commands.
+    if dest.split('/').any(|c| c.eq_ignore_ascii_case(".git")) {
+        return Err(Failure::args(format!(
+            "`dest` `{dest}` has a `.git` component; clone into a plain directory"
+        )));
+    }
     let guest_dest = in_workspace(call, dest, true)?;
     let repo = Repo::at(call, Some(dest), true)?;
     if std::fs::symlink_metadata(repo.host_dir()).is_ok() {
