@@ -43,6 +43,8 @@ pub enum SandboxError {
     Image { reason: String },
     #[error("the sandbox is shutting down")]
     ShuttingDown,
+    #[error("`[sandbox.git] {key}`: {reason}")]
+    GitConfig { key: &'static str, reason: String },
 }
 
 impl SandboxError {

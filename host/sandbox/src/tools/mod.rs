@@ -30,6 +30,8 @@ pub struct SandboxTools {
     clock: std::sync::Arc<dyn warden_api::Clock>,
     /// Resolves git remotes' hosts before they are vetted and pinned.
     git_dns: std::sync::Arc<dyn warden_vcs::Resolve>,
+    /// `[sandbox.git]`'s remote rules, checked once at construction.
+    git_policy: warden_vcs::GitNetPolicy,
 }
 
 impl std::fmt::Debug for SandboxTools {
@@ -105,12 +107,14 @@ impl SandboxTools {
         let specs = specs::all().map_err(|e| SandboxError::ToolSpec {
             reason: e.to_string(),
         })?;
+        let git_policy = git::net_policy(&config.git)?;
         Ok(SandboxTools {
             config,
             specs,
             sandbox: tokio::sync::Mutex::new(None),
             clock: std::sync::Arc::new(warden_api::SystemClock),
             git_dns: std::sync::Arc::new(git::SystemDns),
+            git_policy,
         })
     }
 

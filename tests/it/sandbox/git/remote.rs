@@ -176,6 +176,11 @@ async fn internal_addresses_are_refused_before_anything_connects() {
         assert_eq!(got, code, "{url}: {msg}");
         assert!(msg.contains(words), "{url}: {msg}");
     }
+    for dest in ["app/.git", "a/.GIT/hooks", "../x", "/workspace/x"] {
+        let url = format!("http://{NAME}:{port}/app.git");
+        let e = r.call("git_clone", json!({"url": url, "dest": dest})).await;
+        assert_eq!(error(&e).1, "invalid_argument", "{dest}: {e:?}");
+    }
     assert_eq!(server.hits(), 0, "nothing connected");
     assert!(r.containers().await.is_empty(), "no container was made");
     assert!(!r.dir.path().join("x").exists());

@@ -25,6 +25,7 @@ mod repo;
 pub(in crate::tools) mod specs;
 
 pub use dns::SystemDns;
+pub(super) use remote::net_policy;
 
 use serde_json::Value;
 use warden_api::{BackendCall, VcsOperation};

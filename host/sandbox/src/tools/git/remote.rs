@@ -31,6 +31,7 @@ use super::local::{argv, git, succeeded};
 use super::repo::Repo;
 use crate::images::ImageKind;
 use crate::tools::{Failure, Outcome, Place, SandboxTools, in_workspace, text};
+use crate::{GitSettings, SandboxError};
 
 /// Where ssh finds the known_hosts file (warden-vcs's default path).
 const KNOWN_HOSTS: &str = "/etc/warden/known_hosts";
@@ -41,6 +42,13 @@ const SCRATCH_DEST: &str = "warden-clone";
 
 pub(super) async fn clone(tools: &SandboxTools, call: &BackendCall<'_>) -> Outcome {
     let dest = str_arg(call, "dest")?;
+    // A clone's files under a `.git` directory would be read as a
+    // repository's own files (its config, its hooks) by later commands.
+    if dest.split('/').any(|c| c.eq_ignore_ascii_case(".git")) {
+        return Err(Failure::args(format!(
+            "`dest` `{dest}` has a `.git` component; clone into a plain directory"
+        )));
+    }
     let guest_dest = in_workspace(call, dest, true)?;
     let repo = Repo::at(call, Some(dest), true)?;
     if std::fs::symlink_metadata(repo.host_dir()).is_ok() {
@@ -134,28 +142,28 @@ async fn remote_op(
     succeeded(op, out)
 }
 
-fn policy(tools: &SandboxTools) -> Result<GitNetPolicy, Failure> {
-    let git = &tools.config.git;
+/// `[sandbox.git]`'s remote rules; a bad host name is a config error at
+/// start, naming the key.
+pub(crate) fn net_policy(git: &GitSettings) -> Result<GitNetPolicy, SandboxError> {
     let mut policy = GitNetPolicy::new().allow_insecure_http(git.insecure_http);
     for host in &git.allow_hosts {
-        policy = policy.allow_host(host).map_err(|e| {
-            Failure::new(
-                ErrorType::HostError,
-                "bad_config",
-                format!("[sandbox.git] allow-hosts `{host}`: {e}"),
-            )
-        })?;
+        policy = policy
+            .allow_host(host)
+            .map_err(|e| SandboxError::GitConfig {
+                key: "allow-hosts",
+                reason: format!("`{host}`: {e}"),
+            })?;
     }
     Ok(policy)
 }
 
 fn parse(tools: &SandboxTools, url: &str) -> Result<GitUrl, Failure> {
-    parse_git_url_with(url, &policy(tools)?)
+    parse_git_url_with(url, &tools.git_policy)
         .map_err(|e| Failure::new(ErrorType::PermissionDenied, "url_refused", e.to_string()))
 }
 
 async fn vetted(tools: &SandboxTools, url: &GitUrl) -> Result<Vetted, Failure> {
-    vet(url, &policy(tools)?, tools.git_dns.as_ref())
+    vet(url, &tools.git_policy, tools.git_dns.as_ref())
         .await
         .map_err(|e| match e {
             warden_vcs::VetError::Resolve { .. } | warden_vcs::VetError::NoAddress { .. } => {

@@ -71,3 +71,16 @@ fn every_git_tool_describes_its_result() {
         }
     }
 }
+
+#[test]
+fn a_bad_allowlisted_host_is_a_config_error_at_start() {
+    let config = crate::SandboxConfig {
+        git: crate::GitSettings {
+            allow_hosts: vec!["git.internal".into(), "not a host".into()],
+            ..crate::GitSettings::default()
+        },
+        ..crate::SandboxConfig::default()
+    };
+    let e = crate::SandboxTools::new(config).unwrap_err().to_string();
+    assert!(e.contains("[sandbox.git] allow-hosts") && e.contains("not a host"), "{e}");
+}
