@@ -82,5 +82,8 @@ fn a_bad_allowlisted_host_is_a_config_error_at_start() {
         ..crate::SandboxConfig::default()
     };
     let e = crate::SandboxTools::new(config).unwrap_err().to_string();
-    assert!(e.contains("[sandbox.git] allow-hosts") && e.contains("not a host"), "{e}");
+    assert!(
+        e.contains("[sandbox.git] allow-hosts") && e.contains("not a host"),
+        "{e}"
+    );
 }
