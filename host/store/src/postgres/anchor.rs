@@ -60,18 +60,7 @@ pub(crate) async fn anchor(inner: &Arc<Inner>) -> Result<bool, StoreError> {
         },
         now_ms(),
     )?;
-    let (reply, answer) = tokio::sync::oneshot::channel();
-    let stopped = || StoreError::AuditCommit {
-        detail: "the audit writer stopped".into(),
-    };
-    inner
-        .appends
-        .send(audit::Append { entry, reply })
-        .map_err(|_| stopped())?;
-    answer
-        .await
-        .map_err(|_| stopped())?
-        .map_err(|detail| StoreError::AuditCommit { detail })?;
+    audit::append_queued(inner, entry).await?;
     *inner
         .anchored
         .lock()

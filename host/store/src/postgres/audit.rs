@@ -30,6 +30,23 @@ pub(crate) struct Append {
     pub(crate) reply: oneshot::Sender<Result<u64, String>>,
 }
 
+/// Queues `entry` for the group-commit writer and waits for the commit
+/// holding it; returns its sequence number.
+pub(crate) async fn append_queued(inner: &Inner, entry: Entry) -> Result<u64, StoreError> {
+    let (reply, answer) = oneshot::channel();
+    let stopped = || StoreError::AuditCommit {
+        detail: "the audit writer stopped".into(),
+    };
+    inner
+        .appends
+        .send(Append { entry, reply })
+        .map_err(|_| stopped())?;
+    answer
+        .await
+        .map_err(|_| stopped())?
+        .map_err(|detail| StoreError::AuditCommit { detail })
+}
+
 /// The most records one commit takes from the queue.
 const BATCH: usize = 4096;
 

@@ -184,19 +184,7 @@ impl Store for PgStore {
 
     fn append_async<'a>(&'a self, event: &'a AuditEvent) -> BoxFuture<'a, Result<u64, StoreError>> {
         Box::pin(async move {
-            let entry = Entry::new(event, now_ms())?;
-            let (reply, answer) = tokio::sync::oneshot::channel();
-            let stopped = || StoreError::AuditCommit {
-                detail: "the audit writer stopped".into(),
-            };
-            self.inner
-                .appends
-                .send(audit::Append { entry, reply })
-                .map_err(|_| stopped())?;
-            answer
-                .await
-                .map_err(|_| stopped())?
-                .map_err(|detail| StoreError::AuditCommit { detail })
+            audit::append_queued(&self.inner, Entry::new(event, now_ms())?).await
         })
     }
 
