@@ -105,7 +105,7 @@ impl GapLog for StoreGaps {
                     signature: signature.to_string(),
                     agent: agent.to_owned(),
                     session: session.to_owned(),
-                    asked: what.name().to_owned(),
+                    asked: what.name().trim().to_owned(),
                     at_ms: self.clock.now_ms(),
                 },
                 &self.rule,
