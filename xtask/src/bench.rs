@@ -106,7 +106,23 @@ fn warden_bench_args(quick: bool) -> Vec<String> {
 }
 
 fn warden_bench(root: &Path, quick: bool) -> anyhow::Result<Value> {
-    let args = warden_bench_args(quick);
+    let mut args = warden_bench_args(quick);
+    // A new database in the loopback cluster the tests use, for the
+    // PostgreSQL host timed beside the SQLite one.
+    let database = Command::new("bash")
+        .arg(root.join("scripts/ensure-postgres"))
+        .arg("--database")
+        .current_dir(root)
+        .output()
+        .context("running scripts/ensure-postgres")?;
+    if !database.status.success() {
+        anyhow::bail!(
+            "scripts/ensure-postgres failed: {}",
+            String::from_utf8_lossy(&database.stderr)
+        );
+    }
+    args.push("--postgres".into());
+    args.push(String::from_utf8_lossy(&database.stdout).trim().to_owned());
     eprintln!("+ target/release/warden {}", args.join(" "));
     let out = Command::new(root.join("target/release/warden"))
         .args(&args)
@@ -248,6 +264,7 @@ fn render(
         md,
         "## Command\n\n```sh\ntarget/release/warden {}\n```\n",
         warden_bench_args(false).join(" ")
+            + " --postgres URL (a new database: scripts/ensure-postgres --database)"
     )?;
     writeln!(
         md,
@@ -277,6 +294,12 @@ fn render(
         ];
         if !m["bare_rmcp_ping"].is_null() {
             rows.push(("bare rmcp server: ping", "bare_rmcp_ping"));
+        }
+        if !m["fs_read_1b_postgres"].is_null() {
+            rows.push((
+                "fs_read 1 B, state in PostgreSQL (a second host, same rounds)",
+                "fs_read_1b_postgres",
+            ));
         }
         for (label, key) in rows {
             let p50 = us(&m[key]["p50_us"]);

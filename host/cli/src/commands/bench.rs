@@ -29,6 +29,10 @@ pub struct BenchArgs {
     /// timed beside Warden's.
     #[arg(long, value_name = "PATH", requires = "mcp")]
     pub floor_server: Option<std::path::PathBuf>,
+    /// With --mcp: a PostgreSQL database of its own (a URL) for a second
+    /// served host, whose stdio fs_read is timed beside the SQLite host's.
+    #[arg(long, value_name = "URL", requires = "mcp")]
+    pub postgres: Option<String>,
     /// Measure the MCP bridge instead, against this fixture server
     /// (`cargo build --release -p warden-bridge-fixture`): a bridged no-op
     /// call beside a direct one, list-change notices, and calls beside a
@@ -64,6 +68,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
             None
         },
         floor: args.floor_server,
+        postgres: args.postgres,
     };
     let report = setup::tokio()?.block_on(warden_server::bench::run(&options))?;
     let text = if args.json {

@@ -281,6 +281,7 @@ pub async fn stdio(
     warden: &Path,
     floor: Option<&Path>,
     config: &Path,
+    postgres: Option<&Path>,
     iterations: usize,
     concurrency: usize,
 ) -> Result<Value, ServerError> {
@@ -312,16 +313,29 @@ pub async fn stdio(
         }
         None => None,
     };
+    let mut on_postgres = match postgres {
+        Some(config) => Some(
+            Stdio_::open(
+                warden_stdio(warden, config).0,
+                config.with_file_name("serve-stdio.log"),
+            )
+            .await?
+            .0,
+        ),
+        None => None,
+    };
 
     let per_round = iterations.div_ceil(ROUNDS);
-    let (mut ping, mut floor_ping, mut small, mut large) = (
+    let (mut ping, mut floor_ping, mut small, mut large, mut small_pg) = (
+        Series::default(),
         Series::default(),
         Series::default(),
         Series::default(),
         Series::default(),
     );
     for round in 0..=ROUNDS {
-        let (mut p, mut f, mut a, mut b) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut p, mut f, mut a, mut b, mut c) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         // Round 0 is the warm-up and is not kept.
         let n = if round == 0 { 50 } else { per_round };
         for _ in 0..n {
@@ -331,15 +345,29 @@ pub async fn stdio(
             p.push(s.timed("ping", json!({})).await?);
             a.push(s.timed("tools/call", call_params("1b.txt")).await?);
             b.push(s.timed("tools/call", call_params("4k.txt")).await?);
+            if let Some(pg) = on_postgres.as_mut() {
+                c.push(pg.timed("tools/call", call_params("1b.txt")).await?);
+            }
         }
         if round > 0 {
             ping.round(p);
             floor_ping.round(f);
             small.round(a);
             large.round(b);
+            small_pg.round(c);
         }
     }
+    let results_pg = match on_postgres {
+        Some(pg) => {
+            pg.close().await;
+            Some(small_pg.summary())
+        }
+        None => None,
+    };
     let mut results = serde_json::Map::new();
+    if let Some(pg) = results_pg {
+        results.insert("fs_read_1b_postgres".into(), pg);
+    }
     results.insert("ping".into(), ping.summary());
     results.insert("fs_read_1b".into(), small.summary());
     results.insert("fs_read_4k".into(), large.summary());

@@ -37,6 +37,10 @@ pub struct BenchOptions {
     /// bare_rmcp`) whose `ping` is timed beside Warden's over stdio: the
     /// transport floor.
     pub floor: Option<PathBuf>,
+    /// With `mcp`: a PostgreSQL database (of its own) a second served
+    /// host keeps its state in, whose stdio `fs_read` is timed beside the
+    /// SQLite host's in the same rounds.
+    pub postgres: Option<String>,
 }
 
 fn failed(what: impl Into<String>) -> ServerError {
@@ -168,10 +172,25 @@ pub async fn run(args: &BenchOptions) -> Result<Value, ServerError> {
             let config = dir.join("warden.toml");
             std::fs::write(&config, mcp::install(&plugins, &dir, &files).await?)
                 .map_err(io("writing the bench configuration"))?;
+            // The PostgreSQL host: a state directory of its own (one
+            // server per state directory), its state in the database.
+            let postgres = match &args.postgres {
+                Some(url) => {
+                    let pg_dir = dir.join("postgres");
+                    std::fs::create_dir_all(&pg_dir)
+                        .map_err(io("creating the PostgreSQL host's directory"))?;
+                    let pg_config = pg_dir.join("warden.toml");
+                    let text = mcp::install(&plugins, &pg_dir, &files).await?;
+                    std::fs::write(&pg_config, format!("{text}[state]\nurl = {url:?}\n"))
+                        .map_err(io("writing the PostgreSQL host's configuration"))?;
+                    Some(pg_config)
+                }
+                None => None,
+            };
             let n = args.iterations.min(1000);
             json!({
                 "installed_plugins": plugins.len(),
-                "stdio": mcp::stdio(warden, args.floor.as_deref(), &config, n, args.concurrency).await?,
+                "stdio": mcp::stdio(warden, args.floor.as_deref(), &config, postgres.as_deref(), n, args.concurrency).await?,
                 "http": mcp::http(warden, &config, n, args.concurrency).await?,
             })
         }

@@ -101,6 +101,14 @@ fn mcp(transport: &str, m: &Value, plugins: &Value) -> String {
             us(&m[label]["p99_us"]),
         ));
     }
+    if !m["fs_read_1b_postgres"].is_null() {
+        let pg = us(&m["fs_read_1b_postgres"]["p50_us"]);
+        out.push_str(&format!(
+            "\nMCP over {transport}, tools/call fs_read 1 B with the state in PostgreSQL: p50 {pg:.1} us ({:.2}x the SQLite host's), p99 {:.1} us",
+            pg / us(&m["fs_read_1b"]["p50_us"]).max(f64::MIN_POSITIVE),
+            us(&m["fs_read_1b_postgres"]["p99_us"]),
+        ));
+    }
     out.push_str(&format!(
         "\nMCP over {transport}, {} concurrent callers: {:.0} calls/s",
         m["throughput_4k"]["concurrency"],
