@@ -183,9 +183,9 @@ impl Store for PgStore {
     }
 
     fn append_async<'a>(&'a self, event: &'a AuditEvent) -> BoxFuture<'a, Result<u64, StoreError>> {
-        Box::pin(async move {
-            audit::append_queued(&self.inner, Entry::new(event, now_ms())?).await
-        })
+        Box::pin(
+            async move { audit::append_queued(&self.inner, Entry::new(event, now_ms())?).await },
+        )
     }
 
     fn records_after(&self, after: u64, limit: u64) -> Result<Vec<AuditRecord>, StoreError> {
