@@ -51,6 +51,12 @@ pub enum Durability {
 }
 
 /// Milliseconds since the Unix epoch, by the system clock.
+/// Milliseconds as both databases keep them (a signed 64-bit integer),
+/// saturating.
+pub(crate) fn ms(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
 pub fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use warden_api::AuditEvent;
 
 use crate::chain::Entry;
+use crate::db::ms;
 use crate::{SqliteStore, StoreError};
 
 /// One unfulfilled request, as the gap log keeps it.
@@ -67,10 +68,6 @@ pub struct GapSummary {
     pub first_ms: u64,
     pub last_ms: u64,
     pub recurring: bool,
-}
-
-fn ms(at: u64) -> i64 {
-    i64::try_from(at).unwrap_or(i64::MAX)
 }
 
 /// The tally of `signature`'s `occurrences` and `sessions` under `rule`,

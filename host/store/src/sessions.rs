@@ -10,11 +10,8 @@
 
 use rusqlite::{OptionalExtension, params};
 
+use crate::db::ms;
 use crate::{SqliteStore, StoreError, now_ms};
-
-fn ms(at: u64) -> i64 {
-    i64::try_from(at).unwrap_or(i64::MAX)
-}
 
 impl SqliteStore {
     pub(crate) fn put_session(

@@ -10,6 +10,7 @@ use warden_policy::CapabilityGrant;
 
 use super::{Inner, audit, notify};
 use crate::chain::Entry;
+use crate::db::ms;
 use crate::{StoreError, StoredRule, StoredTrust, now_ms};
 
 /// The entries of `events`, all at `at_ms`.
@@ -24,12 +25,8 @@ fn entries<'e>(
 }
 
 /// Text stored as bytes (`BYTEA`).
-fn text(bytes: Vec<u8>) -> Result<String, sqlx::Error> {
+pub(super) fn text(bytes: Vec<u8>) -> Result<String, sqlx::Error> {
     String::from_utf8(bytes).map_err(|e| sqlx::Error::Decode(Box::new(e)))
-}
-
-pub(super) fn ms(value: u64) -> i64 {
-    value.min(i64::MAX as u64) as i64
 }
 
 pub(crate) async fn add_rule(

@@ -4,10 +4,11 @@ use std::sync::Arc;
 
 use sqlx::Row;
 
-use super::data::ms;
+use super::data::text;
 use super::{Inner, audit};
 use crate::StoreError;
 use crate::chain::Entry;
+use crate::db::ms;
 use crate::gaps::{GapRule, GapSummary, GapTally, NewGap, recurring_event, summarise, tally};
 
 pub(crate) async fn record(
@@ -101,10 +102,7 @@ pub(crate) async fn list(
     .fetch_all(&inner.pool)
     .await
     .map_err(StoreError::pg(what))?;
-    let text = |r: &sqlx::postgres::PgRow, i: usize| -> Result<String, sqlx::Error> {
-        let bytes: Vec<u8> = r.try_get(i)?;
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
-    };
+    let text = |r: &sqlx::postgres::PgRow, i: usize| text(r.try_get(i)?);
     let rows = rows
         .iter()
         .map(|r| {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use sqlx::Row;
 
 use super::Inner;
-use super::data::ms;
+use crate::db::ms;
 use crate::{StoreError, now_ms};
 
 pub(crate) async fn put(
