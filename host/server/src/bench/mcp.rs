@@ -314,14 +314,10 @@ pub async fn stdio(
         None => None,
     };
     let mut on_postgres = match postgres {
-        Some(config) => Some(
-            Stdio_::open(
-                warden_stdio(warden, config).0,
-                config.with_file_name("serve-stdio.log"),
-            )
-            .await?
-            .0,
-        ),
+        Some(config) => {
+            let (command, log) = warden_stdio(warden, config);
+            Some(Stdio_::open(command, log).await?.0)
+        }
         None => None,
     };
 
