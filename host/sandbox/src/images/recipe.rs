@@ -14,6 +14,19 @@ const FORMAT: &str = "warden-image-recipe/1";
 /// The unprivileged user every sandboxed process runs as.
 pub const SANDBOX_UID: u32 = 1000;
 
+/// The unprivileged user tools run as, made in the images that are a
+/// parent of none (the base image and the git image): uid
+/// [`SANDBOX_UID`].
+const ADD_AGENT: &[&str] = &[
+    "useradd",
+    "--uid",
+    "1000",
+    "--create-home",
+    "--shell",
+    "/bin/sh",
+    "agent",
+];
+
 /// Which image a tool runs in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ImageKind {
@@ -66,15 +79,7 @@ impl ImageKind {
                     "iptables",
                 ],
                 files: &[],
-                setup: &[&[
-                    "useradd",
-                    "--uid",
-                    "1000",
-                    "--create-home",
-                    "--shell",
-                    "/bin/sh",
-                    "agent",
-                ]],
+                setup: &[ADD_AGENT],
             },
             ImageKind::Browser => Recipe {
                 kind: self,
@@ -109,15 +114,7 @@ impl ImageKind {
                 parent: None,
                 packages: &["git", "openssh-client", "ca-certificates", "iptables"],
                 files: &[],
-                setup: &[&[
-                    "useradd",
-                    "--uid",
-                    "1000",
-                    "--create-home",
-                    "--shell",
-                    "/bin/sh",
-                    "agent",
-                ]],
+                setup: &[ADD_AGENT],
             },
         }
     }
