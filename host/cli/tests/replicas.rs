@@ -186,6 +186,20 @@ fn post(authority: &str, session: Option<&str>, modern: bool, message: &Value) -
     }
 }
 
+/// A 2025-11-25 `initialize`; the session id the server gave.
+fn initialize(authority: &str) -> String {
+    let init = post(
+        authority,
+        None,
+        false,
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "replicas-test", "version": "0"}}}),
+    );
+    assert_eq!(init.status, 200, "{init:?}");
+    init.session.expect("a legacy client gets a session")
+}
+
 fn meta() -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -230,16 +244,7 @@ fn a_round_robin_client_is_served_by_either_replica_and_survives_one_dying() {
     let read = |id, modern| call(id, "fs_read", json!({"path": "hello.txt"}), modern);
 
     // 2025-11-25: the session is made on A, and B takes it over.
-    let init = post(
-        &a.authority,
-        None,
-        false,
-        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "round-robin", "version": "0"}}}),
-    );
-    assert_eq!(init.status, 200, "{init:?}");
-    let session = init.session.expect("a legacy client gets a session");
+    let session = initialize(&a.authority);
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     assert_eq!(
         post(&a.authority, Some(&session), false, &initialized).status,
@@ -337,15 +342,7 @@ fn a_legacy_session_outlives_a_restart_of_a_single_host() {
     let dir = tempfile::tempdir().unwrap();
     let (config, state) = setup(dir.path(), "");
     let mut host = Replica::start(&config, &state);
-    let init = post(
-        &host.authority,
-        None,
-        false,
-        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "restart", "version": "0"}}}),
-    );
-    let session = init.session.expect("a legacy client gets a session");
+    let session = initialize(&host.authority);
     let read = call(1, "fs_read", json!({"path": "hello.txt"}), false);
     assert!(answered(&post(&host.authority, Some(&session), false, &read)).contains("hello"));
     host.kill();
