@@ -122,7 +122,12 @@ CREATE TABLE gap_recurring (
 );
 ";
 
-const MIGRATIONS: &[&str] = &[V1, V2, V3];
+/// Each chain's endorsement by the deployment's audit root (`anchor.rs`).
+const V4: &str = "
+ALTER TABLE audit_chains ADD COLUMN endorsement TEXT;
+";
+
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// The PostgreSQL schema version this build writes.
 pub const PG_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
