@@ -10,7 +10,7 @@ Docker bridge gateway serves `--site` (the only host address a container
 reaches); the gateway is on `[sandbox.git] allow-hosts`. The agent
 clones, reads and searches, fixes a file, runs the tests in the terminal
 sandbox, makes a branch and commits. Edits and the test command ask; the
-clone (an operator's allow rule names the server), the reads, the branch
+clone (the server is on `allow-hosts`, so no rule is needed), the reads, the branch
 and the commit (local and undoable: default mode allows them) run without
 a prompt. Every check raises on failure; the script exits non-zero naming it.
 """

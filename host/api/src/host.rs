@@ -144,6 +144,8 @@ pub enum VcsOperation {
     Read,
     /// Reads from a remote into the workspace: clone, fetch.
     Fetch,
+    /// A fetch or clone from a host the operator allowlisted for git.
+    FetchAllowlisted,
     /// Creates or switches a local branch.
     Branch,
     /// Deletes a local branch.

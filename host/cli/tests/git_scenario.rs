@@ -118,7 +118,6 @@ grant-fs = ["{ws}:/workspace:ro"]
 [agents.{agent}]
 level = "standard"
 approvals = "client"
-rules = {{ allow = ["git_clone(http://{gateway}:*)"] }}
 
 [sandbox]
 grant-fs = ["{ws}:/workspace:rw"]
@@ -173,6 +172,28 @@ publishers = [{{ name = "warden-tests", key = "{key}" }}]
         .filter(|r| r["kind"] == "outcome")
         .filter_map(|r| r["event"]["tool"].as_str().map(str::to_owned))
         .collect();
+    // No rule names the server: its place on `allow-hosts` let the clone
+    // run without asking.
+    let clone = records
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| {
+            r["kind"] == "decision"
+                && r["event"]["call"]
+                    .as_str()
+                    .is_some_and(|c| c.starts_with("git_clone"))
+        })
+        .unwrap();
+    assert_eq!(clone["event"]["decision"], "allow", "{clone}");
+    assert_eq!(clone["event"]["layer"], "mode", "{clone}");
+    assert!(
+        clone["event"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("allow-hosts"),
+        "{clone}"
+    );
     for tool in [
         "git_clone",
         "fs_write",

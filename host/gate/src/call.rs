@@ -359,6 +359,7 @@ pub fn vcs_op(op: warden_api::VcsOperation) -> warden_policy::VcsOp {
     match op {
         A::Read => P::Read,
         A::Fetch => P::Fetch,
+        A::FetchAllowlisted => P::FetchAllowlisted,
         A::Branch => P::Branch,
         A::BranchDelete => P::BranchDelete,
         A::Commit => P::Commit,

@@ -499,6 +499,21 @@ impl AgentPolicy {
                     ),
                 )
             }
+            // Reading from a remote the operator allowlisted for git: spec
+            // 3.5's "clone asks unless the host is allowlisted; fetch is
+            // allowed for allowlisted hosts".
+            Mode::Default | Mode::AcceptEdits
+                if call.tool.vcs == Some(VcsOp::FetchAllowlisted) =>
+            {
+                Decision::allow(
+                    Layer::Mode,
+                    prepared.describe(
+                        name,
+                        "`",
+                        &["` reads from a host `[sandbox.git] allow-hosts` names; default mode allows it"],
+                    ),
+                )
+            }
             Mode::AcceptEdits if prepared.is_workspace_edit(&call.tool, env) => Decision::allow(
                 Layer::Mode,
                 prepared.describe(

@@ -23,6 +23,10 @@ pub enum VcsOp {
     Read,
     /// Reads from a remote into the workspace: clone, fetch.
     Fetch,
+    /// A [`VcsOp::Fetch`] from a host the operator allowlisted for git
+    /// (`[sandbox.git] allow-hosts`): the same reach, so the same levels,
+    /// but default and accept-edits modes run it without asking (spec 3.5).
+    FetchAllowlisted,
     /// Creates or switches a local branch.
     Branch,
     /// Deletes a local branch.
@@ -56,6 +60,7 @@ impl VcsOp {
         match self {
             VcsOp::Read => "reads the repository",
             VcsOp::Fetch => "fetches from a remote",
+            VcsOp::FetchAllowlisted => "fetches from a remote the operator allowlisted",
             VcsOp::Branch => "creates or switches a branch",
             VcsOp::BranchDelete => "deletes a branch",
             VcsOp::Commit => "commits",
@@ -91,7 +96,11 @@ impl VcsOp {
             ),
             GitAccess::ReadAndBranch => matches!(
                 self,
-                VcsOp::Read | VcsOp::Fetch | VcsOp::Branch | VcsOp::BranchDelete
+                VcsOp::Read
+                    | VcsOp::Fetch
+                    | VcsOp::FetchAllowlisted
+                    | VcsOp::Branch
+                    | VcsOp::BranchDelete
             ),
         }
     }

@@ -134,6 +134,11 @@ pub fn check(call: &DescribedCall, as_: &CheckedAs) -> Result<Decision, ServerEr
             vcs: warden_sandbox::git_operation(
                 &call.tool,
                 call.args.as_ref().unwrap_or(&Value::Null),
+                &config
+                    .sandbox
+                    .as_ref()
+                    .map(|s| s.git.clone())
+                    .unwrap_or_default(),
             )
             .map(warden_gate::vcs_op),
         },

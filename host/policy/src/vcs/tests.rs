@@ -1,9 +1,10 @@
 use super::VcsOp::{self, *};
 use crate::constraints::GitAccess::{self, *};
 
-const ALL: [VcsOp; 8] = [
+const ALL: [VcsOp; 9] = [
     Read,
     Fetch,
+    FetchAllowlisted,
     Branch,
     BranchDelete,
     Commit,
@@ -20,7 +21,7 @@ fn the_level_table() {
     let expect = |op: VcsOp| -> [bool; 3] {
         match op {
             Read | Branch | BranchDelete => [true, true, true],
-            Fetch => [false, true, true],
+            Fetch | FetchAllowlisted => [false, true, true],
             Commit => [true, false, true],
             Discard | Push | ForcePush => [false, false, true],
         }

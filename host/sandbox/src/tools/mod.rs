@@ -43,11 +43,19 @@ impl std::fmt::Debug for SandboxTools {
 }
 
 /// What a call of sandboxed git tool `tool` with `args` does to a
-/// repository, as [`Backend::vcs_operation`] declares it (for callers that
-/// judge a described call without a running sandbox, such as
-/// `warden policy check`). `None` for any other tool.
-pub fn git_operation(tool: &str, args: &Value) -> Option<warden_api::VcsOperation> {
-    git::operation(tool, args)
+/// repository, as [`Backend::vcs_operation`] declares it with `git` as
+/// `[sandbox.git]` (for callers that judge a described call without a
+/// running sandbox, such as `warden policy check`). `None` for any other
+/// tool.
+pub fn git_operation(
+    tool: &str,
+    args: &Value,
+    git: &crate::GitSettings,
+) -> Option<warden_api::VcsOperation> {
+    // A bad allowlist is refused when the sandbox starts; judged here
+    // as if it allowlisted nothing.
+    let policy = git::net_policy(git).unwrap_or_else(|_| warden_vcs::GitNetPolicy::new());
+    git::operation(tool, args, &policy)
 }
 
 /// Where a command runs: the image, the grants the container is made
@@ -268,7 +276,7 @@ impl Backend for SandboxTools {
     }
 
     fn vcs_operation(&self, tool: &str, args: &Value) -> Option<warden_api::VcsOperation> {
-        git::operation(tool, args)
+        git::operation(tool, args, &self.git_policy)
     }
 
     fn invoke<'a>(&'a self, call: BackendCall<'a>) -> BoxFuture<'a, Envelope> {

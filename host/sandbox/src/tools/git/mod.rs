@@ -29,12 +29,16 @@ pub(super) use remote::net_policy;
 
 use serde_json::Value;
 use warden_api::{BackendCall, VcsOperation};
+use warden_vcs::{GitNetPolicy, parse_git_url_with};
 
 use super::{Outcome, SandboxTools};
 
 /// What a call of git tool `tool` with `args` does to a repository (the
 /// git level and the force-push breaker judge it). `None` for other tools.
-pub(super) fn operation(tool: &str, args: &Value) -> Option<VcsOperation> {
+/// A clone whose URL passes the validator and names a host `git` (from
+/// `[sandbox.git] allow-hosts`) allowlists is a
+/// [`VcsOperation::FetchAllowlisted`]; the clone itself vets that same URL.
+pub(super) fn operation(tool: &str, args: &Value, git: &GitNetPolicy) -> Option<VcsOperation> {
     use VcsOperation::*;
     Some(match tool {
         "git_status" | "git_log" | "git_diff" | "git_show" => Read,
@@ -46,7 +50,13 @@ pub(super) fn operation(tool: &str, args: &Value) -> Option<VcsOperation> {
         },
         "git_commit" => Commit,
         "git_restore" | "git_reset" => Discard,
-        "git_clone" | "git_fetch" => Fetch,
+        "git_clone" => match args.get("url").and_then(Value::as_str) {
+            Some(url) if parse_git_url_with(url, git).is_ok_and(|u| git.allows_host(u.host())) => {
+                FetchAllowlisted
+            }
+            _ => Fetch,
+        },
+        "git_fetch" => Fetch,
         "git_push" => match args.get("force") {
             Some(Value::Bool(false)) | None => Push,
             _ => ForcePush,

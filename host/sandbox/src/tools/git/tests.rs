@@ -2,6 +2,7 @@ use serde_json::json;
 use warden_api::VcsOperation::*;
 
 use super::operation;
+use warden_vcs::GitNetPolicy;
 
 #[test]
 fn each_call_declares_what_it_does() {
@@ -44,9 +45,54 @@ fn each_call_declares_what_it_does() {
             ForcePush,
         ),
     ] {
-        assert_eq!(operation(tool, &args), Some(op), "{tool} {args}");
+        assert_eq!(
+            operation(tool, &args, &GitNetPolicy::new()),
+            Some(op),
+            "{tool} {args}"
+        );
     }
-    assert_eq!(operation("terminal_exec", &json!({})), None);
+    assert_eq!(
+        operation("terminal_exec", &json!({}), &GitNetPolicy::new()),
+        None
+    );
+}
+
+/// A clone from a host `[sandbox.git] allow-hosts` names runs without
+/// asking in default mode; the agent cannot get there by spelling another
+/// host to look like it, or a URL the validator refuses anyway.
+#[test]
+fn a_clone_is_allowlisted_only_for_the_canonical_host_the_operator_named() {
+    let policy = GitNetPolicy::new().allow_host("git.internal").unwrap();
+    let clone = |url: &str| operation("git_clone", &json!({"url": url, "dest": "r"}), &policy);
+    for url in [
+        "https://git.internal/team/repo.git",
+        "https://GIT.Internal./team/repo.git",
+        "ssh://git@git.internal/team/repo.git",
+        "git@git.internal:team/repo.git",
+    ] {
+        assert_eq!(clone(url), Some(FetchAllowlisted), "{url}");
+    }
+    for url in [
+        "https://git.internal.evil.example/r.git",
+        "https://evil.example/git.internal/r.git",
+        "https://git.internal@evil.example/r.git",
+        "https://evil.example/r.git#git.internal",
+        "file:///git.internal/r.git",
+        "ext::sh -c git.internal",
+        "-https://git.internal/r",
+        "not a url",
+    ] {
+        assert_eq!(clone(url), Some(Fetch), "{url}");
+    }
+    assert_eq!(
+        operation("git_clone", &json!({"dest": "r"}), &policy),
+        Some(Fetch)
+    );
+    // A fetch names a remote, whose URL is read only when it runs.
+    assert_eq!(
+        operation("git_fetch", &json!({"remote": "origin"}), &policy),
+        Some(Fetch)
+    );
 }
 
 #[test]
@@ -55,7 +101,7 @@ fn every_git_tool_declares_an_operation() {
         let name = spec.name.as_str();
         assert_eq!(
             name.starts_with("git_"),
-            operation(name, &json!({"op": "list"})).is_some(),
+            operation(name, &json!({"op": "list"}), &GitNetPolicy::new()).is_some(),
             "{name}"
         );
     }
