@@ -105,7 +105,7 @@ async def day(args, url: str) -> None:
             status = await call(s, "git_status", {"repo": "app"})
             expect(status["branch"]["head"] == "fix/add", "on the new branch", status)
             expect({"kind": "changed", "index": ".", "worktree": "M", "path": "calc.py"} in status["entries"], "the edit shows", status)
-            commit = await call(s, "git_commit", {"repo": "app", "message": "Fix add"})
+            commit = await call(s, "git_commit", {"repo": "app", "branch": "fix/add", "message": "Fix add"})
             expect(commit["commit"]["subject"] == "Fix add", "committed", commit)
             log = await call(s, "git_log", {"repo": "app", "max_count": 5})
             expect([c["subject"] for c in log["commits"]] == ["Fix add", "First"], "the log has both commits", log)

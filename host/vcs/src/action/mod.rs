@@ -77,6 +77,7 @@ pub fn vcs_action(op: &GitOp, url: Option<&GitUrl>, head: Option<&str>) -> VcsAc
         }
         GitOp::Show { rev } => ("vcs:read", rev.clone(), false, Never, true, true),
         GitOp::GetUrl { remote } => ("vcs:read", remote.clone(), false, Never, true, true),
+        GitOp::CurrentBranch => ("vcs:read", "HEAD".to_owned(), false, Never, true, true),
         GitOp::Clone { .. } => {
             let spec = url.map_or_else(String::new, GitUrl::specifier);
             ("vcs:read", spec, false, UnlessHostAllowlisted, false, true)

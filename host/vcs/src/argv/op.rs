@@ -46,6 +46,9 @@ pub enum GitOp {
         rev: String,
     },
     BranchList,
+    /// The branch `HEAD` names (also before its first commit); git exits
+    /// non-zero when `HEAD` is detached.
+    CurrentBranch,
     BranchCreate {
         name: String,
         start: Option<String>,
@@ -105,6 +108,7 @@ impl GitOp {
             GitOp::Show { .. } => "show",
             GitOp::BranchList | GitOp::BranchCreate { .. } | GitOp::BranchDelete { .. } => "branch",
             GitOp::Switch { .. } => "switch",
+            GitOp::CurrentBranch => "symbolic-ref",
             GitOp::Add { .. } => "add",
             GitOp::Commit { .. } => "commit",
             GitOp::Restore { .. } => "restore",

@@ -217,6 +217,10 @@ pub(super) fn subcommand(
             push(&["--", &url, &refspec]);
             Ok(())
         }
+        GitOp::CurrentBranch => {
+            push(&["symbolic-ref", "--quiet", "--short", "HEAD"]);
+            Ok(())
+        }
         GitOp::GetUrl { remote } => {
             push(&["ls-remote", "--get-url", "--", values::remote(remote)?]);
             Ok(())

@@ -65,6 +65,7 @@ fn local_ops() -> Vec<GitOp> {
         },
         GitOp::Show { rev: s("HEAD") },
         GitOp::BranchList,
+        GitOp::CurrentBranch,
         GitOp::BranchCreate {
             name: s("feat/x"),
             start: Some(s("HEAD")),

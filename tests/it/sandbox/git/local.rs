@@ -45,7 +45,7 @@ async fn local_operations_on_a_repository_owned_by_another_uid() {
     let c = r
         .call(
             "git_commit",
-            json!({"repo": "app", "message": "Add notes\n\nand a body"}),
+            json!({"repo": "app", "branch": "main", "message": "Add notes\n\nand a body"}),
         )
         .await;
     let commit = &data(&c)["commit"];
@@ -58,6 +58,42 @@ async fn local_operations_on_a_repository_owned_by_another_uid() {
     let commits = data(&l)["commits"].as_array().unwrap().clone();
     assert_eq!(commits.len(), 2);
     assert_eq!(commits[0]["hash"], head.as_str());
+
+    // The decision was for a commit to the branch the call names (its
+    // specifier): a commit naming another branch than HEAD's, or made on
+    // a detached HEAD, is refused and commits nothing.
+    std::fs::write(app.join("notes.md"), "another note\n").unwrap();
+    let e = r
+        .call(
+            "git_commit",
+            json!({"repo": "app", "branch": "release", "message": "Sneak"}),
+        )
+        .await;
+    let (ty, code, msg) = error(&e);
+    assert_eq!(
+        (ty.as_str(), code.as_str()),
+        ("PermissionDenied", "branch_mismatch"),
+        "{msg}"
+    );
+    assert!(msg.contains("HEAD is on `main`"), "{msg}");
+    fixture::git(&app, &["checkout", "-q", "--detach"]);
+    let e = r
+        .call(
+            "git_commit",
+            json!({"repo": "app", "branch": "main", "message": "Sneak"}),
+        )
+        .await;
+    let (_, code, msg) = error(&e);
+    assert_eq!(code, "branch_mismatch", "{msg}");
+    assert!(msg.contains("detached"), "{msg}");
+    fixture::git(&app, &["checkout", "-q", "main"]);
+    fixture::git(&app, &["checkout", "-q", "--", "notes.md"]);
+    let l = r.call("git_log", json!({"repo": "app"})).await;
+    assert_eq!(
+        data(&l)["commits"].as_array().unwrap().len(),
+        2,
+        "nothing committed"
+    );
     assert_eq!(commits[1]["subject"], "First");
     assert_eq!(commits[0]["parents"], json!([commits[1]["hash"]]));
 
@@ -177,7 +213,10 @@ async fn repository_config_never_runs_a_program() {
         for (tool, args) in [
             ("git_status", json!({"repo": name})),
             ("git_diff", json!({"repo": name})),
-            ("git_commit", json!({"repo": name, "message": "m"})),
+            (
+                "git_commit",
+                json!({"repo": name, "branch": "main", "message": "m"}),
+            ),
         ] {
             let e = r.call(tool, args).await;
             let (ty, code, msg) = error(&e);
@@ -216,7 +255,7 @@ async fn repository_config_never_runs_a_program() {
     let c = r
         .call(
             "git_commit",
-            json!({"repo": "hooked", "message": "no hooks"}),
+            json!({"repo": "hooked", "branch": "main", "message": "no hooks"}),
         )
         .await;
     assert_eq!(data(&c)["commit"]["subject"], "no hooks", "{c:?}");
@@ -247,7 +286,9 @@ async fn a_read_only_workspace_reads_but_never_commits() {
     let s = r.call("git_status", json!({})).await;
     assert_eq!(data(&s)["clean"], true, "{s:?}");
     std::fs::write(r.dir.path().join("a.txt"), "b\n").unwrap();
-    let e = r.call("git_commit", json!({"message": "m"})).await;
+    let e = r
+        .call("git_commit", json!({"branch": "main", "message": "m"}))
+        .await;
     assert_eq!(error(&e).1, "workspace_read_only", "{e:?}");
     r.done().await;
 }

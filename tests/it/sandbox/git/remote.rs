@@ -304,7 +304,10 @@ async fn a_push_reaches_the_vetted_remote_and_a_force_push_asks() {
 
     std::fs::write(r.dir.path().join("app/a.txt"), "b\n").unwrap();
     let c = r
-        .call("git_commit", json!({"repo": "app", "message": "Second"}))
+        .call(
+            "git_commit",
+            json!({"repo": "app", "branch": "main", "message": "Second"}),
+        )
         .await;
     let second = data(&c)["commit"]["hash"].as_str().unwrap().to_owned();
     let p = r
@@ -327,7 +330,10 @@ async fn a_push_reaches_the_vetted_remote_and_a_force_push_asks() {
     );
     std::fs::write(r.dir.path().join("app/a.txt"), "c\n").unwrap();
     let c = r
-        .call("git_commit", json!({"repo": "app", "message": "Other"}))
+        .call(
+            "git_commit",
+            json!({"repo": "app", "branch": "main", "message": "Other"}),
+        )
         .await;
     let other = data(&c)["commit"]["hash"].as_str().unwrap().to_owned();
     let e = r

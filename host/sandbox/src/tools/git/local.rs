@@ -61,6 +61,7 @@ pub(super) async fn call(tools: &SandboxTools, call: &BackendCall<'_>) -> Outcom
         "git_branch" => branch(tools, call, repo_arg).await,
         "git_commit" => {
             let repo = Repo::at(call, repo_arg, true)?;
+            on_branch(tools, call, &repo, str_arg(call, "branch")?).await?;
             let add = GitOp::Add {
                 paths: strings(call, "paths")?,
             };
@@ -148,6 +149,39 @@ async fn branch(tools: &SandboxTools, call: &BackendCall<'_>, repo_arg: Option<&
 }
 
 /// The commit HEAD names now, as a log record.
+/// Refuses unless `HEAD` is on `branch`: the decision was made for a
+/// commit to the branch the call names (its specifier), so a commit must
+/// not land on another one.
+async fn on_branch(
+    tools: &SandboxTools,
+    call: &BackendCall<'_>,
+    repo: &Repo,
+    branch: &str,
+) -> Result<(), Failure> {
+    let refused = |detail: String| {
+        Failure::new(
+            ErrorType::PermissionDenied,
+            "branch_mismatch",
+            format!(
+                "the commit was asked for branch `{branch}`, but {detail}; switch to it with `git_branch` first or name the branch HEAD is on"
+            ),
+        )
+    };
+    match git(tools, call, repo, &GitOp::CurrentBranch).await {
+        Ok(out) => {
+            let current = text(&out.stdout);
+            let current = current.trim_end_matches('\n');
+            if current == branch {
+                Ok(())
+            } else {
+                Err(refused(format!("HEAD is on `{current}`")))
+            }
+        }
+        Err(f) if f.code == "git_failed" => Err(refused("HEAD is detached".to_owned())),
+        Err(f) => Err(f),
+    }
+}
+
 async fn head(tools: &SandboxTools, call: &BackendCall<'_>, repo: &Repo) -> Result<Value, Failure> {
     let op = GitOp::Log {
         rev: None,
