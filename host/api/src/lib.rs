@@ -15,6 +15,7 @@
 mod action;
 mod admin;
 mod approval;
+mod blueprints;
 mod canonical;
 mod category;
 mod clock;
@@ -41,6 +42,7 @@ pub use approval::{
     AnswerError, Answerer, ApprovalAnswer, ApprovalChannel, ApprovalRequest, Approvals, Approver,
     Attribution,
 };
+pub use blueprints::{BlueprintDesk, ProposalRefused, ProposedBlueprint, TOOLSMITH_PROPOSE};
 pub use canonical::canonical_json;
 pub use category::Category;
 pub use clock::{Clock, SystemClock};

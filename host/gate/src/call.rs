@@ -155,6 +155,14 @@ impl Inner {
         {
             return self.request_capability(bounds, request).await;
         }
+        if request
+            .tool
+            .trim()
+            .eq_ignore_ascii_case(warden_api::TOOLSMITH_PROPOSE)
+            && let Some(desk) = &self.toolsmith
+        {
+            return crate::propose::propose(desk.as_ref(), &request);
+        }
         // The entry (and its backend) is held to the end of the call, even
         // if the tool is replaced meanwhile.
         let Some(entry) = self.table().get(&request.tool).cloned() else {

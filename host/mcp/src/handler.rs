@@ -521,6 +521,9 @@ impl ServerHandler for Session {
         if self.shared.host.offers_capability_requests() {
             tools.push(crate::capability::tool());
         }
+        if self.shared.host.offers_toolsmith() {
+            tools.push(crate::toolsmith::tool());
+        }
         Ok(ListToolsResult::with_all_items(tools))
     }
 

@@ -35,6 +35,7 @@ mod seal;
 mod sessions;
 mod startup;
 mod stdio;
+mod toolsmith;
 mod trust;
 
 pub use admin::{AdminSocket, AnswerBody, admin_router, serve_admin_socket};

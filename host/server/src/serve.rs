@@ -329,6 +329,14 @@ impl Host {
             what: "loading progressive trust from the state database".into(),
             source,
         })?;
+        config.toolsmith.check()?;
+        let toolsmith = config.toolsmith.enabled.then(|| {
+            Arc::new(crate::toolsmith::Toolsmith::new(
+                store.clone(),
+                config,
+                clock.clone(),
+            ))
+        });
         let gate = loaded
             .gate_builder(policies)?
             .env(loaded.env_with(&installed_grants))
@@ -343,8 +351,12 @@ impl Host {
             .clock(clock)
             .fingerprint_key(state::fingerprint_key(&binding_key))
             .capability_requests(config.capability_grants.bounds()?)
-            .trust(Arc::new(trust))
-            .build();
+            .trust(Arc::new(trust));
+        let gate = match toolsmith {
+            Some(desk) => gate.toolsmith(desk),
+            None => gate,
+        }
+        .build();
         for stored in store.rules()? {
             if let Err(e) = gate.add_allow_rule(&stored.agent, &stored.rule) {
                 tracing::warn!(agent = %stored.agent, rule = %stored.rule, error = %e, "a stored rule no longer applies");

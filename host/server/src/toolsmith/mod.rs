@@ -351,6 +351,29 @@ impl Toolsmith {
     }
 }
 
+impl warden_api::BlueprintDesk for Toolsmith {
+    fn propose(
+        &self,
+        agent: &str,
+        _session: &str,
+        blueprint: serde_json::Value,
+    ) -> Result<warden_api::ProposedBlueprint, warden_api::ProposalRefused> {
+        let refused = |e: ServerError| warden_api::ProposalRefused {
+            message: e.to_string(),
+        };
+        self.expire().map_err(refused)?;
+        let stored = self
+            .propose_value(blueprint, &format!("agent:{agent}"))
+            .map_err(refused)?;
+        Ok(warden_api::ProposedBlueprint {
+            id: stored.id,
+            name: stored.name,
+            state: stored.state,
+            blueprint_sha256: stored.blueprint_sha256,
+        })
+    }
+}
+
 fn approval_of(stored: &StoredBlueprint) -> Result<Option<Binding>, ServerError> {
     stored
         .approval
@@ -362,3 +385,6 @@ fn approval_of(stored: &StoredBlueprint) -> Result<Option<Binding>, ServerError>
             message: format!("its stored approval does not parse: {e}"),
         })
 }
+
+#[cfg(test)]
+mod tests;
