@@ -217,7 +217,16 @@ impl Inner {
         match decision.decision {
             Verdict::Deny => return denied(&decision),
             Verdict::Ask => {
-                let approver = hooks.approver.as_deref().unwrap_or(&*self.approver);
+                // Creating a tool is answered on the operators' channel
+                // only: never by the agent's own client.
+                let approver = match hooks.approver.as_deref() {
+                    Some(client)
+                        if entry.spec.action_type.as_str() != warden_policy::TOOL_CREATE =>
+                    {
+                        client
+                    }
+                    _ => &*self.approver,
+                };
                 if let Some(refusal) = self
                     .ask(approver, &entry, &request, &decision, &prepared)
                     .await
