@@ -37,7 +37,7 @@ mod spec;
 mod trust;
 
 pub use action::{ActionType, BUILTIN_ACTION_TYPES};
-pub use admin::{AdminError, BridgeAdmin, PluginAdmin};
+pub use admin::{AdminError, BridgeAdmin, PluginAdmin, ToolsmithAdmin};
 pub use approval::{
     AnswerError, Answerer, ApprovalAnswer, ApprovalChannel, ApprovalRequest, Approvals, Approver,
     Attribution,

@@ -335,3 +335,60 @@ fn without_the_toolsmith_enabled_agents_cannot_propose() {
     let listed = ok(&["toolsmith", "blueprints"], &config, &state);
     assert_eq!(listed["blueprints"], json!([]));
 }
+
+/// `curl` over the admin socket: (status, body).
+fn admin(socket: &Path, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    let mut command = Command::new("curl");
+    command
+        .args(["-s", "-w", "\n%{http_code}", "--unix-socket"])
+        .arg(socket)
+        .args(["-X", method]);
+    if let Some(body) = body {
+        command
+            .args(["-H", "content-type: application/json", "-d"])
+            .arg(body.to_string());
+    }
+    let out = command
+        .arg(format!("http://warden{path}"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, status) = text.trim_end().rsplit_once('\n').unwrap();
+    (
+        status.parse().unwrap(),
+        serde_json::from_str(body).unwrap_or(Value::Null),
+    )
+}
+
+#[test]
+fn operators_answer_blueprints_through_the_admin_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, state) = setup(dir.path(), TOOLSMITH);
+    let mut agent = autonomous(&config, &state);
+    let reply = agent.tool(1, "toolsmith_propose", json!({"blueprint": blueprint()}));
+    let id = structured(&reply)["id"].as_u64().unwrap();
+    let socket = state.join("admin.sock");
+    let started = std::time::Instant::now();
+    while !socket.exists() {
+        assert!(started.elapsed().as_secs() < 30, "the admin socket appears");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (status, listed) = admin(&socket, "GET", "/toolsmith/blueprints", None);
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(listed["blueprints"][0]["state"], "pending");
+    let (status, shown) = admin(&socket, "GET", &format!("/toolsmith/blueprints/{id}"), None);
+    assert_eq!(status, 200, "{shown}");
+    assert_eq!(shown["derived"]["name"], "gen_words_count");
+    let approve = format!("/toolsmith/blueprints/{id}/approve");
+    let (status, refused) = admin(&socket, "POST", &approve, Some(json!({"actor": "ops"})));
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(refused["code"], "guardrail_violated");
+    let guard = json!({"actor": "ops", "confirm": true, "reason": "useful",
+        "digest": shown["binding"]["blueprint"]});
+    let (status, approved) = admin(&socket, "POST", &approve, Some(guard.clone()));
+    assert_eq!(status, 200, "{approved}");
+    assert_eq!(approved["state"], "approved");
+    let (status, again) = admin(&socket, "POST", &approve, Some(guard));
+    assert_eq!(status, 409, "{again}");
+    agent.kill();
+}

@@ -36,6 +36,7 @@ mod sessions;
 mod startup;
 mod stdio;
 mod toolsmith;
+mod toolsmith_admin;
 mod trust;
 
 pub use admin::{AdminSocket, AnswerBody, admin_router, serve_admin_socket};

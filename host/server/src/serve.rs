@@ -375,6 +375,12 @@ impl Host {
             },
         )?;
         mcp.set_trust_admin(Arc::new(gate.clone()));
+        // Operators answer blueprints whether agents may propose or not.
+        mcp.set_toolsmith_admin(Arc::new(crate::toolsmith::Toolsmith::new(
+            store.clone(),
+            config,
+            Arc::new(warden_api::SystemClock),
+        )));
         let (loading, startup) = warden_mcp::startup();
         mcp.set_startup(startup.clone());
         let live = Arc::new(LivePlugins::new(

@@ -170,17 +170,8 @@ pub fn run(command: ToolsmithCommand) -> anyhow::Result<Outcome> {
             let listed: Vec<_> = place
                 .toolsmith()?
                 .list()?
-                .into_iter()
-                .map(|b| {
-                    serde_json::json!({
-                        "id": b.id, "name": b.name, "capability": b.capability,
-                        "state": b.state, "author": b.author,
-                        "blueprint_sha256": b.blueprint_sha256,
-                        "actor": b.actor, "reason": b.reason,
-                        "created_ms": b.created_ms, "updated_ms": b.updated_ms,
-                        "expires_ms": b.expires_ms,
-                    })
-                })
+                .iter()
+                .map(warden_server::toolsmith::summary)
                 .collect();
             print(&serde_json::json!({ "blueprints": listed }))
         }

@@ -351,6 +351,67 @@ impl Toolsmith {
     }
 }
 
+/// One line of the blueprint list (the CLI's and the admin API's).
+pub fn summary(b: &StoredBlueprint) -> serde_json::Value {
+    serde_json::json!({
+        "id": b.id, "name": b.name, "capability": b.capability,
+        "state": b.state, "author": b.author,
+        "blueprint_sha256": b.blueprint_sha256,
+        "approval": b.approval.as_deref().and_then(|a| serde_json::from_str::<serde_json::Value>(a).ok()),
+        "actor": b.actor, "reason": b.reason,
+        "created_ms": b.created_ms, "updated_ms": b.updated_ms,
+        "expires_ms": b.expires_ms,
+    })
+}
+
+fn admin_error(e: ServerError) -> warden_api::AdminError {
+    match e {
+        ServerError::Toolsmith { .. }
+        | ServerError::Blueprint(_)
+        | ServerError::Store(StoreError::BlueprintMoved { .. }) => {
+            warden_api::AdminError::Refused(e.to_string())
+        }
+        e => warden_api::AdminError::failed("the toolsmith's blueprints", e),
+    }
+}
+
+impl warden_api::ToolsmithAdmin for Toolsmith {
+    fn blueprints(&self) -> Result<serde_json::Value, warden_api::AdminError> {
+        let listed: Vec<_> = self
+            .list()
+            .map_err(admin_error)?
+            .iter()
+            .map(summary)
+            .collect();
+        Ok(serde_json::json!({ "blueprints": listed }))
+    }
+
+    fn show(&self, id: u64) -> Result<serde_json::Value, warden_api::AdminError> {
+        let view = Toolsmith::show(self, id).map_err(admin_error)?;
+        serde_json::to_value(view)
+            .map_err(|e| warden_api::AdminError::failed("showing a blueprint", e))
+    }
+
+    fn approve(
+        &self,
+        id: u64,
+        seen: Option<String>,
+        by: Attribution,
+    ) -> Result<serde_json::Value, warden_api::AdminError> {
+        let stored = Toolsmith::approve(self, id, &by, seen.as_deref()).map_err(admin_error)?;
+        Ok(summary(&stored))
+    }
+
+    fn reject(
+        &self,
+        id: u64,
+        by: Attribution,
+    ) -> Result<serde_json::Value, warden_api::AdminError> {
+        let stored = Toolsmith::reject(self, id, &by).map_err(admin_error)?;
+        Ok(summary(&stored))
+    }
+}
+
 impl warden_api::BlueprintDesk for Toolsmith {
     fn propose(
         &self,
