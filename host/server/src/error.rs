@@ -80,6 +80,9 @@ pub enum ServerError {
     /// approval that no longer holds.
     #[error("blueprint {id}: {message}")]
     Toolsmith { id: u64, message: String },
+    /// A proposal over the author's limit.
+    #[error("{0}")]
+    TooManyBlueprints(String),
     #[error("{what}")]
     Journal {
         what: String,

@@ -52,6 +52,8 @@ pub struct ToolsmithConfig {
     /// How long a proposed blueprint waits for a person before it is
     /// rejected. Default 604800 (seven days).
     pub approval_ttl_secs: u64,
+    /// Blueprints one author may propose within 24 hours. Default 5.
+    pub max_blueprints_per_day: u64,
 }
 
 impl Default for ToolsmithConfig {
@@ -68,6 +70,7 @@ impl Default for ToolsmithConfig {
             max_source_bytes: 256 * 1024,
             max_component_bytes: 8 * 1024 * 1024,
             approval_ttl_secs: 7 * 24 * 60 * 60,
+            max_blueprints_per_day: 5,
         }
     }
 }
@@ -115,6 +118,7 @@ impl ToolsmithConfig {
             ("max-source-bytes", self.max_source_bytes),
             ("max-component-bytes", self.max_component_bytes),
             ("approval-ttl-secs", self.approval_ttl_secs),
+            ("max-blueprints-per-day", self.max_blueprints_per_day),
         ] {
             if value == 0 {
                 return Err(ServerError::config(

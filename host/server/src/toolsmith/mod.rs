@@ -141,6 +141,20 @@ impl Toolsmith {
         let derived = self.derive(blueprint)?;
         let canonical = blueprint.canonical();
         let now = self.clock.now_ms();
+        // One author flooding the store and the operators' queue.
+        let day_ago = now.saturating_sub(24 * 60 * 60 * 1000);
+        let recent = self
+            .store
+            .blueprints()?
+            .iter()
+            .filter(|b| b.author == author && b.created_ms > day_ago)
+            .count() as u64;
+        if recent >= self.config.max_blueprints_per_day {
+            return Err(ServerError::TooManyBlueprints(format!(
+                "not kept: {author} proposed {recent} blueprints within a day, the most \
+                 `[toolsmith] max-blueprints-per-day` allows"
+            )));
+        }
         let ttl_ms = self.config.approval_ttl_secs.saturating_mul(1000);
         Ok(self.store.add_blueprint(&NewBlueprint {
             name: derived.name.clone(),
@@ -368,6 +382,7 @@ fn admin_error(e: ServerError) -> warden_api::AdminError {
     match e {
         ServerError::Toolsmith { .. }
         | ServerError::Blueprint(_)
+        | ServerError::TooManyBlueprints(_)
         | ServerError::Store(StoreError::BlueprintMoved { .. }) => {
             warden_api::AdminError::Refused(e.to_string())
         }

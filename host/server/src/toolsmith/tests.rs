@@ -125,3 +125,22 @@ fn agents_propose_through_the_desk_and_get_pending() {
     let err = BlueprintDesk::propose(&smith, "alice", "s1", named).unwrap_err();
     assert!(err.message.contains("unknown field `name`"), "{err}");
 }
+
+#[test]
+fn one_author_cannot_flood_the_operators() {
+    let w = world();
+    let smith = w.smith(&config("\"none\""));
+    for _ in 0..5 {
+        smith.propose_value(blueprint(), "agent:a").unwrap();
+    }
+    let err = smith
+        .propose_value(blueprint(), "agent:a")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("max-blueprints-per-day"), "{err}");
+    smith.propose_value(blueprint(), "agent:b").unwrap();
+    w.clock
+        .0
+        .store(1_000 + 24 * 60 * 60 * 1000, Ordering::SeqCst);
+    smith.propose_value(blueprint(), "agent:a").unwrap();
+}
