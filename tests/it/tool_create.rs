@@ -128,3 +128,64 @@ async fn tool_create_is_answered_by_operators_only_in_every_mode() {
     assert!(answer.is_ok(), "{answer:?}");
     assert_eq!(*maker.0.lock().unwrap(), 1);
 }
+
+/// A desk that counts what reaches it.
+struct Desk(Mutex<u32>);
+
+impl warden_api::BlueprintDesk for Desk {
+    fn propose(
+        &self,
+        _agent: &str,
+        _session: &str,
+        _blueprint: serde_json::Value,
+    ) -> Result<warden_api::ProposedBlueprint, warden_api::ProposalRefused> {
+        *self.0.lock().unwrap() += 1;
+        Ok(warden_api::ProposedBlueprint {
+            id: 1,
+            name: "gen_words_count".into(),
+            state: "pending".into(),
+            blueprint_sha256: "sha256:x".into(),
+        })
+    }
+}
+
+/// An agent the operator keeps from proposing (its denied list), and an
+/// agent nobody configured, reach no desk.
+#[tokio::test(flavor = "multi_thread")]
+async fn proposals_respect_the_agents_denied_list() {
+    let config: PolicyConfig = toml::from_str(
+        "[agents.writer]\nlevel = \"elevated\"\n\n\
+         [agents.kept]\nlevel = \"elevated\"\ndenied = [\"toolsmith_*\"]\n",
+    )
+    .unwrap();
+    let policy = Policy::from_config(&config, &warden_api::BUILTIN_ACTION_TYPES).unwrap();
+    let desk = Arc::new(Desk(Mutex::new(0)));
+    let mut builder = Gate::builder().toolsmith(desk.clone());
+    for a in policy.agents() {
+        builder = builder.agent(a.clone());
+    }
+    let g = builder.build();
+    let propose = |agent: &str| {
+        let mut context = common::context();
+        context.agent = agent.into();
+        CallRequest {
+            tool: "toolsmith_propose".into(),
+            args: json!({"blueprint": {}}),
+            context,
+        }
+    };
+    for agent in ["kept", "stranger"] {
+        let answer = g.call_with(propose(agent), CallHooks::default()).await;
+        assert!(!answer.is_ok(), "{agent}: {answer:?}");
+    }
+    assert_eq!(*desk.0.lock().unwrap(), 0);
+    let answer = g.call_with(propose("writer"), CallHooks::default()).await;
+    assert!(answer.is_ok(), "{answer:?}");
+    assert_eq!(*desk.0.lock().unwrap(), 1);
+}
+
+/// The policy refuses allow rules for the very tool the host offers.
+#[test]
+fn the_proposal_tool_is_a_breaker_tool() {
+    assert!(warden_policy::BREAKER_TOOLS.contains(&warden_api::TOOLSMITH_PROPOSE));
+}

@@ -161,6 +161,25 @@ impl Inner {
             .eq_ignore_ascii_case(warden_api::TOOLSMITH_PROPOSE)
             && let Some(desk) = &self.toolsmith
         {
+            let agent = &request.context.agent;
+            let facts = crate::propose::facts();
+            let refused = match self
+                .agents
+                .with(agent, |p| p.denied_entry(&facts).map(str::to_owned))
+            {
+                None => Some(crate::agents::unknown_agent(agent)),
+                Some(Some(entry)) => Some(warden_policy::Decision::deny(
+                    warden_policy::Layer::Category,
+                    format!(
+                        "agent `{agent}` may not propose tools: `{}` is on its denied list (`{entry}`)",
+                        warden_api::TOOLSMITH_PROPOSE
+                    ),
+                )),
+                Some(None) => None,
+            };
+            if let Some(decision) = refused {
+                return denied(&decision);
+            }
             return crate::propose::propose(desk.as_ref(), &request);
         }
         // The entry (and its backend) is held to the end of the call, even

@@ -11,6 +11,19 @@
 use serde_json::json;
 use warden_api::{BlueprintDesk, CallRequest, Envelope, ErrorType, HostCode};
 
+/// What the policy knows of `toolsmith_propose`: the host's own, creating
+/// tools.
+pub(crate) fn facts() -> warden_policy::ToolFacts<'static> {
+    warden_policy::ToolFacts {
+        name: warden_api::TOOLSMITH_PROPOSE,
+        category: "code-execution",
+        action_type: warden_policy::TOOL_CREATE,
+        side_effect: true,
+        isolation: warden_policy::Isolation::Host,
+        vcs: None,
+    }
+}
+
 pub(crate) fn propose(desk: &dyn BlueprintDesk, request: &CallRequest) -> Envelope {
     let c = &request.context;
     let Some(blueprint) = request.args.get("blueprint").filter(|b| b.is_object()) else {
