@@ -376,11 +376,12 @@ impl Host {
         )?;
         mcp.set_trust_admin(Arc::new(gate.clone()));
         // Operators answer blueprints whether agents may propose or not.
-        mcp.set_toolsmith_admin(Arc::new(crate::toolsmith::Toolsmith::new(
+        let blueprints = Arc::new(crate::toolsmith::Toolsmith::new(
             store.clone(),
             config,
             Arc::new(warden_api::SystemClock),
-        )));
+        ));
+        mcp.set_toolsmith_admin(blueprints.clone());
         let (loading, startup) = warden_mcp::startup();
         mcp.set_startup(startup.clone());
         let live = Arc::new(LivePlugins::new(
@@ -444,6 +445,16 @@ impl Host {
                 warden_store::SIGN_EVERY,
                 shutdown.clone(),
                 move || gate.seal_audit(),
+            )));
+            // Proposals nobody answered in time are rejected (fail closed).
+            tasks.push(tokio::spawn(crate::tick::every(
+                Duration::from_secs(60),
+                shutdown.clone(),
+                move || {
+                    if let Err(e) = blueprints.expire() {
+                        tracing::warn!(error = %e, "expiring unanswered blueprints");
+                    }
+                },
             )));
         }
         let socket = state_dir.join("admin.sock");
