@@ -376,6 +376,16 @@ fn config_errors_name_the_key() {
     let out = warden(&["config", "check", bad.to_str().unwrap()], dir.path());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("agents.a") && err.contains("colour"), "{err}");
+
+    // An audit root endorses replicas' chains in a shared database only.
+    std::fs::write(&bad, "[state]\naudit-root-key = \"root.key\"\n").unwrap();
+    let out = warden(&["config", "check", bad.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("audit-root-key") && err.contains("[state] url"),
+        "{err}"
+    );
 }
 
 #[test]

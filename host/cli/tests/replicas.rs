@@ -6,7 +6,8 @@
 //! store), and 2026-07-28 requests need no session at all. When A is
 //! killed in the middle of a call, the client's retry on B runs, the
 //! session goes on there, and the audit chains of both replicas verify
-//! (with the anchors each made of the other's head) with A's decision on
+//! (with the anchors each made of the other's head, and each replica's
+//! key endorsed by the deployment's audit root) with A's decision on
 //! record. A single host keeps its sessions
 //! across a restart the same way.
 
@@ -231,10 +232,18 @@ fn answered(reply: &Reply) -> String {
 fn a_round_robin_client_is_served_by_either_replica_and_survives_one_dying() {
     let url = postgres_database();
     let dir = tempfile::tempdir().unwrap();
+    // The deployment's audit root, handed to both replicas.
+    let made = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["keygen", "--out"])
+        .arg(dir.path().join("root.key"))
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
     let (config, state_a) = setup(
         dir.path(),
         &format!(
-            "[[plugins]]\npath = \"{}\"\n\n[state]\nurl = \"{url}\"\nshared-key = \"shared.key\"\n",
+            "[[plugins]]\npath = \"{}\"\n\n[state]\nurl = \"{url}\"\nshared-key = \"shared.key\"\n\
+             audit-root-key = \"root.key\"\n",
             warden_test_artifacts::SWAP_V1
         ),
     );
@@ -331,6 +340,13 @@ fn a_round_robin_client_is_served_by_either_replica_and_survives_one_dying() {
     assert_eq!(verified["ok"], true, "{verified}");
     assert_eq!(verified["other-chains"][0]["ok"], true, "{verified}");
     assert!(verified["anchors"].as_u64().unwrap() > 0, "{verified}");
+    // Both replicas endorsed their keys with the root they were handed.
+    let root = dir.path().join("root.key.pub");
+    let root = root.to_str().unwrap();
+    let endorsed = warden_with(&["audit", "verify", "--audit-root", root], &state_a, &env);
+    assert_eq!(endorsed["ok"], true, "{endorsed}");
+    assert_eq!(endorsed["endorsed-chains"], 2, "{endorsed}");
+    assert_eq!(endorsed["unendorsed-chains"], json!([]), "{endorsed}");
     assert_eq!(slow_records(&state_a), ["decision"]);
     assert_eq!(slow_records(&state_b), ["decision", "outcome"]);
 }

@@ -163,6 +163,13 @@ pub struct StateConfig {
     /// replica. Without it, each host keys them with its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_key: Option<PathBuf>,
+    /// The deployment's audit root key (a `warden keygen` secret key
+    /// file every replica is handed; relative to this file; never
+    /// created). Each replica endorses its own host key with it at start,
+    /// and `warden audit verify` then refuses any chain in the shared
+    /// database whose key the root did not endorse. Needs `url`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit_root_key: Option<PathBuf>,
     /// Audit records of decisions carry the call's arguments. Default
     /// false: only their sha256 digest is kept.
     pub audit_args: bool,
@@ -347,10 +354,24 @@ impl Config {
                 *file = base.join(&*file);
             }
         }
-        if let Some(shared) = &mut config.state.shared_key
-            && shared.is_relative()
+        for key in [
+            &mut config.state.shared_key,
+            &mut config.state.audit_root_key,
+        ]
+        .into_iter()
+        .flatten()
         {
-            *shared = base.join(&*shared);
+            if key.is_relative() {
+                *key = base.join(&*key);
+            }
+        }
+        if config.state.audit_root_key.is_some() && config.state.url.is_none() {
+            return Err(ServerError::config(
+                path.display().to_string(),
+                "`[state] audit-root-key` endorses the audit chains of replicas sharing a \
+                 PostgreSQL database; set `[state] url` too (a single host's database holds \
+                 one chain)",
+            ));
         }
         if let Some(mut legacy) = config.legacy_signers.take() {
             if config.signers != SignersConfig::default() {

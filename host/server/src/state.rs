@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use warden_signing::SecretKey;
-use warden_store::{PgStore, SqliteStore, Store, host_key, private_dir};
+use warden_store::{PgStore, SqliteStore, Store, existing_key, host_key, private_dir};
 
 use crate::ServerError;
 use crate::config::StateConfig;
@@ -27,9 +27,12 @@ pub fn open(state_dir: &Path, state: &StateConfig) -> Result<Arc<dyn Store>, Ser
     private(state_dir)?;
     let key = host_key(&state_dir.join(KEY_FILE))?;
     if let Some(url) = &state.url {
-        return Ok(Arc::new(
-            PgStore::open(url, key)?.with_audit_args(state.audit_args),
-        ));
+        let public = key.public();
+        let store = PgStore::open(url, key)?.with_audit_args(state.audit_args);
+        if let Some(root) = audit_root(state)? {
+            store.endorse(&warden_signing::endorse_audit_key(&root, &public))?;
+        }
+        return Ok(Arc::new(store));
     }
     let durability = match state.durability {
         crate::config::Durability::Full => warden_store::Durability::Full,
@@ -39,6 +42,14 @@ pub fn open(state_dir: &Path, state: &StateConfig) -> Result<Arc<dyn Store>, Ser
         .with_durability(durability)?
         .with_audit_args(state.audit_args);
     Ok(Arc::new(store))
+}
+
+/// The deployment's audit root (`[state] audit-root-key`), when set.
+pub fn audit_root(state: &StateConfig) -> Result<Option<SecretKey>, ServerError> {
+    Ok(match &state.audit_root_key {
+        Some(path) => Some(existing_key(path)?),
+        None => None,
+    })
 }
 
 /// The host key (created when missing, in an owner-only state

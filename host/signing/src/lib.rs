@@ -6,12 +6,14 @@
 //! signatures, HMAC-SHA256 and keyed BLAKE3 tags and per-purpose keys
 //! derived from the host key, and the signers (publisher keys, revoked keys and
 //! digests) that decide whether a component may load. The audit chain
-//! signs its records with the same [`SecretKey`].
+//! signs its records with the same [`SecretKey`], and a deployment's audit
+//! root endorses each replica's key ([`endorse_audit_key`]).
 //!
 //! Pure: no file or network I/O and no async; only [`SecretKey::generate`]
 //! asks the operating system for randomness.
 
 mod bulk_mac;
+mod endorse;
 mod error;
 mod key;
 mod mac;
@@ -20,6 +22,7 @@ mod signers;
 mod text;
 
 pub use bulk_mac::BulkMac;
+pub use endorse::{audit_key_endorsed, endorse_audit_key};
 pub use error::{FormatError, VerifyError};
 pub use key::{KeyId, PublicKey, RandomnessError, SecretKey};
 pub use mac::{

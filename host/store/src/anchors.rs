@@ -14,8 +14,11 @@
 //! What it cannot see: records appended and removed again between two
 //! anchors, and a chain whose host never shared the database with another
 //! (a single host's chain has nobody to anchor it: export its
-//! `Verified::head`). A chain's public key is read from the database; an
-//! endorsement of each host key by a deployment key is not built yet.
+//! `Verified::head`). A chain's public key is read from the database, so
+//! a chain someone registered there with a key of their own verifies by
+//! itself: with the deployment's audit root given, every chain's key must
+//! carry the root's endorsement (`warden_signing::endorse_audit_key`),
+//! which the database cannot make.
 
 use serde::Serialize;
 
@@ -97,6 +100,33 @@ impl std::fmt::Display for AnchorBreak {
     }
 }
 
+/// A chain whose key the deployment's audit root did not endorse.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "problem", rename_all = "kebab-case")]
+pub enum Unendorsed {
+    /// The chain's registration carries no endorsement.
+    Missing { chain: String },
+    /// The endorsement is not the root's signature of the chain's key.
+    Invalid { chain: String },
+}
+
+impl std::fmt::Display for Unendorsed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unendorsed::Missing { chain } => write!(
+                f,
+                "chain {chain} has no endorsement by the audit root: it was not registered by a \
+                 replica holding the root key"
+            ),
+            Unendorsed::Invalid { chain } => write!(
+                f,
+                "chain {chain}'s endorsement is not the audit root's signature of its key: the \
+                 registration was forged or altered"
+            ),
+        }
+    }
+}
+
 /// Every other chain of a shared database, and every anchor checked.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Others {
@@ -104,11 +134,19 @@ pub struct Others {
     /// Anchors checked (one per chain head a `chain-heads` record names).
     pub anchors: u64,
     pub broken_anchors: Vec<AnchorBreak>,
+    /// Chains (this host's included) whose keys the audit root endorsed,
+    /// when verifying was given the root.
+    pub endorsed: u64,
+    /// Chains (this host's included) whose keys it did not.
+    pub unendorsed: Vec<Unendorsed>,
 }
 
 impl Others {
-    /// Whether every other chain verified and every anchor held.
+    /// Whether every other chain verified, every anchor held and, with a
+    /// root, every chain was endorsed.
     pub fn ok(&self) -> bool {
-        self.broken_anchors.is_empty() && self.chains.iter().all(|c| c.verdict.is_ok())
+        self.broken_anchors.is_empty()
+            && self.unendorsed.is_empty()
+            && self.chains.iter().all(|c| c.verdict.is_ok())
     }
 }

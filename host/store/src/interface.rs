@@ -196,8 +196,23 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The other hosts' chains in a shared database, each walked against
     /// the public key registered with it, and every anchor any chain
     /// holds of another chain's head checked (`anchors.rs`). A single
-    /// host's database holds one chain: nothing to check.
-    fn verify_others(&self) -> Result<Others, StoreError> {
+    /// host's database holds one chain: nothing to check. With the
+    /// deployment's audit `root`, every chain's key (this host's too) must
+    /// carry the root's endorsement.
+    fn verify_others(&self, root: Option<&PublicKey>) -> Result<Others, StoreError> {
+        let _ = root;
         Ok(Others::default())
+    }
+    /// Registers the audit root's endorsement of this host's key with its
+    /// chain (`warden_signing::endorse_audit_key`). Only a database that
+    /// replicas share holds more than one chain to tell apart.
+    fn endorse(&self, endorsement: &str) -> Result<(), StoreError> {
+        let _ = endorsement;
+        Err(StoreError::Database {
+            location: "the state database".into(),
+            detail: "audit root endorsements are for replicas sharing a PostgreSQL database \
+                     (`[state] url`); a single host's database holds one chain"
+                .into(),
+        })
     }
 }

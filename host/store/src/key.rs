@@ -39,3 +39,16 @@ pub fn host_key(path: &Path) -> Result<SecretKey, StoreError> {
         .map_err(|e| err(e.to_string()))?;
     Ok(key)
 }
+
+/// A key that must already exist at `path` (a deployment's audit root,
+/// made with `warden keygen` and handed to each replica): never created
+/// here, since a replica making its own root would endorse itself.
+pub fn existing_key(path: &Path) -> Result<SecretKey, StoreError> {
+    let err = |detail: String| StoreError::Key {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+    crate::private::private_file(path)?;
+    SecretKey::from_text(&text).map_err(|e| err(e.to_string()))
+}

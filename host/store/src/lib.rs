@@ -44,7 +44,7 @@ mod tx;
 mod verify;
 mod writer;
 
-pub use anchors::{AnchorBreak, OtherChain, Others};
+pub use anchors::{AnchorBreak, OtherChain, Others, Unendorsed};
 pub use audit::AuditRecord;
 pub use blueprints::{BlueprintMove, NewBlueprint, StoredBlueprint};
 pub use checkpoint::{SIGN_EVERY, SIGN_EVERY_RECORDS};
@@ -53,7 +53,7 @@ pub use error::StoreError;
 pub use gaps::{GapRule, GapSummary, GapTally, NewGap};
 pub use hooks::Hooks;
 pub use interface::{Closed, Store};
-pub use key::host_key;
+pub use key::{existing_key, host_key};
 pub use migrate::SCHEMA_VERSION;
 pub use pins::DefinitionPin;
 pub use postgres::{PG_SCHEMA_VERSION, PgStore};

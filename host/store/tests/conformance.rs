@@ -956,6 +956,96 @@ fn postgres_audit_records_edited_or_deleted_in_place_are_found() {
     assert_eq!(broken, warden_store::Break::Deleted { seq: 3, next: 4 });
 }
 
+/// The attacker writes to the shared database but holds no replica key
+/// and not the audit root: a chain registered there with a key of their
+/// own verifies by itself (its records are signed with that key), so with
+/// the deployment's root every chain's key must carry the root's
+/// endorsement, which they cannot make, copy to their key, or keep while
+/// swapping a real chain's key.
+#[test]
+fn postgres_chains_without_the_roots_endorsement_are_refused() {
+    let place = Place::new(Backend::Postgres);
+    let root = SecretKey::generate().unwrap();
+    let (a, b) = (place.open("a"), place.open("b"));
+    let endorse = |name: &str| warden_signing::endorse_audit_key(&root, &place.key(name).public());
+    a.endorse(&endorse("a")).unwrap();
+    b.endorse(&endorse("b")).unwrap();
+    a.append(&outcome(1)).unwrap();
+    b.append(&outcome(1)).unwrap();
+    a.seal().unwrap();
+    b.seal().unwrap();
+    let others = a.verify_others(Some(&root.public())).unwrap();
+    assert!(others.ok(), "{others:?}");
+    assert_eq!(others.endorsed, 2, "both chains, this host's included");
+    // Without a root nothing is asked of endorsements.
+    assert_eq!(a.verify_others(None).unwrap().endorsed, 0);
+
+    // A forged chain: the attacker's own key, registered and appended
+    // through a store of their own, which verifies by itself.
+    let forged = place.open("forged");
+    forged.append(&outcome(1)).unwrap();
+    forged.seal().unwrap();
+    let forged_chain = place.key("forged").public().key_id().as_str().to_owned();
+    let others = a.verify_others(Some(&root.public())).unwrap();
+    assert!(
+        others.chains.iter().all(|c| c.verdict.is_ok()),
+        "it verifies alone"
+    );
+    assert!(!others.ok());
+    assert_eq!(
+        others.unendorsed,
+        vec![warden_store::Unendorsed::Missing {
+            chain: forged_chain.clone()
+        }]
+    );
+    assert!(others.unendorsed[0].to_string().contains("no endorsement"));
+
+    // A's endorsement copied onto the forged chain, and a replica
+    // endorsing itself: neither is the root's endorsement of that key.
+    let url = place.url.clone().unwrap();
+    let a_chain = place.key("a").public().key_id().as_str().to_owned();
+    let copy = format!(
+        "UPDATE audit_chains SET endorsement = (SELECT endorsement FROM audit_chains \
+         WHERE chain = '{a_chain}') WHERE chain = '{forged_chain}'"
+    );
+    psql(&url, copy.leak());
+    let invalid = vec![warden_store::Unendorsed::Invalid {
+        chain: forged_chain.clone(),
+    }];
+    assert_eq!(
+        a.verify_others(Some(&root.public())).unwrap().unendorsed,
+        invalid
+    );
+    forged
+        .endorse(&warden_signing::endorse_audit_key(
+            &place.key("forged"),
+            &place.key("forged").public(),
+        ))
+        .unwrap();
+    assert_eq!(
+        a.verify_others(Some(&root.public())).unwrap().unendorsed,
+        invalid
+    );
+
+    // B's registered key swapped for the attacker's, endorsement kept.
+    let b_chain = place.key("b").public().key_id().as_str().to_owned();
+    let swap = format!(
+        "DELETE FROM audit WHERE chain = '{forged_chain}'; \
+         DELETE FROM audit_chains WHERE chain = '{forged_chain}'; \
+         UPDATE audit_chains SET public_key = '{}' WHERE chain = '{b_chain}'",
+        place.key("forged").public().to_text().trim()
+    );
+    psql(&url, swap.leak());
+    let others = a.verify_others(Some(&root.public()));
+    // The walk refuses a key that is not the chain's own before any
+    // endorsement is looked at; either way the chain is not accepted.
+    assert!(others.is_err() || !others.unwrap().ok());
+
+    // A single host's database holds one chain: nothing to endorse.
+    let single = Place::new(Backend::Sqlite).open("host");
+    assert!(single.endorse(&endorse("host")).is_err());
+}
+
 /// Replicas anchor each other's chain heads when they seal: a chain cut
 /// short at a signed record (which verifies by itself), rewritten from an
 /// anchored record on, or removed with its registration is found through
@@ -973,7 +1063,7 @@ fn postgres_chains_anchor_each_other_so_a_cut_or_removed_chain_is_found() {
     }
     a.seal().unwrap();
     b.seal().unwrap();
-    let others = a.verify_others().unwrap();
+    let others = a.verify_others(None).unwrap();
     assert!(others.ok(), "{others:?}");
     assert_eq!(others.chains.len(), 1);
     assert_eq!(others.chains[0].chain, b_chain);
@@ -993,11 +1083,11 @@ fn postgres_chains_anchor_each_other_so_a_cut_or_removed_chain_is_found() {
     }
     b.seal().unwrap();
     a.seal().unwrap();
-    assert!(a.verify_others().unwrap().ok());
+    assert!(a.verify_others(None).unwrap().ok());
     let url = place.url.clone().unwrap();
     let cut = format!("DELETE FROM audit WHERE chain = '{b_chain}' AND seq > 4");
     psql(&url, cut.leak());
-    let others = a.verify_others().unwrap();
+    let others = a.verify_others(None).unwrap();
     assert!(
         others.chains[0].verdict.is_ok(),
         "the cut chain verifies alone"
@@ -1027,7 +1117,7 @@ fn postgres_chains_anchor_each_other_so_a_cut_or_removed_chain_is_found() {
     let rewrite =
         format!("UPDATE audit SET hash = repeat('0', 64) WHERE chain = '{b_chain}' AND seq = 3");
     psql(&url, rewrite.leak());
-    let others = a.verify_others().unwrap();
+    let others = a.verify_others(None).unwrap();
     assert!(others.chains[0].verdict.is_err(), "its own walk fails too");
     assert!(
         others
@@ -1043,7 +1133,7 @@ fn postgres_chains_anchor_each_other_so_a_cut_or_removed_chain_is_found() {
         "DELETE FROM audit WHERE chain = '{b_chain}'; DELETE FROM audit_chains WHERE chain = '{b_chain}'"
     );
     psql(&url, remove.leak());
-    let others = a.verify_others().unwrap();
+    let others = a.verify_others(None).unwrap();
     assert!(others.chains.is_empty());
     assert!(
         others
@@ -1060,7 +1150,7 @@ fn postgres_chains_anchor_each_other_so_a_cut_or_removed_chain_is_found() {
     single.append(&outcome(1)).unwrap();
     single.seal().unwrap();
     assert_eq!(
-        single.verify_others().unwrap(),
+        single.verify_others(None).unwrap(),
         warden_store::Others::default()
     );
 }

@@ -60,6 +60,11 @@ pub enum AuditCommand {
         /// chain must end on a signed checkpoint.
         #[arg(long, value_name = "FILE")]
         public_key: Option<PathBuf>,
+        /// The deployment's audit root public key (the `.pub` file of the
+        /// key in `[state] audit-root-key`): every chain in the shared
+        /// database, this host's too, must carry its endorsement.
+        #[arg(long, value_name = "FILE")]
+        audit_root: Option<PathBuf>,
         #[command(flatten)]
         state: StateDir,
     },
@@ -97,14 +102,16 @@ pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
                 }
             }
         }
-        AuditCommand::Verify { public_key, state } => {
+        AuditCommand::Verify {
+            public_key,
+            audit_root,
+            state,
+        } => {
             let store = state.open()?;
+            let root = audit_root.map(|path| read_public_key(&path)).transpose()?;
             let (verdict, key) = match public_key {
                 Some(path) => {
-                    let text = std::fs::read_to_string(&path)
-                        .with_context(|| format!("reading the public key {}", path.display()))?;
-                    let key = warden_signing::PublicKey::from_text(&text)
-                        .with_context(|| format!("{}: not a public key", path.display()))?;
+                    let key = read_public_key(&path)?;
                     (store.verify(&key)?, key)
                 }
                 None => {
@@ -114,7 +121,7 @@ pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
             };
             // Replicas on one database: every other chain, and every
             // anchor of one chain's head in another.
-            let others = store.verify_others()?;
+            let others = store.verify_others(root.as_ref())?;
             let chains: Vec<_> = others
                 .chains
                 .iter()
@@ -143,6 +150,7 @@ pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
                         .map(|b| format!("chain {}: {b}", c.chain))
                 })
                 .chain(others.broken_anchors.iter().map(ToString::to_string))
+                .chain(others.unendorsed.iter().map(ToString::to_string))
                 .collect();
             let mut report = match &verdict {
                 Ok(verified) => serde_json::json!({
@@ -160,6 +168,16 @@ pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
                     serde_json::json!({ "ok": false, "break": broken, "message": broken.to_string() })
                 }
             };
+            if root.is_some() {
+                let unendorsed: Vec<_> = others
+                    .unendorsed
+                    .iter()
+                    .map(|u| serde_json::json!({"break": u, "message": u.to_string()}))
+                    .collect();
+                report["endorsed-chains"] = serde_json::json!(others.endorsed);
+                report["unendorsed-chains"] = serde_json::json!(unendorsed);
+                report["ok"] = serde_json::json!(problems.is_empty());
+            }
             if !chains.is_empty() || others.anchors > 0 {
                 report["other-chains"] = serde_json::json!(chains);
                 report["anchors"] = serde_json::json!(others.anchors);
@@ -183,4 +201,13 @@ pub fn run(command: AuditCommand) -> anyhow::Result<Outcome> {
             Ok(Outcome::Ok)
         }
     }
+}
+
+/// A public key file (as `warden keygen` writes one, or the `public-key`
+/// a verify printed).
+fn read_public_key(path: &std::path::Path) -> anyhow::Result<warden_signing::PublicKey> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the public key {}", path.display()))?;
+    warden_signing::PublicKey::from_text(&text)
+        .with_context(|| format!("{}: not a public key", path.display()))
 }

@@ -9,7 +9,7 @@ use warden_api::{AuditEvent, ChainHead};
 use warden_signing::PublicKey;
 
 use super::{Inner, audit};
-use crate::anchors::{AnchorBreak, OtherChain, Others};
+use crate::anchors::{AnchorBreak, OtherChain, Others, Unendorsed};
 use crate::chain::Entry;
 use crate::{StoreError, now_ms};
 
@@ -76,9 +76,57 @@ struct Anchor {
     at: u64,
 }
 
+/// Registers the audit root's endorsement of this host's key.
+pub(crate) async fn endorse(inner: Arc<Inner>, endorsement: String) -> Result<(), StoreError> {
+    sqlx::query("UPDATE audit_chains SET endorsement = $2 WHERE chain = $1")
+        .bind(&inner.chain)
+        .bind(&endorsement)
+        .execute(&inner.pool)
+        .await
+        .map_err(StoreError::pg("registering this host's audit endorsement"))?;
+    Ok(())
+}
+
+/// Every chain's endorsement (this host's included) checked against the
+/// audit root: the endorsed count and the chains that are not.
+async fn endorsements(
+    inner: &Inner,
+    root: &PublicKey,
+) -> Result<(u64, Vec<Unendorsed>), StoreError> {
+    let read = || StoreError::pg("reading the audit chains' endorsements");
+    let rows =
+        sqlx::query("SELECT chain, public_key, endorsement FROM audit_chains ORDER BY chain")
+            .fetch_all(&inner.pool)
+            .await
+            .map_err(read())?;
+    let (mut endorsed, mut unendorsed) = (0, Vec::new());
+    for row in &rows {
+        let chain: String = row.try_get(0).map_err(read())?;
+        let public_key: String = row.try_get(1).map_err(read())?;
+        let endorsement: Option<String> = row.try_get(2).map_err(read())?;
+        // The key must be the chain's own (its id names the chain) and
+        // the root's signature must cover it.
+        let key = PublicKey::from_text(&public_key)
+            .ok()
+            .filter(|k| k.key_id().as_str() == chain);
+        match (endorsement, key) {
+            (None, _) => unendorsed.push(Unendorsed::Missing { chain }),
+            (Some(text), Some(key)) if warden_signing::audit_key_endorsed(root, &key, &text) => {
+                endorsed += 1
+            }
+            (Some(_), _) => unendorsed.push(Unendorsed::Invalid { chain }),
+        }
+    }
+    Ok((endorsed, unendorsed))
+}
+
 /// Walks every chain but this host's against its registered public key,
-/// and checks every anchor any chain holds.
-pub(crate) async fn verify_others(inner: Arc<Inner>) -> Result<Others, StoreError> {
+/// checks every anchor any chain holds and, with the audit `root`, every
+/// chain's endorsement.
+pub(crate) async fn verify_others(
+    inner: Arc<Inner>,
+    root: Option<PublicKey>,
+) -> Result<Others, StoreError> {
     let read = || StoreError::pg("reading the audit chains");
     let registered =
         sqlx::query("SELECT chain, public_key FROM audit_chains WHERE chain <> $1 ORDER BY chain")
@@ -87,6 +135,9 @@ pub(crate) async fn verify_others(inner: Arc<Inner>) -> Result<Others, StoreErro
             .await
             .map_err(read())?;
     let mut others = Others::default();
+    if let Some(root) = &root {
+        (others.endorsed, others.unendorsed) = endorsements(&inner, root).await?;
+    }
     for row in &registered {
         let chain: String = row.try_get(0).map_err(read())?;
         let public_key: String = row.try_get(1).map_err(read())?;

@@ -122,9 +122,14 @@ CREATE TABLE gap_recurring (
 );
 ";
 
+/// Each chain's endorsement by the deployment's audit root (`anchor.rs`).
+const V4: &str = "
+ALTER TABLE audit_chains ADD COLUMN endorsement TEXT;
+";
+
 /// The toolsmith's blueprints (`blueprints.rs`), replacing the table
 /// version 2 reserved for them (no version ever wrote to it).
-const V4: &str = "
+const V5: &str = "
 DROP TABLE blueprints;
 CREATE TABLE blueprints (
     id BIGSERIAL PRIMARY KEY,
@@ -145,7 +150,7 @@ CREATE TABLE blueprints (
 CREATE INDEX blueprints_state ON blueprints (state, expires_ms);
 ";
 
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// The PostgreSQL schema version this build writes.
 pub const PG_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -228,8 +228,14 @@ impl Store for PgStore {
         })
     }
 
-    fn verify_others(&self) -> Result<Others, StoreError> {
-        self.run(anchor::verify_others)
+    fn verify_others(&self, root: Option<&PublicKey>) -> Result<Others, StoreError> {
+        let root = root.cloned();
+        self.run(|inner| anchor::verify_others(inner, root))
+    }
+
+    fn endorse(&self, endorsement: &str) -> Result<(), StoreError> {
+        let endorsement = endorsement.to_owned();
+        self.run(|inner| anchor::endorse(inner, endorsement))
     }
 
     fn verify(&self, key: &PublicKey) -> Result<Result<Verified, Break>, StoreError> {
