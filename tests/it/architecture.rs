@@ -51,7 +51,7 @@ const EDGES: &[(&str, &[&str])] = &[
     ("warden-policy", &["warden-shell"]),
     // The git tools' pure core: address classes and host syntax from api.
     ("warden-vcs", &["warden-api"]),
-    // Capability signatures of gaps (later: blueprints, builds).
+    // Capability signatures, blueprints, derivation, approval binding, lifecycle.
     ("warden-toolsmith", &[]),
     ("warden-runtime", &["warden-api", "warden-signing"]),
     // The git tools run warden-vcs's invocations in containers.

@@ -34,6 +34,7 @@ mod served;
 mod server;
 mod specifiers;
 mod store;
+mod tool_create;
 mod vcs_gate;
 mod wire;
 

@@ -74,3 +74,15 @@ pub trait BridgeAdmin: Send + Sync {
     /// Ends the server's sessions and lists its tools again.
     fn restart(&self, name: String) -> BoxFuture<'_, Result<Value, AdminError>>;
 }
+
+/// The toolsmith's blueprints, as operators reach them through the admin
+/// API: list, show what an approval would mean, approve creating the
+/// tool (`tool:create`, bound to the digests as they are now; `seen`,
+/// when given, must be the blueprint digest the person looked at), and
+/// reject. Only operators reach this; agents never do.
+pub trait ToolsmithAdmin: Send + Sync {
+    fn blueprints(&self) -> Result<Value, AdminError>;
+    fn show(&self, id: u64) -> Result<Value, AdminError>;
+    fn approve(&self, id: u64, seen: Option<String>, by: Attribution) -> Result<Value, AdminError>;
+    fn reject(&self, id: u64, by: Attribution) -> Result<Value, AdminError>;
+}

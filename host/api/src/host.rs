@@ -70,6 +70,13 @@ pub trait ToolHost: Send + Sync {
         false
     }
 
+    /// Whether agents may propose blueprints to this host's toolsmith: a
+    /// call of [`TOOLSMITH_PROPOSE`](crate::TOOLSMITH_PROPOSE) through
+    /// [`ToolHost::call_with`].
+    fn offers_toolsmith(&self) -> bool {
+        false
+    }
+
     /// A session ended (its client disconnected): whatever the host kept
     /// for it and for the tasks that ran in it (per-task containers) goes.
     fn end_session<'a>(&'a self, session: &'a str) -> BoxFuture<'a, ()> {

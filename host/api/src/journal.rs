@@ -211,6 +211,23 @@ pub enum AuditEvent {
         occurrences: u64,
         sessions: u64,
     },
+    /// A toolsmith blueprint moved from `from` (none: it was just
+    /// proposed) to `to`, with the digests it stands on: the blueprint's
+    /// always, the builder's and the grants' once an approval binds them.
+    BlueprintMoved {
+        id: u64,
+        /// The derived tool name (`gen_{domain}_{action}`).
+        name: String,
+        from: Option<String>,
+        to: String,
+        /// Who moved it: an operator, an agent that proposed it, or the
+        /// host (expiry).
+        actor: String,
+        reason: Option<String>,
+        blueprint_sha256: String,
+        builder_sha256: Option<String>,
+        grants_sha256: Option<String>,
+    },
 }
 
 /// One chain's last record, as a [`AuditEvent::ChainHeads`] anchors it.

@@ -15,6 +15,7 @@
 mod action;
 mod admin;
 mod approval;
+mod blueprints;
 mod canonical;
 mod category;
 mod clock;
@@ -36,11 +37,12 @@ mod spec;
 mod trust;
 
 pub use action::{ActionType, BUILTIN_ACTION_TYPES};
-pub use admin::{AdminError, BridgeAdmin, PluginAdmin};
+pub use admin::{AdminError, BridgeAdmin, PluginAdmin, ToolsmithAdmin};
 pub use approval::{
     AnswerError, Answerer, ApprovalAnswer, ApprovalChannel, ApprovalRequest, Approvals, Approver,
     Attribution,
 };
+pub use blueprints::{BlueprintDesk, ProposalRefused, ProposedBlueprint, TOOLSMITH_PROPOSE};
 pub use canonical::canonical_json;
 pub use category::Category;
 pub use clock::{Clock, SystemClock};

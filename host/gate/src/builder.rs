@@ -23,6 +23,7 @@ pub struct GateBuilder {
     limits: CallLimits,
     durable: Durable,
     capability: Option<GrantBounds>,
+    toolsmith: Option<Arc<dyn warden_api::BlueprintDesk>>,
     trust: Option<Arc<TrustKeeper>>,
 }
 
@@ -58,6 +59,7 @@ impl GateBuilder {
                 fingerprint_key: None,
             },
             capability: None,
+            toolsmith: None,
             trust: None,
         }
     }
@@ -99,6 +101,13 @@ impl GateBuilder {
     /// [grant store](GateBuilder::grants), asks to this gate's approver.
     pub fn capability_requests(mut self, bounds: GrantBounds) -> GateBuilder {
         self.capability = Some(bounds);
+        self
+    }
+
+    /// Offers `toolsmith_propose`: blueprints agents propose go to
+    /// `desk`, where they wait for a person.
+    pub fn toolsmith(mut self, desk: Arc<dyn warden_api::BlueprintDesk>) -> GateBuilder {
+        self.toolsmith = Some(desk);
         self
     }
 
@@ -188,6 +197,7 @@ impl GateBuilder {
                 fingerprint_key: std::collections::hash_map::RandomState::new(),
                 durable: self.durable,
                 capability: self.capability,
+                toolsmith: self.toolsmith,
                 trust: self.trust,
                 sessions: Sessions::default(),
             }),

@@ -155,6 +155,33 @@ impl Inner {
         {
             return self.request_capability(bounds, request).await;
         }
+        if request
+            .tool
+            .trim()
+            .eq_ignore_ascii_case(warden_api::TOOLSMITH_PROPOSE)
+            && let Some(desk) = &self.toolsmith
+        {
+            let agent = &request.context.agent;
+            let facts = crate::propose::facts();
+            let refused = match self
+                .agents
+                .with(agent, |p| p.denied_entry(&facts).map(str::to_owned))
+            {
+                None => Some(crate::agents::unknown_agent(agent)),
+                Some(Some(entry)) => Some(warden_policy::Decision::deny(
+                    warden_policy::Layer::Category,
+                    format!(
+                        "agent `{agent}` may not propose tools: `{}` is on its denied list (`{entry}`)",
+                        warden_api::TOOLSMITH_PROPOSE
+                    ),
+                )),
+                Some(None) => None,
+            };
+            if let Some(decision) = refused {
+                return denied(&decision);
+            }
+            return crate::propose::propose(desk.as_ref(), &request);
+        }
         // The entry (and its backend) is held to the end of the call, even
         // if the tool is replaced meanwhile.
         let Some(entry) = self.table().get(&request.tool).cloned() else {
@@ -209,7 +236,16 @@ impl Inner {
         match decision.decision {
             Verdict::Deny => return denied(&decision),
             Verdict::Ask => {
-                let approver = hooks.approver.as_deref().unwrap_or(&*self.approver);
+                // Creating a tool is answered on the operators' channel
+                // only: never by the agent's own client.
+                let approver = match hooks.approver.as_deref() {
+                    Some(client)
+                        if entry.spec.action_type.as_str() != warden_policy::TOOL_CREATE =>
+                    {
+                        client
+                    }
+                    _ => &*self.approver,
+                };
                 if let Some(refusal) = self
                     .ask(approver, &entry, &request, &decision, &prepared)
                     .await

@@ -44,6 +44,8 @@ pub(crate) struct Inner {
     pub durable: Durable,
     /// The bounds of `request_capability`, when offered.
     pub capability: Option<GrantBounds>,
+    /// Where `toolsmith_propose` hands blueprints, when offered.
+    pub toolsmith: Option<Arc<dyn warden_api::BlueprintDesk>>,
     pub trust: Option<Arc<TrustKeeper>>,
     pub sessions: Sessions,
 }
@@ -393,6 +395,10 @@ impl ToolHost for Gate {
 
     fn offers_capability_requests(&self) -> bool {
         self.inner.capability.is_some() && self.inner.durable.grants.is_some()
+    }
+
+    fn offers_toolsmith(&self) -> bool {
+        self.inner.toolsmith.is_some()
     }
 
     /// Ends the tasks that ran in `session` on every backend (per-task

@@ -30,6 +30,7 @@ mod durable;
 mod error;
 mod gate;
 mod paths;
+mod propose;
 mod question;
 mod resolve;
 mod sessions;

@@ -24,7 +24,7 @@ use warden_api::{
     AnswerError, Answerer, ApprovalAnswer, ApprovalRequest, Attribution, Guardrail, GuardrailError,
 };
 
-use crate::{McpError, Server, bridges_admin, plugins, trust};
+use crate::{McpError, Server, bridges_admin, plugins, toolsmith_admin, trust};
 
 /// A person's answer, as the admin API takes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -167,6 +167,16 @@ pub fn admin_router(server: Server) -> Router {
         .route("/bridges/{name}/approve", post(bridges_admin::approve))
         .route("/bridges/{name}/revoke", post(bridges_admin::revoke))
         .route("/bridges/{name}/restart", post(bridges_admin::restart))
+        .route("/toolsmith/blueprints", get(toolsmith_admin::list))
+        .route("/toolsmith/blueprints/{id}", get(toolsmith_admin::show))
+        .route(
+            "/toolsmith/blueprints/{id}/approve",
+            post(toolsmith_admin::approve),
+        )
+        .route(
+            "/toolsmith/blueprints/{id}/reject",
+            post(toolsmith_admin::reject),
+        )
         .route("/trust/{agent}", get(trust::show))
         .route("/trust/{agent}/feedback", post(trust::feedback))
         .route("/trust/{agent}/approve", post(trust::approve))

@@ -115,6 +115,7 @@ struct Shared {
     plugins: std::sync::OnceLock<Arc<dyn warden_api::PluginAdmin>>,
     bridges: std::sync::OnceLock<Arc<dyn warden_api::BridgeAdmin>>,
     trust: std::sync::OnceLock<Arc<dyn TrustAdmin>>,
+    toolsmith: std::sync::OnceLock<Arc<dyn warden_api::ToolsmithAdmin>>,
     /// A load of the host's tools still under way (see `startup.rs`).
     startup: std::sync::OnceLock<crate::Startup>,
 }
@@ -159,6 +160,7 @@ impl Server {
                 plugins: std::sync::OnceLock::new(),
                 bridges: std::sync::OnceLock::new(),
                 trust: std::sync::OnceLock::new(),
+                toolsmith: std::sync::OnceLock::new(),
                 startup: std::sync::OnceLock::new(),
             }),
         })
@@ -204,6 +206,17 @@ impl Server {
 
     pub(crate) fn trust_admin(&self) -> Option<Arc<dyn TrustAdmin>> {
         self.shared.trust.get().cloned()
+    }
+
+    /// Lets the admin API show, approve and reject the toolsmith's
+    /// blueprints through `admin` (set once; a second call is ignored
+    /// and returns false).
+    pub fn set_toolsmith_admin(&self, admin: Arc<dyn warden_api::ToolsmithAdmin>) -> bool {
+        self.shared.toolsmith.set(admin).is_ok()
+    }
+
+    pub(crate) fn toolsmith_admin(&self) -> Option<Arc<dyn warden_api::ToolsmithAdmin>> {
+        self.shared.toolsmith.get().cloned()
     }
 
     /// Tells every connected client that its tool list may have changed
@@ -520,6 +533,9 @@ impl ServerHandler for Session {
         let mut tools = tools;
         if self.shared.host.offers_capability_requests() {
             tools.push(crate::capability::tool());
+        }
+        if self.shared.host.offers_toolsmith() {
+            tools.push(crate::toolsmith::tool());
         }
         Ok(ListToolsResult::with_all_items(tools))
     }

@@ -35,6 +35,8 @@ mod seal;
 mod sessions;
 mod startup;
 mod stdio;
+mod toolsmith;
+mod toolsmith_admin;
 mod trust;
 
 pub use admin::{AdminSocket, AnswerBody, admin_router, serve_admin_socket};

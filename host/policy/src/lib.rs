@@ -61,3 +61,12 @@ pub use protect::{DEFAULT_READ, DEFAULT_WRITE, Protection};
 pub use renamed::{renamed_capability, renamed_rule, renamed_tool};
 pub use rule::{Rule, RuleList, RuleSet, SpecifierKind};
 pub use vcs::VcsOp;
+
+/// Creating a tool: a circuit breaker, asked of a person in every mode,
+/// whatever the rules allow.
+pub const TOOL_CREATE: &str = "tool:create";
+
+/// The host's own tools that create tools (their action type is
+/// [`TOOL_CREATE`]): no allow rule may name them, in the config or from
+/// an "always allow" answer, since none could ever take effect.
+pub const BREAKER_TOOLS: &[&str] = &["toolsmith_propose"];

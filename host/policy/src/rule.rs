@@ -256,13 +256,24 @@ impl RuleSet {
         deny: &[String],
     ) -> Result<RuleSet, PolicyError> {
         let mut set = RuleSet::default();
-        for (list, texts) in [
-            (&mut set.deny, deny),
-            (&mut set.ask, ask),
-            (&mut set.allow, allow),
+        for (list, texts, allowing) in [
+            (&mut set.deny, deny, false),
+            (&mut set.ask, ask, false),
+            (&mut set.allow, allow, true),
         ] {
             for text in texts {
-                list.push(Rule::parse(text)?);
+                let rule = Rule::parse(text)?;
+                if allowing && crate::BREAKER_TOOLS.contains(&rule.tool_pattern()) {
+                    return Err(PolicyError::InvalidRule {
+                        rule: text.clone(),
+                        problem: format!(
+                            "`{}` creates tools (`tool:create`), which always asks a person; \
+                             no rule may allow it",
+                            rule.tool_pattern()
+                        ),
+                    });
+                }
+                list.push(rule);
             }
         }
         Ok(set)

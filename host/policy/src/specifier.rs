@@ -239,6 +239,12 @@ impl<'a> Prepared<'a> {
 
     /// A destructive command or path that always needs a person.
     pub fn circuit_breaker(&self, tool: &ToolFacts<'_>, env: &Env<'_>) -> Option<String> {
+        if tool.action_type == crate::TOOL_CREATE {
+            return Some(format!(
+                "`{}` creates a tool (`tool:create`)",
+                tool.normalized_name()
+            ));
+        }
         if let Some(reason) = tool.vcs_op().and_then(crate::vcs::VcsOp::breaker) {
             return Some(reason.to_owned());
         }

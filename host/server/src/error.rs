@@ -73,6 +73,16 @@ pub enum ServerError {
     /// A measurement of `warden bench` could not be made.
     #[error("benchmark: {0}")]
     Bench(String),
+    /// A blueprint refused (the author's side).
+    #[error(transparent)]
+    Blueprint(#[from] warden_toolsmith::BlueprintError),
+    /// A blueprint step not possible from where it stands, or an
+    /// approval that no longer holds.
+    #[error("blueprint {id}: {message}")]
+    Toolsmith { id: u64, message: String },
+    /// A proposal over the author's limit.
+    #[error("{0}")]
+    TooManyBlueprints(String),
     #[error("{what}")]
     Journal {
         what: String,

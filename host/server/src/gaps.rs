@@ -4,23 +4,25 @@
 //! store's ring, which tallies recurrence by `[toolsmith]`'s rule. A name
 //! that gives no signature is no gap (it is logged, not recorded).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use warden_api::{Clock, GapLog, JournalError, Unfulfilled};
 use warden_store::{GapRule, NewGap, Store};
-use warden_toolsmith::CapabilitySig;
+use warden_toolsmith::{CapabilityRule, CapabilitySig, Sandbox};
 
 use crate::ServerError;
 
-/// `[toolsmith]`: generated tools (not built yet) and the gap log, which
-/// records either way.
+/// `[toolsmith]`: generated tools (blueprints and their approval; the
+/// builder is not built yet) and the gap log, which records either way.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct ToolsmithConfig {
-    /// Authoring and building generated tools. Default false (and nothing
-    /// of it is built yet); gaps are recorded either way.
+    /// Authoring generated tools (`toolsmith_propose` for agents).
+    /// Default false; gaps are recorded either way, and operators may
+    /// propose blueprints either way.
     pub enabled: bool,
     /// Rows the gap log keeps; the oldest go first. Default 4096.
     pub gap_capacity: u64,
@@ -32,6 +34,26 @@ pub struct ToolsmithConfig {
     /// Distinct sessions those requests must come from (one session
     /// repeating itself counts once). Default 2.
     pub gap_min_sessions: u64,
+    /// The category of generated tools when no `[toolsmith.capabilities]`
+    /// entry sets one. Default none: a blueprint whose capability has no
+    /// category is refused.
+    pub category: Option<String>,
+    /// Per-capability category and action type, keyed `domain:action` or
+    /// `domain:*`.
+    pub capabilities: BTreeMap<String, CapabilityRule>,
+    /// The only source of a generated tool's grants and limits. Default:
+    /// no files, no network, 5 s, 10^9 fuel, 64 MiB, 1 MiB of output.
+    pub sandbox: Sandbox,
+    /// The largest `lib.rs` a blueprint may carry. Default 262144.
+    pub max_source_bytes: u64,
+    /// The largest prebuilt component a blueprint may carry. Default
+    /// 8388608.
+    pub max_component_bytes: u64,
+    /// How long a proposed blueprint waits for a person before it is
+    /// rejected. Default 604800 (seven days).
+    pub approval_ttl_secs: u64,
+    /// Blueprints one author may propose within 24 hours. Default 5.
+    pub max_blueprints_per_day: u64,
 }
 
 impl Default for ToolsmithConfig {
@@ -42,11 +64,72 @@ impl Default for ToolsmithConfig {
             gap_threshold: 3,
             gap_window_secs: 24 * 60 * 60,
             gap_min_sessions: 2,
+            category: None,
+            capabilities: BTreeMap::new(),
+            sandbox: Sandbox::default(),
+            max_source_bytes: 256 * 1024,
+            max_component_bytes: 8 * 1024 * 1024,
+            approval_ttl_secs: 7 * 24 * 60 * 60,
+            max_blueprints_per_day: 5,
         }
     }
 }
 
 impl ToolsmithConfig {
+    /// Every key that is not the gap rule's, checked.
+    pub fn check(&self) -> Result<(), ServerError> {
+        self.gap_rule()?;
+        self.sandbox
+            .check()
+            .map_err(|(at, message)| ServerError::config(at, message))?;
+        let category = |at: String, c: &str| {
+            c.parse::<warden_api::Category>()
+                .map(|_| ())
+                .map_err(|_| ServerError::config(at, format!("`{c}` is not a category")))
+        };
+        if let Some(c) = &self.category {
+            category("toolsmith.category".into(), c)?;
+        }
+        for (key, rule) in &self.capabilities {
+            let at = format!("toolsmith.capabilities.\"{key}\"");
+            let (domain, action) = key.split_once(':').unwrap_or((key, ""));
+            let sig_ok = if action == "*" {
+                CapabilitySig::new(domain, "x").is_ok()
+            } else {
+                CapabilitySig::new(domain, action).is_ok()
+            };
+            if !sig_ok {
+                return Err(ServerError::config(
+                    at,
+                    "must be `domain:action` or `domain:*`",
+                ));
+            }
+            if let Some(c) = &rule.category {
+                category(format!("{at}.category"), c)?;
+            }
+            if rule.action_type.as_deref() == Some("tool:create") {
+                return Err(ServerError::config(
+                    format!("{at}.action-type"),
+                    "a generated tool may not create tools",
+                ));
+            }
+        }
+        for (key, value) in [
+            ("max-source-bytes", self.max_source_bytes),
+            ("max-component-bytes", self.max_component_bytes),
+            ("approval-ttl-secs", self.approval_ttl_secs),
+            ("max-blueprints-per-day", self.max_blueprints_per_day),
+        ] {
+            if value == 0 {
+                return Err(ServerError::config(
+                    format!("toolsmith.{key}"),
+                    "must be at least 1",
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The store's rule, every number checked.
     pub fn gap_rule(&self) -> Result<GapRule, ServerError> {
         let positive = |key: &str, value: u64| {

@@ -38,6 +38,7 @@ mod sources;
 pub mod state;
 mod state_guard;
 mod tick;
+pub mod toolsmith;
 
 pub use agents::{AgentOverrides, agents, env};
 pub use config::{Config, StateConfig};

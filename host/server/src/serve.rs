@@ -329,6 +329,14 @@ impl Host {
             what: "loading progressive trust from the state database".into(),
             source,
         })?;
+        config.toolsmith.check()?;
+        let toolsmith = config.toolsmith.enabled.then(|| {
+            Arc::new(crate::toolsmith::Toolsmith::new(
+                store.clone(),
+                config,
+                clock.clone(),
+            ))
+        });
         let gate = loaded
             .gate_builder(policies)?
             .env(loaded.env_with(&installed_grants))
@@ -343,8 +351,12 @@ impl Host {
             .clock(clock)
             .fingerprint_key(state::fingerprint_key(&binding_key))
             .capability_requests(config.capability_grants.bounds()?)
-            .trust(Arc::new(trust))
-            .build();
+            .trust(Arc::new(trust));
+        let gate = match toolsmith {
+            Some(desk) => gate.toolsmith(desk),
+            None => gate,
+        }
+        .build();
         for stored in store.rules()? {
             if let Err(e) = gate.add_allow_rule(&stored.agent, &stored.rule) {
                 tracing::warn!(agent = %stored.agent, rule = %stored.rule, error = %e, "a stored rule no longer applies");
@@ -363,6 +375,13 @@ impl Host {
             },
         )?;
         mcp.set_trust_admin(Arc::new(gate.clone()));
+        // Operators answer blueprints whether agents may propose or not.
+        let blueprints = Arc::new(crate::toolsmith::Toolsmith::new(
+            store.clone(),
+            config,
+            Arc::new(warden_api::SystemClock),
+        ));
+        mcp.set_toolsmith_admin(blueprints.clone());
         let (loading, startup) = warden_mcp::startup();
         mcp.set_startup(startup.clone());
         let live = Arc::new(LivePlugins::new(
@@ -426,6 +445,16 @@ impl Host {
                 warden_store::SIGN_EVERY,
                 shutdown.clone(),
                 move || gate.seal_audit(),
+            )));
+            // Proposals nobody answered in time are rejected (fail closed).
+            tasks.push(tokio::spawn(crate::tick::every(
+                Duration::from_secs(60),
+                shutdown.clone(),
+                move || {
+                    if let Err(e) = blueprints.expire() {
+                        tracing::warn!(error = %e, "expiring unanswered blueprints");
+                    }
+                },
             )));
         }
         let socket = state_dir.join("admin.sock");

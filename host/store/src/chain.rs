@@ -57,6 +57,7 @@ fn kind(event: &AuditEvent) -> &'static str {
         AuditEvent::DefinitionsUnpinned { .. } => "definitions-unpinned",
         AuditEvent::ChainHeads { .. } => "chain-heads",
         AuditEvent::GapRecurring { .. } => "gap-recurring",
+        AuditEvent::BlueprintMoved { .. } => "blueprint-moved",
     }
 }
 

@@ -75,6 +75,14 @@ pub enum StoreError {
     NoSuchGrant(String),
     #[error("approval `{0}` is not pending: it was answered, closed, or never asked")]
     NotPending(String),
+    #[error("blueprint {id} is not {expected} (any more): it is {actual}")]
+    BlueprintMoved {
+        id: u64,
+        expected: String,
+        actual: String,
+    },
+    #[error("no blueprint {0}")]
+    NoSuchBlueprint(u64),
 }
 
 impl StoreError {

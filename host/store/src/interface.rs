@@ -20,8 +20,8 @@ use warden_policy::CapabilityGrant;
 use warden_signing::{PublicKey, SecretKey};
 
 use crate::{
-    AuditRecord, Break, DefinitionPin, GapRule, GapSummary, GapTally, NewGap, Others, StoreError,
-    StoredRule, StoredTrust, Verified,
+    AuditRecord, BlueprintMove, Break, DefinitionPin, GapRule, GapSummary, GapTally, NewBlueprint,
+    NewGap, Others, StoreError, StoredBlueprint, StoredRule, StoredTrust, Verified,
 };
 
 /// How an answered approval was closed.
@@ -140,6 +140,17 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn record_gap(&self, gap: &NewGap, rule: &GapRule) -> Result<GapTally, StoreError>;
     /// The signatures asked for within `rule.window_ms` before `now_ms`.
     fn gaps(&self, now_ms: u64, rule: &GapRule) -> Result<Vec<GapSummary>, StoreError>;
+
+    /// Keeps a proposed blueprint as `pending`, audited
+    /// (`blueprint-moved`, from nothing).
+    fn add_blueprint(&self, blueprint: &NewBlueprint) -> Result<StoredBlueprint, StoreError>;
+    /// Every blueprint, newest first.
+    fn blueprints(&self) -> Result<Vec<StoredBlueprint>, StoreError>;
+    fn blueprint(&self, id: u64) -> Result<Option<StoredBlueprint>, StoreError>;
+    /// Moves a blueprint from `from` to `to` (failing when it is not in
+    /// `from`), audited with its digests in the same transaction. Which
+    /// moves are legal is the caller's to check.
+    fn move_blueprint(&self, step: &BlueprintMove) -> Result<StoredBlueprint, StoreError>;
 
     /// Keeps an MCP session's state (what its client's `initialize`
     /// said) until `expires_ms`, replacing any kept under `id`; clears

@@ -21,6 +21,7 @@
 mod anchors;
 mod approvals;
 mod audit;
+mod blueprints;
 mod chain;
 mod checkpoint;
 mod db;
@@ -45,6 +46,7 @@ mod writer;
 
 pub use anchors::{AnchorBreak, OtherChain, Others, Unendorsed};
 pub use audit::AuditRecord;
+pub use blueprints::{BlueprintMove, NewBlueprint, StoredBlueprint};
 pub use checkpoint::{SIGN_EVERY, SIGN_EVERY_RECORDS};
 pub use db::{Durability, SqliteStore, now_ms};
 pub use error::StoreError;

@@ -121,7 +121,30 @@ CREATE TABLE gap_recurring (
 );
 ";
 
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
+/// The toolsmith's blueprints (`blueprints.rs`), replacing the table
+/// version 2 reserved for them (no version ever wrote to it).
+const V8: &str = "
+DROP TABLE blueprints;
+CREATE TABLE blueprints (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL,
+    capability TEXT NOT NULL,
+    state TEXT NOT NULL,
+    author TEXT NOT NULL,
+    blueprint TEXT NOT NULL,
+    blueprint_sha256 TEXT NOT NULL,
+    derived TEXT NOT NULL,
+    approval TEXT,
+    actor TEXT,
+    reason TEXT,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    expires_ms INTEGER NOT NULL
+);
+CREATE INDEX blueprints_state ON blueprints (state, expires_ms);
+";
+
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

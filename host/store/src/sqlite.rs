@@ -14,6 +14,7 @@ use crate::{
     AuditRecord, Break, DefinitionPin, SqliteStore, Store, StoreError, StoredRule, StoredTrust,
     Verified,
 };
+use crate::{BlueprintMove, NewBlueprint, StoredBlueprint};
 use crate::{GapRule, GapSummary, GapTally, NewGap};
 
 impl Store for SqliteStore {
@@ -138,6 +139,22 @@ impl Store for SqliteStore {
 
     fn gaps(&self, now_ms: u64, rule: &GapRule) -> Result<Vec<GapSummary>, StoreError> {
         SqliteStore::gaps(self, now_ms, rule)
+    }
+
+    fn add_blueprint(&self, blueprint: &NewBlueprint) -> Result<StoredBlueprint, StoreError> {
+        SqliteStore::add_blueprint(self, blueprint)
+    }
+
+    fn blueprints(&self) -> Result<Vec<StoredBlueprint>, StoreError> {
+        SqliteStore::blueprints(self)
+    }
+
+    fn blueprint(&self, id: u64) -> Result<Option<StoredBlueprint>, StoreError> {
+        SqliteStore::blueprint(self, id)
+    }
+
+    fn move_blueprint(&self, step: &BlueprintMove) -> Result<StoredBlueprint, StoreError> {
+        SqliteStore::move_blueprint(self, step)
     }
 
     fn put_session(

@@ -22,8 +22,8 @@ use warden_api::{ApprovalAnswer, ApprovalRequest, Attribution, AuditEvent, OpenA
 use warden_policy::{Boundary, Capability, CapabilityGrant};
 use warden_signing::SecretKey;
 use warden_store::{
-    Closed, DefinitionPin, GapRule, NewGap, PG_SCHEMA_VERSION, PgStore, SqliteStore, Store,
-    StoreError, host_key, now_ms,
+    BlueprintMove, Closed, DefinitionPin, GapRule, NewBlueprint, NewGap, PG_SCHEMA_VERSION,
+    PgStore, SqliteStore, Store, StoreError, host_key, now_ms,
 };
 
 #[derive(Debug, Clone, Copy)]
@@ -747,6 +747,99 @@ fn any_text_a_call_carries_is_kept(backend: Backend) {
     assert_eq!(store.open_approvals().unwrap()[0].key, approval.key);
 }
 
+fn blueprint(name: &str) -> NewBlueprint {
+    NewBlueprint {
+        name: name.into(),
+        capability: "words:count".into(),
+        author: "agent:a".into(),
+        blueprint: "{\"capability\":\"words:count\"}".into(),
+        blueprint_sha256: "sha256:bp".into(),
+        derived: "{}".into(),
+        at_ms: 1_000,
+        expires_ms: 9_000,
+    }
+}
+
+fn step(id: u64, from: &str, to: &str) -> BlueprintMove {
+    BlueprintMove {
+        id,
+        from: from.into(),
+        to: to.into(),
+        actor: "operator:ops".into(),
+        reason: Some("looked at it".into()),
+        approval: None,
+        keep_approval: false,
+        builder_sha256: Some("sha256:builder".into()),
+        grants_sha256: Some("sha256:grants".into()),
+        at_ms: 2_000,
+    }
+}
+
+/// Blueprints are kept as proposed; each move starts from the state it
+/// names (a second answer to the same question fails), keeps or clears
+/// the approval's binding, and is audited with the digests.
+fn blueprints_move_only_from_where_they_stand(backend: Backend) {
+    let place = Place::new(backend);
+    let store = place.open("host");
+    let first = store.add_blueprint(&blueprint("gen_words_count")).unwrap();
+    let second = store.add_blueprint(&blueprint("gen_words_count")).unwrap();
+    assert_ne!(first.id, second.id);
+    assert_eq!(first.state, "pending");
+    assert_eq!(first.expires_ms, 9_000);
+    let approved = store
+        .move_blueprint(&BlueprintMove {
+            approval: Some("{\"binding\":1}".into()),
+            ..step(first.id, "pending", "approved")
+        })
+        .unwrap();
+    assert_eq!(approved.state, "approved");
+    assert_eq!(approved.approval.as_deref(), Some("{\"binding\":1}"));
+    // An expiry racing the approval finds it moved.
+    let late = store
+        .move_blueprint(&step(first.id, "pending", "rejected"))
+        .unwrap_err();
+    assert!(
+        matches!(late, StoreError::BlueprintMoved { ref actual, .. } if actual == "approved"),
+        "{late}"
+    );
+    let building = store
+        .move_blueprint(&BlueprintMove {
+            keep_approval: true,
+            ..step(first.id, "approved", "building")
+        })
+        .unwrap();
+    assert_eq!(building.approval, approved.approval);
+    assert!(matches!(
+        store.move_blueprint(&step(999, "pending", "rejected")),
+        Err(StoreError::NoSuchBlueprint(999))
+    ));
+    let listed: Vec<_> = store.blueprints().unwrap().iter().map(|b| b.id).collect();
+    assert_eq!(listed, [second.id, first.id], "newest first");
+    assert_eq!(
+        store.blueprint(first.id).unwrap().unwrap().state,
+        "building"
+    );
+    let moves: Vec<_> = store
+        .records_after(0, u64::MAX)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.kind == "blueprint-moved")
+        .map(|r| r.event)
+        .collect();
+    assert_eq!(moves.len(), 4, "two proposals, two moves: {moves:?}");
+    assert_eq!(moves[0]["to"], "pending");
+    assert_eq!(moves[0]["blueprint_sha256"], "sha256:bp");
+    assert_eq!(moves[2]["from"], "pending");
+    assert_eq!(moves[2]["to"], "approved");
+    assert_eq!(moves[2]["builder_sha256"], "sha256:builder");
+    assert_eq!(moves[2]["grants_sha256"], "sha256:grants");
+    assert_eq!(moves[2]["actor"], "operator:ops");
+    store
+        .verify_with_host_key(&place.key("host"))
+        .unwrap()
+        .expect("the chain verifies");
+}
+
 macro_rules! conformance {
     ($($test:ident),* $(,)?) => {
         mod sqlite {
@@ -774,6 +867,7 @@ conformance!(
     definition_pins_are_replaced_revoked_and_audited,
     sessions_are_shared_until_dropped_or_expired,
     gaps_recur_by_threshold_window_and_sessions,
+    blueprints_move_only_from_where_they_stand,
 );
 
 /// Runs `sql` on the database at `url`.

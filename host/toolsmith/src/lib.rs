@@ -3,13 +3,43 @@
 //!
 //! Owns: the capability signature (`domain:action`) an unfulfilled
 //! request is filed under, and the name a generated tool for it gets
-//! (`gen_{domain}_{action}`). The gap log itself is durable state (the
-//! store's `record_gap`), fed by the gate. Blueprints, the builder, the
-//! validation gate and activation are not built yet.
+//! (`gen_{domain}_{action}`); blueprints (what an author may propose,
+//! strictly read and bounded); the facts the host derives from one
+//! (name, category, action type, grants, side effect); what a
+//! `tool:create` approval binds to; the lifecycle's legal moves; the
+//! builder's identity. The gap log and the blueprints themselves are
+//! durable state (the store), fed by the gate and the server. The
+//! builder, the validation gate and activation are not built yet.
 //!
 //! Does not own: deciding whether a request is allowed (the gate and the
-//! policy), or where gaps are kept (the store).
+//! policy), where gaps and blueprints are kept (the store), or digests
+//! (the signing crate; this crate gives the canonical texts).
 
+mod approval;
+mod blueprint;
+mod builder;
+mod cases;
+mod derive;
+mod error;
+mod schema;
 mod signature;
+mod state;
 
+pub use approval::Binding;
+pub use blueprint::{
+    Blueprint, Body, Case, ErrorExpect, Expect, FieldExpect, Limits, MAX_CASES, MAX_SCHEMA_BYTES,
+    MAX_TEXT, MAX_TITLE, MIN_CASES, OkExpect,
+};
+pub use builder::{CARGO_TOML, TARGET, TOOLCHAIN, builder_recipe};
+pub use derive::{
+    CapabilityRule, DeriveFrom, Derived, FsGrant, FsMode, Network, Sandbox, ToolLimits, derive,
+};
+pub use error::{BlueprintError, TransitionError};
 pub use signature::{CapabilitySig, SignatureError};
+pub use state::State;
+
+/// The longest tool name (MCP clients cut or refuse longer ones).
+pub const MAX_TOOL_NAME: usize = 64;
+
+#[cfg(test)]
+mod tests;

@@ -26,7 +26,7 @@ pub fn check(file: &Path) -> anyhow::Result<Outcome> {
         super::setup::DEFAULT_AGENT,
     )?;
     config.capability_grants.bounds()?;
-    config.toolsmith.gap_rule()?;
+    config.toolsmith.check()?;
     // Every bridge is checked (secrets resolved) without starting any;
     // the instance only labels containers, and none is started here.
     let bridges =

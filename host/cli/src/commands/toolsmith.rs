@@ -2,15 +2,60 @@
 //! its PostgreSQL database): every `domain:action` asked for within the
 //! configured window that no tool serves, with how often, from how many
 //! sessions and agents, and whether it is recurring.
+//!
+//! `warden toolsmith propose | blueprints | show | approve | reject`: the
+//! blueprints and the `tool:create` approval (an operator channel: the
+//! agents' MCP connection never reaches these).
 
 use crate::out::out;
 use std::path::PathBuf;
 
 use clap::Subcommand;
 use warden_server::Config;
+use warden_server::toolsmith::Toolsmith;
 
 use super::audit::StateDir;
+use super::guardrail::GuardrailArgs;
 use crate::Outcome;
+
+/// Where the configuration and the state are.
+#[derive(Debug, clap::Args)]
+pub struct Place {
+    /// The configuration with `[toolsmith]` (default: ./warden.toml when
+    /// present, else the defaults).
+    #[arg(long, value_name = "FILE", env = "WARDEN_CONFIG")]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    state: StateDir,
+}
+
+impl Place {
+    fn config(&self) -> anyhow::Result<Config> {
+        let path = self
+            .config
+            .clone()
+            .or_else(|| Some(PathBuf::from("warden.toml")).filter(|p| p.is_file()));
+        Ok(match path {
+            Some(p) => Config::load(&p)?,
+            None => Config::default(),
+        })
+    }
+
+    fn toolsmith(&self) -> anyhow::Result<Toolsmith> {
+        let config = self.config()?;
+        config.toolsmith.check()?;
+        Ok(Toolsmith::new(
+            self.state.open()?,
+            &config,
+            std::sync::Arc::new(warden_api::SystemClock),
+        ))
+    }
+}
+
+fn print(value: &impl serde::Serialize) -> anyhow::Result<Outcome> {
+    out!("{}", serde_json::to_string_pretty(value)?);
+    Ok(Outcome::Ok)
+}
 
 #[derive(Debug, Subcommand)]
 pub enum ToolsmithCommand {
@@ -25,6 +70,50 @@ pub enum ToolsmithCommand {
         config: Option<PathBuf>,
         #[command(flatten)]
         state: StateDir,
+    },
+    /// Proposes a blueprint (JSON) as an operator; it waits for approval.
+    Propose {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Who proposes it (default: $WARDEN_ACTOR, else the login name).
+        #[arg(long, value_name = "NAME")]
+        actor: Option<String>,
+        #[command(flatten)]
+        place: Place,
+    },
+    /// The blueprints and where each stands (JSON).
+    Blueprints {
+        #[command(flatten)]
+        place: Place,
+    },
+    /// What approving a blueprint means: the derived name, category,
+    /// action type, the grants in words, the source, the cases, and the
+    /// digests an approval binds (JSON).
+    Show {
+        id: u64,
+        #[command(flatten)]
+        place: Place,
+    },
+    /// Approves creating the tool (`tool:create`), bound to the
+    /// blueprint, builder and grants digests as they are now.
+    Approve {
+        id: u64,
+        /// The blueprint digest you looked at (`show`'s binding.blueprint):
+        /// the approval is refused if the blueprint is another.
+        #[arg(long, value_name = "SHA256")]
+        digest: Option<String>,
+        #[command(flatten)]
+        guard: GuardrailArgs,
+        #[command(flatten)]
+        place: Place,
+    },
+    /// Rejects a blueprint.
+    Reject {
+        id: u64,
+        #[command(flatten)]
+        guard: GuardrailArgs,
+        #[command(flatten)]
+        place: Place,
     },
 }
 
@@ -58,6 +147,55 @@ pub fn run(command: ToolsmithCommand) -> anyhow::Result<Outcome> {
                 }))?
             );
             Ok(Outcome::Ok)
+        }
+        ToolsmithCommand::Propose { file, actor, place } => {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| anyhow::anyhow!("reading {}: {e}", file.display()))?;
+            let actor = GuardrailArgs {
+                actor,
+                confirm: false,
+                reason: None,
+            }
+            .actor()
+            .unwrap_or_else(|| "operator".into());
+            let stored = place
+                .toolsmith()?
+                .propose(&text, &format!("operator:{actor}"))?;
+            print(&serde_json::json!({
+                "id": stored.id, "name": stored.name, "state": stored.state,
+                "blueprint_sha256": stored.blueprint_sha256,
+            }))
+        }
+        ToolsmithCommand::Blueprints { place } => {
+            let listed: Vec<_> = place
+                .toolsmith()?
+                .list()?
+                .iter()
+                .map(warden_server::toolsmith::summary)
+                .collect();
+            print(&serde_json::json!({ "blueprints": listed }))
+        }
+        ToolsmithCommand::Show { id, place } => print(&place.toolsmith()?.show(id)?),
+        ToolsmithCommand::Approve {
+            id,
+            digest,
+            guard,
+            place,
+        } => {
+            let by = guard.check("approving a tool's creation (tool:create)")?;
+            let stored = place.toolsmith()?.approve(id, &by, digest.as_deref())?;
+            print(&serde_json::json!({
+                "id": stored.id, "name": stored.name, "state": stored.state,
+                "approval": stored.approval.as_deref().map(serde_json::from_str::<serde_json::Value>).transpose()?,
+            }))
+        }
+        ToolsmithCommand::Reject { id, guard, place } => {
+            let by = guard.check("rejecting a blueprint")?;
+            let stored = place.toolsmith()?.reject(id, &by)?;
+            print(&serde_json::json!({
+                "id": stored.id, "name": stored.name, "state": stored.state,
+                "reason": stored.reason,
+            }))
         }
     }
 }

@@ -140,3 +140,46 @@ fn exact(c: &Call<'_>) -> String {
         .exact_rule(&name)
         .unwrap_or_else(|| prepared.display(&name))
 }
+
+/// Creating a tool is a circuit breaker: an autonomous agent with rules
+/// that allow everything (and an allow rule naming the tool) is still
+/// asked, and no rule naming the toolsmith's own proposal tool loads.
+#[test]
+fn tool_create_asks_in_every_mode_over_allow_all() {
+    let create = ToolFacts {
+        name: "make_tool",
+        category: "code-execution",
+        action_type: "tool:create",
+        side_effect: true,
+        isolation: crate::Isolation::Wasm,
+        vcs: None,
+    };
+    let rules = RuleSet::parse(&["*".into(), "make_tool".into()], &[], &[]).unwrap();
+    for mode in [Mode::Autonomous, Mode::AcceptEdits, Mode::Default] {
+        let policy = AgentPolicy::rules_only("a", mode, rules.clone());
+        let c = Call {
+            tool: create,
+            specifier: None,
+            resolved_path: None,
+        };
+        let d = policy.decide(&c, &ENV);
+        assert_eq!(d.decision, crate::Verdict::Ask, "{mode:?}: {d:?}");
+        assert_eq!(d.layer, Layer::CircuitBreaker, "{mode:?}");
+        assert!(never_always(&create, &d).is_some());
+    }
+    for rule in [
+        "toolsmith_propose",
+        "TOOLSMITH_PROPOSE",
+        " toolsmith_propose(x)",
+    ] {
+        let err = RuleSet::parse(&[rule.into()], &[], &[]).unwrap_err();
+        assert!(err.to_string().contains("tool:create"), "{rule}: {err}");
+    }
+    // Deny and ask rules for it load; only allowing it is refused.
+    RuleSet::parse(
+        &[],
+        &["toolsmith_propose".into()],
+        &["toolsmith_propose".into()],
+    )
+    .unwrap();
+}

@@ -13,6 +13,7 @@
 
 mod anchor;
 mod audit;
+mod blueprints;
 mod data;
 mod gaps;
 mod notify;

@@ -127,7 +127,30 @@ const V4: &str = "
 ALTER TABLE audit_chains ADD COLUMN endorsement TEXT;
 ";
 
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+/// The toolsmith's blueprints (`blueprints.rs`), replacing the table
+/// version 2 reserved for them (no version ever wrote to it).
+const V5: &str = "
+DROP TABLE blueprints;
+CREATE TABLE blueprints (
+    id BIGSERIAL PRIMARY KEY,
+    name TEXT NOT NULL,
+    capability TEXT NOT NULL,
+    state TEXT NOT NULL,
+    author TEXT NOT NULL,
+    blueprint TEXT NOT NULL,
+    blueprint_sha256 TEXT NOT NULL,
+    derived TEXT NOT NULL,
+    approval TEXT,
+    actor TEXT,
+    reason TEXT,
+    created_ms BIGINT NOT NULL,
+    updated_ms BIGINT NOT NULL,
+    expires_ms BIGINT NOT NULL
+);
+CREATE INDEX blueprints_state ON blueprints (state, expires_ms);
+";
+
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// The PostgreSQL schema version this build writes.
 pub const PG_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

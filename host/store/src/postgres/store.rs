@@ -9,12 +9,13 @@ use warden_api::{
 use warden_policy::CapabilityGrant;
 use warden_signing::{PublicKey, SecretKey};
 
-use super::{PgStore, anchor, audit, data, gaps, pins, sessions};
+use super::{PgStore, anchor, audit, blueprints, data, gaps, pins, sessions};
 use crate::chain::Entry;
 use crate::interface::Closed;
 use crate::{
     AuditRecord, Break, DefinitionPin, Store, StoreError, StoredRule, StoredTrust, Verified, now_ms,
 };
+use crate::{BlueprintMove, NewBlueprint, StoredBlueprint};
 use crate::{GapRule, GapSummary, GapTally, NewGap, Others};
 
 impl Store for PgStore {
@@ -160,6 +161,24 @@ impl Store for PgStore {
     fn gaps(&self, now_ms: u64, rule: &GapRule) -> Result<Vec<GapSummary>, StoreError> {
         let rule = *rule;
         self.run(move |inner| gaps::list(inner, now_ms, rule))
+    }
+
+    fn add_blueprint(&self, blueprint: &NewBlueprint) -> Result<StoredBlueprint, StoreError> {
+        let blueprint = blueprint.clone();
+        self.run(|inner| blueprints::add(inner, blueprint))
+    }
+
+    fn blueprints(&self) -> Result<Vec<StoredBlueprint>, StoreError> {
+        self.run(blueprints::list)
+    }
+
+    fn blueprint(&self, id: u64) -> Result<Option<StoredBlueprint>, StoreError> {
+        self.run(move |inner| blueprints::one(inner, id))
+    }
+
+    fn move_blueprint(&self, step: &BlueprintMove) -> Result<StoredBlueprint, StoreError> {
+        let step = step.clone();
+        self.run(|inner| blueprints::move_to(inner, step))
     }
 
     fn put_session(

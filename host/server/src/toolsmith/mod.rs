@@ -1,0 +1,466 @@
+//! The toolsmith's blueprints behind the operator: proposing one,
+//! showing a person what they would approve, and the `tool:create`
+//! approval itself.
+//!
+//! Attack: a tool created without a person, or other than the one the
+//! person saw. A proposal (from an agent's `toolsmith_propose` or an
+//! operator's `warden toolsmith propose`) only ever lands as `pending`;
+//! only an operator channel (`warden toolsmith approve`, the admin API)
+//! moves it on, with the guardrail's actor, confirmation and reason; no
+//! rule, mode or "always allow" reaches it. The approval is bound to the
+//! digests of the blueprint, the builder and the resolved grants, and
+//! [`Toolsmith::approved_for_build`] voids it when any of them changed
+//! since. A proposal nobody answers is rejected when its time is up.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use warden_api::{Attribution, Clock};
+use warden_store::{BlueprintMove, NewBlueprint, Store, StoreError, StoredBlueprint};
+use warden_toolsmith::{Binding, Blueprint, DeriveFrom, Derived, Limits, State};
+
+use crate::gaps::ToolsmithConfig;
+use crate::{Config, ServerError};
+
+/// The blueprints of one store under one configuration.
+pub struct Toolsmith {
+    store: Arc<dyn Store>,
+    config: ToolsmithConfig,
+    action_types: Vec<String>,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Toolsmith {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Toolsmith").finish_non_exhaustive()
+    }
+}
+
+/// What a person sees before approving: everything derived, the grants
+/// in words, the source and the cases, and the digests an approval
+/// would be bound to.
+#[derive(Debug, Clone, Serialize)]
+pub struct BlueprintView {
+    pub id: u64,
+    pub state: String,
+    pub author: String,
+    pub derived: Derived,
+    pub grants_in_words: Vec<String>,
+    pub blueprint: Blueprint,
+    /// The digests as they are now.
+    pub binding: Binding,
+    /// The approval's digests, once approved.
+    pub approved: Option<Binding>,
+    /// What changed since the approval (empty: it holds).
+    pub changed_since_approval: Vec<&'static str>,
+    pub actor: Option<String>,
+    pub reason: Option<String>,
+    pub created_ms: u64,
+    pub expires_ms: u64,
+}
+
+/// The builder's identity: the digest of its image recipe, on top of the
+/// sandbox base image's recipe.
+pub fn builder_digest() -> String {
+    let parent = warden_sandbox::images::ImageKind::Base.recipe().digest();
+    warden_signing::sha256_digest(warden_toolsmith::builder_recipe(&parent).as_bytes())
+}
+
+fn text_digest(text: &str) -> String {
+    warden_signing::sha256_digest(text.as_bytes())
+}
+
+impl Toolsmith {
+    pub fn new(store: Arc<dyn Store>, config: &Config, clock: Arc<dyn Clock>) -> Toolsmith {
+        Toolsmith {
+            store,
+            config: config.toolsmith.clone(),
+            action_types: config.action_types.clone(),
+            clock,
+        }
+    }
+
+    fn limits(&self) -> Limits {
+        let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        Limits {
+            max_source_bytes: size(self.config.max_source_bytes),
+            max_component_bytes: size(self.config.max_component_bytes),
+        }
+    }
+
+    fn derive(&self, blueprint: &Blueprint) -> Result<Derived, ServerError> {
+        let known_action = |a: &str| {
+            warden_api::BUILTIN_ACTION_TYPES.contains(&a)
+                || self.action_types.iter().any(|t| t == a)
+        };
+        let known_category = |c: &str| c.parse::<warden_api::Category>().is_ok();
+        Ok(warden_toolsmith::derive(
+            blueprint,
+            &DeriveFrom {
+                sandbox: &self.config.sandbox,
+                category: self.config.category.as_deref(),
+                capabilities: &self.config.capabilities,
+                known_action: &known_action,
+                known_category: &known_category,
+            },
+        )?)
+    }
+
+    /// The digests an approval of `stored` would be bound to now.
+    fn binding(&self, stored: &StoredBlueprint) -> Binding {
+        Binding {
+            blueprint: text_digest(&stored.blueprint),
+            builder: builder_digest(),
+            grants: text_digest(&self.config.sandbox.canonical()),
+        }
+    }
+
+    /// Reads, checks and derives a blueprint and keeps it as `pending`.
+    /// `author` is who proposed it (`agent:ID`, `operator:NAME`).
+    pub fn propose(&self, text: &str, author: &str) -> Result<StoredBlueprint, ServerError> {
+        self.config
+            .sandbox
+            .check()
+            .map_err(|(at, m)| ServerError::config(at, m))?;
+        let blueprint = Blueprint::parse(text, &self.limits())?;
+        self.keep(&blueprint, author)
+    }
+
+    /// [`Toolsmith::propose`] for a blueprint given as JSON (an MCP
+    /// tool's argument).
+    pub fn propose_value(
+        &self,
+        value: serde_json::Value,
+        author: &str,
+    ) -> Result<StoredBlueprint, ServerError> {
+        let blueprint = Blueprint::from_value(value, &self.limits())?;
+        self.keep(&blueprint, author)
+    }
+
+    fn keep(&self, blueprint: &Blueprint, author: &str) -> Result<StoredBlueprint, ServerError> {
+        let derived = self.derive(blueprint)?;
+        let canonical = blueprint.canonical();
+        let now = self.clock.now_ms();
+        // One author flooding the store and the operators' queue.
+        let day_ago = now.saturating_sub(24 * 60 * 60 * 1000);
+        let recent = self
+            .store
+            .blueprints()?
+            .iter()
+            .filter(|b| b.author == author && b.created_ms > day_ago)
+            .count() as u64;
+        if recent >= self.config.max_blueprints_per_day {
+            return Err(ServerError::TooManyBlueprints(format!(
+                "not kept: {author} proposed {recent} blueprints within a day, the most \
+                 `[toolsmith] max-blueprints-per-day` allows"
+            )));
+        }
+        let ttl_ms = self.config.approval_ttl_secs.saturating_mul(1000);
+        Ok(self.store.add_blueprint(&NewBlueprint {
+            name: derived.name.clone(),
+            capability: derived.capability.clone(),
+            author: author.to_owned(),
+            blueprint_sha256: text_digest(&canonical),
+            blueprint: canonical,
+            derived: serde_json::to_string(&derived).unwrap_or_default(),
+            at_ms: now,
+            expires_ms: now.saturating_add(ttl_ms),
+        })?)
+    }
+
+    /// Rejects the pending blueprints whose time is up; their ids.
+    pub fn expire(&self) -> Result<Vec<u64>, ServerError> {
+        let now = self.clock.now_ms();
+        let mut expired = Vec::new();
+        for b in self.store.blueprints()? {
+            if b.state == State::Pending.as_str() && b.expires_ms <= now {
+                let moved = self.store.move_blueprint(&BlueprintMove {
+                    id: b.id,
+                    from: b.state.clone(),
+                    to: State::Rejected.as_str().into(),
+                    actor: "host".into(),
+                    reason: Some("expired without an answer".into()),
+                    approval: None,
+                    keep_approval: false,
+                    builder_sha256: None,
+                    grants_sha256: None,
+                    at_ms: now,
+                });
+                match moved {
+                    Ok(_) => expired.push(b.id),
+                    // Answered in the meantime.
+                    Err(StoreError::BlueprintMoved { .. }) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        Ok(expired)
+    }
+
+    /// Every blueprint, newest first (expired ones rejected first).
+    pub fn list(&self) -> Result<Vec<StoredBlueprint>, ServerError> {
+        self.expire()?;
+        Ok(self.store.blueprints()?)
+    }
+
+    fn stored(&self, id: u64) -> Result<StoredBlueprint, ServerError> {
+        self.store.blueprint(id)?.ok_or(ServerError::Toolsmith {
+            id,
+            message: "there is no such blueprint".into(),
+        })
+    }
+
+    /// What a person sees before answering.
+    pub fn show(&self, id: u64) -> Result<BlueprintView, ServerError> {
+        self.expire()?;
+        let stored = self.stored(id)?;
+        // Read strictly again: what is shown is what would be built.
+        let blueprint = Blueprint::parse(&stored.blueprint, &self.limits())?;
+        let derived = self.derive(&blueprint)?;
+        let binding = self.binding(&stored);
+        let approved = approval_of(&stored)?;
+        let changed = approved
+            .as_ref()
+            .map(|a| a.changed(&binding))
+            .unwrap_or_default();
+        Ok(BlueprintView {
+            id,
+            state: stored.state.clone(),
+            author: stored.author.clone(),
+            grants_in_words: derived.grants.in_words(),
+            derived,
+            blueprint,
+            binding,
+            approved,
+            changed_since_approval: changed,
+            actor: stored.actor.clone(),
+            reason: stored.reason.clone(),
+            created_ms: stored.created_ms,
+            expires_ms: stored.expires_ms,
+        })
+    }
+
+    fn step(
+        &self,
+        stored: &StoredBlueprint,
+        to: State,
+        by: &str,
+        reason: Option<String>,
+        approval: Option<&Binding>,
+    ) -> Result<StoredBlueprint, ServerError> {
+        let from = State::parse(&stored.state).ok_or_else(|| ServerError::Toolsmith {
+            id: stored.id,
+            message: format!("its stored state `{}` is unknown", stored.state),
+        })?;
+        from.check_move(to).map_err(|e| ServerError::Toolsmith {
+            id: stored.id,
+            message: e.to_string(),
+        })?;
+        let binding = self.binding(stored);
+        Ok(self.store.move_blueprint(&BlueprintMove {
+            id: stored.id,
+            from: from.as_str().into(),
+            to: to.as_str().into(),
+            actor: by.to_owned(),
+            reason,
+            approval: approval.map(|a| serde_json::to_string(a).unwrap_or_default()),
+            keep_approval: false,
+            builder_sha256: Some(binding.builder),
+            grants_sha256: Some(binding.grants),
+            at_ms: self.clock.now_ms(),
+        })?)
+    }
+
+    /// The `tool:create` approval, from an operator channel only. When
+    /// `seen` is given it must be the blueprint digest the person looked
+    /// at. The approval is bound to the blueprint, builder and grants
+    /// digests as they are now.
+    pub fn approve(
+        &self,
+        id: u64,
+        by: &Attribution,
+        seen: Option<&str>,
+    ) -> Result<StoredBlueprint, ServerError> {
+        self.expire()?;
+        let stored = self.stored(id)?;
+        // Strictly read and derivable under today's config, or nothing.
+        let blueprint = Blueprint::parse(&stored.blueprint, &self.limits())?;
+        self.derive(&blueprint)?;
+        let binding = self.binding(&stored);
+        if let Some(seen) = seen
+            && seen != binding.blueprint
+        {
+            return Err(ServerError::Toolsmith {
+                id,
+                message: format!(
+                    "it is not the blueprint you saw: its digest is {}, not {seen}",
+                    binding.blueprint
+                ),
+            });
+        }
+        if binding.blueprint != stored.blueprint_sha256 {
+            return Err(ServerError::Toolsmith {
+                id,
+                message: "its stored text does not match its digest".into(),
+            });
+        }
+        self.step(
+            &stored,
+            State::Approved,
+            &format!("operator:{}", by.actor),
+            by.reason.clone(),
+            Some(&binding),
+        )
+    }
+
+    /// Refuses a blueprint (pending, or approved and not yet built).
+    pub fn reject(&self, id: u64, by: &Attribution) -> Result<StoredBlueprint, ServerError> {
+        let stored = self.stored(id)?;
+        self.step(
+            &stored,
+            State::Rejected,
+            &format!("operator:{}", by.actor),
+            by.reason.clone(),
+            None,
+        )
+    }
+
+    /// What the builder asks before it builds anything: the blueprint is
+    /// `approved` and its approval still holds. When any digest changed
+    /// since, the approval is void: the blueprint goes back to `pending`
+    /// (audited with what changed) and the answer is an error.
+    pub fn approved_for_build(&self, id: u64) -> Result<StoredBlueprint, ServerError> {
+        let stored = self.stored(id)?;
+        if stored.state != State::Approved.as_str() {
+            return Err(ServerError::Toolsmith {
+                id,
+                message: format!("it is {}, not approved: nothing is built", stored.state),
+            });
+        }
+        let approved = approval_of(&stored)?.ok_or_else(|| ServerError::Toolsmith {
+            id,
+            message: "it carries no approval".into(),
+        })?;
+        let now = self.binding(&stored);
+        let changed = approved.changed(&now);
+        if changed.is_empty() {
+            return Ok(stored);
+        }
+        let what = changed.join(", ");
+        self.step(
+            &stored,
+            State::Pending,
+            "host",
+            Some(format!(
+                "approval voided: {what} changed since it was given"
+            )),
+            None,
+        )?;
+        Err(ServerError::Toolsmith {
+            id,
+            message: format!(
+                "its approval is void ({what} changed since it was given); it waits for a person again"
+            ),
+        })
+    }
+}
+
+/// One line of the blueprint list (the CLI's and the admin API's).
+pub fn summary(b: &StoredBlueprint) -> serde_json::Value {
+    serde_json::json!({
+        "id": b.id, "name": b.name, "capability": b.capability,
+        "state": b.state, "author": b.author,
+        "blueprint_sha256": b.blueprint_sha256,
+        "approval": b.approval.as_deref().and_then(|a| serde_json::from_str::<serde_json::Value>(a).ok()),
+        "actor": b.actor, "reason": b.reason,
+        "created_ms": b.created_ms, "updated_ms": b.updated_ms,
+        "expires_ms": b.expires_ms,
+    })
+}
+
+fn admin_error(e: ServerError) -> warden_api::AdminError {
+    match e {
+        ServerError::Toolsmith { .. }
+        | ServerError::Blueprint(_)
+        | ServerError::TooManyBlueprints(_)
+        | ServerError::Store(StoreError::BlueprintMoved { .. }) => {
+            warden_api::AdminError::Refused(e.to_string())
+        }
+        e => warden_api::AdminError::failed("the toolsmith's blueprints", e),
+    }
+}
+
+impl warden_api::ToolsmithAdmin for Toolsmith {
+    fn blueprints(&self) -> Result<serde_json::Value, warden_api::AdminError> {
+        let listed: Vec<_> = self
+            .list()
+            .map_err(admin_error)?
+            .iter()
+            .map(summary)
+            .collect();
+        Ok(serde_json::json!({ "blueprints": listed }))
+    }
+
+    fn show(&self, id: u64) -> Result<serde_json::Value, warden_api::AdminError> {
+        let view = Toolsmith::show(self, id).map_err(admin_error)?;
+        serde_json::to_value(view)
+            .map_err(|e| warden_api::AdminError::failed("showing a blueprint", e))
+    }
+
+    fn approve(
+        &self,
+        id: u64,
+        seen: Option<String>,
+        by: Attribution,
+    ) -> Result<serde_json::Value, warden_api::AdminError> {
+        let stored = Toolsmith::approve(self, id, &by, seen.as_deref()).map_err(admin_error)?;
+        Ok(summary(&stored))
+    }
+
+    fn reject(
+        &self,
+        id: u64,
+        by: Attribution,
+    ) -> Result<serde_json::Value, warden_api::AdminError> {
+        let stored = Toolsmith::reject(self, id, &by).map_err(admin_error)?;
+        Ok(summary(&stored))
+    }
+}
+
+impl warden_api::BlueprintDesk for Toolsmith {
+    fn propose(
+        &self,
+        agent: &str,
+        _session: &str,
+        blueprint: serde_json::Value,
+    ) -> Result<warden_api::ProposedBlueprint, warden_api::ProposalRefused> {
+        let refused = |e: ServerError| warden_api::ProposalRefused {
+            message: e.to_string(),
+        };
+        self.expire().map_err(refused)?;
+        let stored = self
+            .propose_value(blueprint, &format!("agent:{agent}"))
+            .map_err(refused)?;
+        Ok(warden_api::ProposedBlueprint {
+            id: stored.id,
+            name: stored.name,
+            state: stored.state,
+            blueprint_sha256: stored.blueprint_sha256,
+        })
+    }
+}
+
+fn approval_of(stored: &StoredBlueprint) -> Result<Option<Binding>, ServerError> {
+    stored
+        .approval
+        .as_deref()
+        .map(serde_json::from_str)
+        .transpose()
+        .map_err(|e| ServerError::Toolsmith {
+            id: stored.id,
+            message: format!("its stored approval does not parse: {e}"),
+        })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,146 @@
+#![allow(clippy::unwrap_used, reason = "tests fail loudly")]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::json;
+use warden_api::BlueprintDesk;
+
+use super::*;
+
+struct Fixed(AtomicU64);
+
+impl Clock for Fixed {
+    fn now_ms(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+fn blueprint() -> serde_json::Value {
+    json!({
+        "capability": "words:count",
+        "title": "Count words",
+        "description": "Counts the words of a text.",
+        "input_schema": {"type": "object"},
+        "output_schema": {"type": "object"},
+        "body": {"rust": {"lib_rs": "// counts words\n"}},
+        "cases": [
+            {"name": "one", "args": {}, "expect": {"ok": {}}},
+            {"name": "two", "args": {}, "expect": {"ok": {}}},
+            {"name": "bad", "args": {}, "expect": {"error": {}}}
+        ],
+        "rationale": "asked for"
+    })
+}
+
+fn config(network: &str) -> Config {
+    let text = format!(
+        "[toolsmith]\nenabled = true\ncategory = \"analytics\"\napproval-ttl-secs = 60\n\
+         [toolsmith.sandbox]\nnetwork = {network}\n\
+         [toolsmith.capabilities.\"words:*\"]\naction-type = \"code:read\"\n"
+    );
+    toml::from_str(&text).unwrap()
+}
+
+fn ops() -> Attribution {
+    Attribution {
+        actor: "ops".into(),
+        confirm: true,
+        reason: Some("fine".into()),
+    }
+}
+
+struct World {
+    _dir: tempfile::TempDir,
+    store: Arc<dyn Store>,
+    clock: Arc<Fixed>,
+}
+
+fn world() -> World {
+    let dir = tempfile::tempdir().unwrap();
+    let store = crate::state::open(dir.path(), &Default::default()).unwrap();
+    World {
+        _dir: dir,
+        store,
+        clock: Arc::new(Fixed(AtomicU64::new(1_000))),
+    }
+}
+
+impl World {
+    fn smith(&self, config: &Config) -> Toolsmith {
+        Toolsmith::new(self.store.clone(), config, self.clock.clone())
+    }
+}
+
+#[test]
+fn nothing_is_built_without_an_approval_that_still_holds() {
+    let w = world();
+    let smith = w.smith(&config("\"none\""));
+    let p = smith.propose_value(blueprint(), "agent:a").unwrap();
+    assert!(
+        smith.approved_for_build(p.id).is_err(),
+        "pending: nothing is built"
+    );
+    smith.approve(p.id, &ops(), None).unwrap();
+    assert_eq!(smith.approved_for_build(p.id).unwrap().id, p.id);
+
+    // The config now grants the network: the approval is void, and the
+    // blueprint waits for a person again.
+    let wider = w.smith(&config("{ allow = [\"api.example.com:443\"] }"));
+    let err = wider.approved_for_build(p.id).unwrap_err().to_string();
+    assert!(err.contains("the grants changed"), "{err}");
+    let back = w.store.blueprint(p.id).unwrap().unwrap();
+    assert_eq!(back.state, "pending");
+    assert_eq!(back.approval, None);
+    assert!(wider.approved_for_build(p.id).is_err());
+}
+
+#[test]
+fn an_unanswered_proposal_expires_as_rejected() {
+    let w = world();
+    let smith = w.smith(&config("\"none\""));
+    let p = smith
+        .propose(&blueprint().to_string(), "operator:ops")
+        .unwrap();
+    assert_eq!(p.expires_ms, 61_000);
+    w.clock.0.store(61_000, Ordering::SeqCst);
+    assert_eq!(smith.expire().unwrap(), [p.id]);
+    let gone = w.store.blueprint(p.id).unwrap().unwrap();
+    assert_eq!(gone.state, "rejected");
+    assert_eq!(gone.actor.as_deref(), Some("host"));
+    let err = smith.approve(p.id, &ops(), None).unwrap_err().to_string();
+    assert!(err.contains("cannot move from rejected"), "{err}");
+}
+
+#[test]
+fn agents_propose_through_the_desk_and_get_pending() {
+    let w = world();
+    let smith = w.smith(&config("\"none\""));
+    let got = BlueprintDesk::propose(&smith, "alice", "s1", blueprint()).unwrap();
+    assert_eq!(
+        (got.name.as_str(), got.state.as_str()),
+        ("gen_words_count", "pending")
+    );
+    let mut named = blueprint();
+    named["name"] = json!("fs_read");
+    let err = BlueprintDesk::propose(&smith, "alice", "s1", named).unwrap_err();
+    assert!(err.message.contains("unknown field `name`"), "{err}");
+}
+
+#[test]
+fn one_author_cannot_flood_the_operators() {
+    let w = world();
+    let smith = w.smith(&config("\"none\""));
+    for _ in 0..5 {
+        smith.propose_value(blueprint(), "agent:a").unwrap();
+    }
+    let err = smith
+        .propose_value(blueprint(), "agent:a")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("max-blueprints-per-day"), "{err}");
+    smith.propose_value(blueprint(), "agent:b").unwrap();
+    w.clock
+        .0
+        .store(1_000 + 24 * 60 * 60 * 1000, Ordering::SeqCst);
+    smith.propose_value(blueprint(), "agent:a").unwrap();
+}
