@@ -6,7 +6,8 @@ official MCP Python SDK with access tokens from the test issuer
 Usage: oauth_client.py --url URL --issuer ISS --tokens FILE
 
 FILE holds tokens by name: `alice` (valid, client `chat-client`), `bob`
-(valid, subject `bob`), `wrong_aud`, `wrong_iss`, `expired`,
+(valid, subject `bob`), `mallory` (valid, client `chat-client`, named by a
+principal rule), `wrong_aud`, `wrong_iss`, `expired`,
 `unknown_key`, `no_scope`, and `static` (a `[[serve.tokens]]` token).
 Every check raises on failure; the script exits non-zero naming it.
 """
@@ -133,6 +134,15 @@ async def sessions(args) -> None:
         expect(result.is_error and env.get("error_type") == "PermissionDenied",
                "the rule for bob's principal denies his write", env)
         expect("fs_write" in env.get("message", ""), "the denial names the rule", env)
+
+    async with connect(args, args.tokens["mallory"]) as mallory:
+        await mallory.initialize()
+        result = await mallory.call_tool("fs_read", {"path": "hello.txt"})
+        expect(not result.is_error, "mallory's client maps to alice's agent and may read", result)
+        result = await mallory.call_tool("fs_write", {"path": "by-mallory.txt", "content": "hi"})
+        env = envelope(result)
+        expect(result.is_error and "for this principal" in env.get("message", ""),
+               "a rule naming mallory's subject denies her write, though alice's agent may write", env)
 
     async with connect(args, args.tokens["static"]) as ci:
         await ci.initialize()

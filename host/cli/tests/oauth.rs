@@ -3,8 +3,9 @@
 //! keys; the official MCP Python SDK (`tests/mcp/oauth_client.py`)
 //! discovers the metadata, is challenged, signs in, and sees wrong
 //! audience, wrong issuer, expired, unknown-key and under-scoped tokens
-//! refused with the right status and challenge; a principal-mapped rule
-//! applies; the audit records carry the principal.
+//! refused with the right status and challenge; a principal mapped to an
+//! agent gets that agent's rules, and a rule naming a principal applies to
+//! it alone; the audit records carry the principal.
 
 #![allow(
     clippy::unwrap_used,
@@ -66,6 +67,7 @@ grant-fs = ["{ws}:/workspace:rw"]
 [agents.alice]
 level = "standard"
 rules = {{ allow = ["fs_write"] }}
+principals = [{{ subject = "mallory", deny = ["fs_write"] }}]
 
 [agents.bob]
 level = "standard"
@@ -166,6 +168,7 @@ fn an_oauth_client_signs_in_and_bad_tokens_are_refused() {
     let tokens = json!({
         "alice": issuer.token(&claims("alice", "chat-client")),
         "bob": issuer.token(&claims("bob", "other-client")),
+        "mallory": issuer.token(&claims("mallory", "chat-client")),
         "wrong_aud": with("aud", json!("http://127.0.0.1:1/mcp")),
         "wrong_iss": with("iss", json!("http://127.0.0.1:1")),
         "expired": with("exp", json!(now() - 3600)),
@@ -209,15 +212,17 @@ fn an_oauth_client_signs_in_and_bad_tokens_are_refused() {
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
-    let find = |kind: &str, agent: &str| {
+    let find = |kind: &str, agent: &str, subject: &str| {
         records
             .iter()
             .find(|r| {
-                r.to_string().contains(kind)
-                    && r.to_string().contains(&format!("\"agent\":\"{agent}\""))
+                let text = r.to_string();
+                text.contains(kind)
+                    && text.contains(&format!("\"agent\":\"{agent}\""))
+                    && text.contains(&format!("\"subject\":\"{subject}\""))
             })
             .cloned()
-            .unwrap_or_else(|| panic!("no {kind} record of {agent} in:\n{text}"))
+            .unwrap_or_else(|| panic!("no {kind} record of {agent} as {subject} in:\n{text}"))
     };
     let principal = |r: &Value| -> Value {
         fn search(v: &Value) -> Option<Value> {
@@ -233,12 +238,18 @@ fn an_oauth_client_signs_in_and_bad_tokens_are_refused() {
         search(r).unwrap_or_else(|| panic!("no principal in {r}"))
     };
     for kind in ["\"decision\"", "\"outcome\""] {
-        let alice = principal(&find(kind, "alice"));
+        let alice = principal(&find(kind, "alice", "alice"));
         assert_eq!(alice["subject"], "alice", "{alice}");
         assert_eq!(alice["client-id"], "chat-client", "{alice}");
         assert_eq!(alice["issuer"], issuer.url.as_str(), "{alice}");
         assert_eq!(alice["claims"]["team"], "blue", "{alice}");
     }
-    let bob = principal(&find("\"decision\"", "bob"));
-    assert_eq!(bob["subject"], "bob", "{bob}");
+    let bob = principal(&find("\"decision\"", "bob", "bob"));
+    assert_eq!(bob["client-id"], "other-client", "{bob}");
+    // Mallory's write, denied by the rule naming her subject.
+    let mallory = find("fs_write", "alice", "mallory").to_string();
+    assert!(
+        mallory.contains("\"decision\":\"deny\"") && mallory.contains("for this principal"),
+        "{mallory}"
+    );
 }
