@@ -138,6 +138,8 @@ pub struct KeyCache {
     base: Validation,
     allowed: Vec<JwtAlgorithm>,
     refreshing: tokio::sync::Mutex<()>,
+    /// Counts key set changes (what a verified token was checked against).
+    generation: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for KeyCache {
@@ -158,6 +160,7 @@ impl KeyCache {
             base,
             allowed,
             refreshing: tokio::sync::Mutex::new(()),
+            generation: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -169,7 +172,13 @@ impl KeyCache {
             base,
             allowed,
             refreshing: tokio::sync::Mutex::new(()),
+            generation: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// Changes whenever a fetched key set replaces the cached one.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
     }
 
     fn current(&self) -> Arc<Keys> {
@@ -206,6 +215,8 @@ impl KeyCache {
         match parsed {
             Ok(keys) => {
                 *guard = (Arc::new(keys), Some(now));
+                self.generation
+                    .fetch_add(1, std::sync::atomic::Ordering::Release);
                 Ok(())
             }
             Err(e) => {

@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod keys;
+mod seen;
 pub mod verify;
 
 use std::sync::Arc;

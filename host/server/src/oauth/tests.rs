@@ -261,3 +261,28 @@ fn a_malformed_section_names_the_key() {
     );
     assert!(parsed.unwrap_err().to_string().contains("HS256"));
 }
+
+#[tokio::test]
+async fn a_verified_token_is_remembered_only_while_its_key_set_stands() {
+    let (key1, jwk1) = es256_key("k1");
+    let published = Arc::new(Mutex::new(vec![jwk1]));
+    let v = verifier(published.clone(), Arc::default());
+    let token = sign(&key1, Some("k1"), &claims());
+    assert!(v.check(&token).await.is_ok());
+    // The issuer drops k1: the remembered result stands until the key set
+    // is refreshed, then the token is checked again and refused.
+    published.lock().unwrap().clear();
+    assert!(v.check(&token).await.is_ok());
+    v.keys().refresh(std::time::Duration::ZERO).await.unwrap();
+    assert!(refused(v.check(&token).await).contains("unknown key"));
+    // A refused token is never remembered as good; an expired one is not
+    // served from memory either (exp in the past fails in full).
+    let (key2, jwk2) = es256_key("k2");
+    published.lock().unwrap().push(jwk2);
+    v.keys().refresh(std::time::Duration::ZERO).await.unwrap();
+    let mut old = claims();
+    old["exp"] = json!(now() - 1);
+    let stale = sign(&key2, Some("k2"), &old);
+    assert!(refused(v.check(&stale).await).contains("expired"));
+    assert!(refused(v.check(&stale).await).contains("expired"));
+}

@@ -33,6 +33,8 @@ pub struct JwtVerifier {
     agent_claim: Option<String>,
     /// The configured agents (for `agent-claim`).
     agents: Vec<String>,
+    /// Tokens verified a moment ago (`seen.rs`).
+    seen: super::seen::Seen,
 }
 
 /// The validation every key starts from: issuer, audience, lifetime.
@@ -101,6 +103,7 @@ impl JwtVerifier {
             rules: config.agents.clone(),
             agent_claim: config.agent_claim.clone(),
             agents,
+            seen: super::seen::Seen::default(),
         }
     }
 
@@ -109,8 +112,22 @@ impl JwtVerifier {
         &self.keys
     }
 
-    /// The whole check of one token.
+    /// The whole check of one token, or the result of the same token's
+    /// check a moment ago.
     pub async fn check(&self, token: &str) -> Result<Verified, Refusal> {
+        let now = jsonwebtoken::get_current_timestamp();
+        let generation = self.keys.generation();
+        if let Some(verified) = self.seen.get(token, now, generation) {
+            return Ok(verified);
+        }
+        let (verified, exp) = self.check_fully(token).await?;
+        self.seen.put(token, &verified, exp, generation);
+        Ok(verified)
+    }
+
+    /// The whole check of one token, and its `exp`, whether or not it
+    /// was seen a moment ago (what a token's first request costs).
+    pub async fn check_fully(&self, token: &str) -> Result<(Verified, u64), Refusal> {
         let header = decode_header(token).map_err(|e| invalid(describe(e.kind())))?;
         let keys = self.keys.find(header.kid.as_deref()).await;
         if keys.is_empty() {
@@ -146,7 +163,8 @@ impl JwtVerifier {
             .ok_or_else(|| Refusal::NoAgent {
                 description: "this principal is not mapped to an agent".to_owned(),
             })?;
-        Ok(Verified { agent, principal })
+        let exp = claims.get("exp").and_then(Value::as_u64).unwrap_or(0);
+        Ok((Verified { agent, principal }, exp))
     }
 
     fn principal(&self, claims: &Map<String, Value>) -> Principal {
