@@ -106,6 +106,9 @@ impl Keys {
 }
 
 fn key(jwk: &Jwk, base: &Validation, allowed: &[JwtAlgorithm]) -> Result<Key, String> {
+    if jwk.common.public_key_use == Some(jsonwebtoken::jwk::PublicKeyUse::Encryption) {
+        return Err("an encryption key (`use: enc`)".to_owned());
+    }
     let decoding = DecodingKey::from_jwk(jwk).map_err(|e| e.to_string())?;
     let family = decoding.family();
     if family == jsonwebtoken::AlgorithmFamily::Hmac {
