@@ -20,6 +20,9 @@ const CONFINED: &[(&str, &str)] = &[
     ("ed25519-dalek", "warden-signing"),
     ("sha2", "warden-signing"),
     ("ring", "warden-signing"),
+    // JWT validation for `[serve.oauth]`: the second stated exception to
+    // "key handling only in signing" (DESIGN.md).
+    ("jsonwebtoken", "warden-server"),
 ];
 
 /// Test crates that stand in for the outside world (a third-party MCP

@@ -40,6 +40,7 @@ pub async fn fs_plugin() -> Plugin {
 
 pub fn context() -> CallContext {
     CallContext {
+        principal: None,
         agent: "test-agent".into(),
         session: "s1".into(),
         task: None,

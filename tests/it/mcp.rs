@@ -379,6 +379,7 @@ async fn http(host: &Host, tokens: Vec<(String, String)>) -> (String, Cancellati
         allowed_hosts: Vec::new(),
         max_body_bytes: 64 << 10,
         sessions: None,
+        oauth: None,
     };
     let server = host.server.clone();
     let stop = shutdown.clone();
@@ -508,6 +509,7 @@ fn a_public_address_without_tokens_refuses_to_start() {
             allowed_hosts: Vec::new(),
             max_body_bytes: 1 << 20,
             sessions: None,
+            oauth: None,
         };
         let err = warden_mcp::serve_http(
             host.server.clone(),

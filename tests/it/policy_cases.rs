@@ -40,10 +40,21 @@ struct Case {
     workspace: Option<String>,
     project: Option<String>,
     cwd: Option<String>,
+    /// The signed-in principal behind the call (OAuth).
+    principal: Option<CasePrincipal>,
     expect: String,
     layer: Option<String>,
     rule: Option<String>,
     reason_contains: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct CasePrincipal {
+    subject: String,
+    client_id: Option<String>,
+    #[serde(default)]
+    claims: BTreeMap<String, String>,
 }
 
 fn wasm() -> warden_policy::Isolation {
@@ -150,6 +161,14 @@ fn run(case: &Case) -> Result<(), String> {
         },
         specifier: case.specifier.as_deref(),
         resolved_path: case.resolved_path.as_deref(),
+        principal: case
+            .principal
+            .as_ref()
+            .map(|p| warden_policy::PrincipalFacts {
+                subject: &p.subject,
+                client_id: p.client_id.as_deref(),
+                claims: &p.claims,
+            }),
     };
     let d = agent.decide(&call, &env);
     let json = serde_json::to_value(&d).map_err(|e| e.to_string())?;

@@ -71,6 +71,7 @@ fn read(n: u32) -> CallRequest {
         tool: "fs_read".into(),
         args: json!({"path": "a.txt"}),
         context: CallContext {
+            principal: None,
             agent: "worker".into(),
             session: "s1".into(),
             task: None,

@@ -29,6 +29,7 @@ const CARGO_BENCHES: &[(&str, &str)] = &[
     ("warden-policy", "latency"),
     ("warden-api", "name_lookup"),
     ("warden-mcp", "approval"),
+    ("warden-server", "oauth"),
     ("warden-runtime", "runtime"),
     ("warden-runtime", "http_hook"),
     ("warden-sandbox", "sandbox"),

@@ -19,6 +19,9 @@ pub struct CallContext {
     #[serde(default)]
     pub task: Option<String>,
     pub request_id: String,
+    /// The signed-in principal, for a call made with an OAuth token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<crate::Principal>,
 }
 
 /// A call as an agent makes it.

@@ -122,6 +122,9 @@ pub enum AuditEvent {
         /// The arguments themselves, only when the operator opted in.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         args: Option<serde_json::Value>,
+        /// The signed-in principal (OAuth), when there is one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        principal: Option<crate::Principal>,
     },
     /// A person's answer to an approval (or its expiry).
     Approval {
@@ -142,6 +145,9 @@ pub enum AuditEvent {
         limit_hit: bool,
         error_type: Option<String>,
         domain_code: Option<String>,
+        /// The signed-in principal (OAuth), when there is one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        principal: Option<crate::Principal>,
     },
     /// A rule added by an "always allow" answer.
     RuleAdded {

@@ -32,6 +32,7 @@ mod journal;
 mod limits;
 mod manifest;
 pub mod net;
+mod principal;
 mod sessions;
 mod spec;
 mod trust;
@@ -66,6 +67,7 @@ pub use manifest::{
     CapabilityGap, MANIFEST_SECTION, MANIFEST_VERSION, Manifest, PluginId, RequestedCapabilities,
     WIT_PACKAGE,
 };
+pub use principal::Principal;
 pub use sessions::SessionStates;
 pub use spec::{Example, MAX_TOOL_NAME, ToolName, ToolSpec, renamed, render_template};
 pub use trust::{TrustAdmin, TrustError};

@@ -60,6 +60,7 @@ async fn orphans_of_a_killed_host_are_reconciled_and_live_hosts_are_kept() {
     );
     let live_agent = format!("live-{}", std::process::id());
     let context = CallContext {
+        principal: None,
         agent: live_agent.clone(),
         session: "s".into(),
         task: None,

@@ -37,7 +37,24 @@ impl Prepared {
             tool,
             specifier: self.specifier.as_deref(),
             resolved_path: self.resolved.as_deref(),
+            principal: None,
         }
+    }
+
+    /// [`Prepared::call`] as made by a signed-in principal (OAuth), for
+    /// the rules that name principals.
+    pub fn call_by<'a>(
+        &'a self,
+        entry: &'a Entry,
+        principal: Option<&'a warden_api::Principal>,
+    ) -> Call<'a> {
+        let mut call = self.call(entry);
+        call.principal = principal.map(|p| warden_policy::PrincipalFacts {
+            subject: &p.subject,
+            client_id: p.client_id.as_deref(),
+            claims: &p.claims,
+        });
+        call
     }
 }
 
@@ -119,7 +136,7 @@ impl Inner {
         request: &CallRequest,
         prepared: &Prepared,
     ) -> Decision {
-        let call = prepared.call(entry);
+        let call = prepared.call_by(entry, request.context.principal.as_ref());
         let env = self.env(prepared);
         let grants = self.durable.grants.as_ref().map(|g| g.current());
         let decision = self

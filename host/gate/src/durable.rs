@@ -58,6 +58,7 @@ pub(crate) fn decision_event(
         grant: decision.grant.clone(),
         args_digest: warden_signing::sha256_digest(request.args.to_string().as_bytes()),
         args: with_args.then(|| request.args.clone()),
+        principal: c.principal.clone(),
     }
 }
 
@@ -91,6 +92,7 @@ pub(crate) fn outcome_event(
         limit_hit: error_type == Some(ErrorType::LimitExceeded),
         error_type: error_type.map(|e| e.to_string()),
         domain_code,
+        principal: c.principal.clone(),
     }
 }
 

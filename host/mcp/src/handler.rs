@@ -350,6 +350,17 @@ impl Session {
             .ok_or_else(|| ErrorData::invalid_request("no agent is bound to this request", None))
     }
 
+    /// The signed-in principal of this request (OAuth), if any.
+    fn principal(&self, ctx: &RequestContext<RoleServer>) -> Option<warden_api::Principal> {
+        if self.agent.is_some() {
+            return None;
+        }
+        ctx.extensions
+            .get::<http::request::Parts>()
+            .and_then(|p| p.extensions.get::<TokenAgent>())
+            .and_then(|t| t.principal.clone())
+    }
+
     /// The session a call belongs to: this session's id, or none (empty)
     /// for a sessionless 2026-07-28 HTTP request, which has no session to
     /// bind anything to.
@@ -578,6 +589,7 @@ impl ServerHandler for Session {
             session,
             task,
             request_id,
+            principal: self.principal(&ctx),
         };
         let book = &self.shared.book;
         let declared = ctx

@@ -8,7 +8,9 @@
 //! needs a configured bearer token; binding beyond loopback without tokens
 //! refuses to start), DNS rebinding from a browser (Host must name this
 //! server, a present Origin must be on the allowlist — empty by default),
-//! and memory exhaustion by huge request bodies (a body cap).
+//! and memory exhaustion by huge request bodies (a body cap). With
+//! `oauth`, OAuth access tokens are accepted beside the static ones and
+//! refusals carry the challenges of `resource.rs`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -24,15 +26,18 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::Tokens;
+use crate::resource::ResourceServer;
 use crate::{McpError, Server, admin_router};
 
 /// The agent a request acts as (set by the auth layer, read by the
-/// handler), and whether a bearer token said so (else: the open agent of
-/// a loopback listener without tokens).
+/// handler), whether a bearer token said so (else: the open agent of
+/// a loopback listener without tokens), and the signed-in principal when
+/// the token was an OAuth access token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenAgent {
     pub agent: String,
     pub token: bool,
+    pub principal: Option<warden_api::Principal>,
 }
 
 /// Listener settings.
@@ -56,25 +61,59 @@ pub struct HttpOptions {
     /// replica on the same state (or this host after a restart) takes
     /// them over; without it a session lives in this process only.
     pub sessions: Option<Arc<dyn warden_api::SessionStates>>,
+    /// OAuth access tokens beside the static ones: discovery metadata,
+    /// challenges and the verifier (see `resource.rs`).
+    pub oauth: Option<Arc<ResourceServer>>,
 }
 
-async fn authenticate(
-    State(tokens): State<Arc<Tokens>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    match tokens.agent(request.headers()) {
-        Some(agent) => {
-            let token = tokens.uses_tokens();
-            request.extensions_mut().insert(TokenAgent { agent, token });
+/// What the auth layer checks: static tokens, then OAuth access tokens.
+#[derive(Debug)]
+struct Auth {
+    tokens: Tokens,
+    oauth: Option<Arc<ResourceServer>>,
+}
+
+async fn authenticate(State(auth): State<Arc<Auth>>, mut request: Request, next: Next) -> Response {
+    let found = match auth.tokens.agent(request.headers()) {
+        Some(agent) => Ok(TokenAgent {
+            agent,
+            token: auth.tokens.uses_tokens(),
+            principal: None,
+        }),
+        None => match (&auth.oauth, bearer(request.headers())) {
+            (Some(oauth), Some(presented)) => oauth
+                .verifier
+                .verify(presented)
+                .await
+                .map(|v| TokenAgent {
+                    agent: v.agent,
+                    token: true,
+                    principal: Some(v.principal),
+                })
+                .map_err(|refusal| oauth.unauthorized(Some(&refusal))),
+            (Some(oauth), None) => Err(oauth.unauthorized(None)),
+            (None, _) => Err((
+                StatusCode::UNAUTHORIZED,
+                [(http::header::WWW_AUTHENTICATE, "Bearer")],
+            )
+                .into_response()),
+        },
+    };
+    match found {
+        Ok(agent) => {
+            request.extensions_mut().insert(agent);
             next.run(request).await
         }
-        None => (
-            StatusCode::UNAUTHORIZED,
-            [(http::header::WWW_AUTHENTICATE, "Bearer")],
-        )
-            .into_response(),
+        Err(refused) => refused,
     }
+}
+
+/// The token of an `Authorization: Bearer` header (the scheme is
+/// case-insensitive, RFC 7235).
+fn bearer(headers: &http::HeaderMap) -> Option<&str> {
+    let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    (scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty()).then(|| token.trim())
 }
 
 fn router(server: &Server, options: &HttpOptions) -> Router {
@@ -103,17 +142,33 @@ fn router(server: &Server, options: &HttpOptions) -> Router {
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let tokens = Arc::new(Tokens::new(&options.tokens, options.open_agent.clone()));
+    let auth = Arc::new(Auth {
+        tokens: Tokens::new(&options.tokens, options.open_agent.clone()),
+        oauth: options.oauth.clone(),
+    });
     let mut app = Router::new()
         .nest_service("/mcp", mcp)
-        .layer(middleware::from_fn_with_state(tokens, authenticate));
+        .layer(middleware::from_fn_with_state(auth, authenticate));
+    if let Some(oauth) = &options.oauth {
+        // Discovery needs no token: it is how a client learns to get one.
+        for path in oauth.metadata_paths() {
+            let oauth = oauth.clone();
+            app = app.route(
+                &path,
+                axum::routing::get(move || async move { oauth.metadata_response() }),
+            );
+        }
+    }
     if !options.admin_tokens.is_empty() {
         let admins: Vec<(String, String)> = options
             .admin_tokens
             .iter()
             .map(|t| (t.clone(), "admin".to_owned()))
             .collect();
-        let admin_tokens = Arc::new(Tokens::new(&admins, None));
+        let admin_tokens = Arc::new(Auth {
+            tokens: Tokens::new(&admins, None),
+            oauth: None,
+        });
         app = app.nest(
             "/admin",
             admin_router(server.clone())
@@ -131,7 +186,7 @@ pub async fn serve_http(
     shutdown: CancellationToken,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), McpError> {
-    if options.tokens.is_empty() && !options.addr.ip().is_loopback() {
+    if options.tokens.is_empty() && options.oauth.is_none() && !options.addr.ip().is_loopback() {
         return Err(McpError::UnauthenticatedPublicBind { addr: options.addr });
     }
     let listener = tokio::net::TcpListener::bind(options.addr)

@@ -74,6 +74,10 @@ pub struct AgentConfig {
     /// tokens).
     #[serde(default)]
     pub approvals: Option<Approvals>,
+    /// Rules for calls by given signed-in principals (OAuth): each
+    /// entry's `deny` and `ask` rules apply on top of this agent's.
+    #[serde(default)]
+    pub principals: Vec<crate::PrincipalRulesConfig>,
 }
 
 /// Who answers an agent's asks.

@@ -34,6 +34,8 @@ pub struct AgentPolicy {
     pub(crate) approvals: Vec<ActionSelector>,
     pub(crate) network_allowlist: Vec<String>,
     rules: RuleSet,
+    /// Rules for given signed-in principals (only deny and ask).
+    pub(crate) principals: Vec<crate::principal::PrincipalRules>,
     /// Levels earned through progressive trust; they replace `level` in
     /// the category gate.
     trust: Option<TrustLevels>,
@@ -162,6 +164,17 @@ impl AgentPolicy {
         let own = RuleSet::parse(&agent.rules.allow, &agent.rules.ask, &agent.rules.deny)
             .map_err(|e| at(&format!("agents.{id}.rules"), e))?;
         rules.extend(&own);
+        let principals = agent
+            .principals
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                crate::principal::PrincipalRules::compile(
+                    p,
+                    &format!("agents.{id}.principals[{i}]"),
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let tools = |list: &[String]| {
             list.iter()
                 .map(|t| {
@@ -181,6 +194,7 @@ impl AgentPolicy {
             approvals,
             network_allowlist: agent.network_allowlist.clone(),
             rules,
+            principals,
             trust: None,
             protection: Arc::default(),
             base_protection: Arc::default(),
@@ -201,6 +215,7 @@ impl AgentPolicy {
             approvals: Vec::new(),
             network_allowlist: Vec::new(),
             rules,
+            principals: Vec::new(),
             trust: None,
             protection: Arc::default(),
             base_protection: Arc::default(),
@@ -376,6 +391,9 @@ impl AgentPolicy {
                 .with_rule(rule.text());
             }
         }
+        if let Some(d) = self.principal_rule(call, env, prepared, name, true) {
+            return d;
+        }
         let protected = match self.protection.check(call, prepared, env) {
             Some(Hit::Denied(path, pattern)) => {
                 return Decision::deny(
@@ -429,6 +447,9 @@ impl AgentPolicy {
                 )
                 .with_rule(rule.text());
             }
+        }
+        if let Some(d) = self.principal_rule(call, env, prepared, name, false) {
+            return d;
         }
         if let Some(sel) = self
             .approvals

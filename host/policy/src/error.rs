@@ -20,6 +20,8 @@ pub enum PolicyError {
         "unknown level `{0}`: use sandboxed, restricted, standard, elevated or a level defined under [levels]"
     )]
     UnknownLevel(String),
+    #[error("at `{at}`: {problem}")]
+    InvalidPrincipal { at: String, problem: String },
     /// A problem in the configuration, at a key path such as `agents.ci.level`.
     #[error("at `{path}`: {error}")]
     At {

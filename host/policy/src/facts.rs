@@ -87,6 +87,8 @@ pub struct Call<'a> {
     pub tool: ToolFacts<'a>,
     pub specifier: Option<&'a str>,
     pub resolved_path: Option<&'a str>,
+    /// Who signed in behind the call (OAuth), for principal rules.
+    pub principal: Option<crate::PrincipalFacts<'a>>,
 }
 
 /// Where the agent works, in the namespace its paths use. All absolute.

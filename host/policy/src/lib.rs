@@ -35,6 +35,7 @@ mod index;
 mod level;
 mod mode;
 pub mod path;
+mod principal;
 mod protect;
 mod renamed;
 mod rule;
@@ -57,6 +58,7 @@ pub use grant_request::{DEFAULT_MAX_TTL_MS, GrantBounds, Reach, RequestVerdict, 
 pub use grants::{GrantSet, decide_with_grants};
 pub use level::{LEVEL_CATEGORIES, Level, known_categories};
 pub use mode::Mode;
+pub use principal::{PrincipalFacts, PrincipalRulesConfig};
 pub use protect::{DEFAULT_READ, DEFAULT_WRITE, Protection};
 pub use renamed::{renamed_capability, renamed_rule, renamed_tool};
 pub use rule::{Rule, RuleList, RuleSet, SpecifierKind};

@@ -143,6 +143,7 @@ fn main() {
         };
         let args = serde_json::json!({"url": format!("http://{addr}/")});
         let ctx = CallContext {
+            principal: None,
             agent: "bench".into(),
             session: "bench".into(),
             task: None,

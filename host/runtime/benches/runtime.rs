@@ -33,6 +33,7 @@ fn tokio() -> &'static tokio::runtime::Runtime {
 
 fn context() -> CallContext {
     CallContext {
+        principal: None,
         agent: "bench".into(),
         session: "bench".into(),
         task: None,

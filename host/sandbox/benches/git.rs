@@ -146,6 +146,7 @@ async fn main() {
             ..Grants::default()
         },
         context: CallContext {
+            principal: None,
             agent: format!("bench-git-{pid}"),
             session: "bench".into(),
             task: None,
@@ -254,6 +255,7 @@ async fn main() {
         ..bench.grants.clone()
     };
     let ctx = CallContext {
+        principal: None,
         agent: format!("bench-git-plain-{pid}"),
         ..bench.context.clone()
     };

@@ -28,6 +28,7 @@ const COLD: usize = 8;
 
 fn context(agent: &str, task: Option<&str>) -> CallContext {
     CallContext {
+        principal: None,
         agent: agent.into(),
         session: "bench".into(),
         task: task.map(Into::into),

@@ -141,6 +141,7 @@ mod tests {
 
     fn ctx(agent: &str, task: Option<&str>) -> CallContext {
         CallContext {
+            principal: None,
             agent: agent.into(),
             session: "s".into(),
             task: task.map(Into::into),

@@ -49,6 +49,7 @@ pub fn agents(
                 constraints: Default::default(),
                 rules: Default::default(),
                 approvals: None,
+                principals: Vec::new(),
             },
         );
     }

@@ -237,6 +237,8 @@ pub struct ServeConfig {
     /// API), whatever its `approvals` says. Who answers each agent is
     /// `[agents.NAME] approvals`.
     pub elicitation: bool,
+    /// OAuth access tokens beside `tokens` (see docs/oauth.md).
+    pub oauth: Option<crate::oauth::OAuthConfig>,
 }
 
 impl Default for ServeConfig {
@@ -250,6 +252,7 @@ impl Default for ServeConfig {
             max_body_bytes: 4 << 20,
             disclosure: warden_mcp::DisclosureConfig::default(),
             elicitation: true,
+            oauth: None,
         }
     }
 }
@@ -347,6 +350,15 @@ impl Config {
             }
         }
         config.signers.resolve_paths(base);
+        if let Some(oauth) = &mut config.serve.oauth {
+            if let Some(file) = &mut oauth.jwks_file
+                && file.is_relative()
+            {
+                *file = base.join(&*file);
+            }
+            let agents: Vec<&str> = config.agents.keys().map(String::as_str).collect();
+            oauth.check(&agents)?;
+        }
         for secret in config.secrets.values_mut() {
             if let Some(file) = &mut secret.file
                 && file.is_relative()

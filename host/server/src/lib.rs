@@ -28,6 +28,7 @@ pub mod gaps;
 mod grant_spec;
 mod host;
 pub mod keys;
+pub mod oauth;
 mod offline;
 mod pending;
 pub mod policy_check;

@@ -563,7 +563,26 @@ impl Host {
                 resolve_token(&t.token, &t.token_env, &format!("serve.admin-tokens[{i}]"))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let open_agent = tokens.is_empty().then(|| self.agent.clone());
+        let oauth = match &serve.oauth {
+            Some(config) => {
+                let agents: Vec<&str> = self
+                    .loaded
+                    .config
+                    .agents
+                    .keys()
+                    .map(String::as_str)
+                    .collect();
+                let verifier = Arc::new(crate::oauth::verifier(config, &agents)?);
+                // Keys fetched before the first request; a failure is
+                // retried when a token needs them.
+                if let Err(e) = verifier.keys().refresh(std::time::Duration::ZERO).await {
+                    tracing::warn!(error = %e, "the issuer's key set could not be fetched; retrying on use");
+                }
+                Some(Arc::new(crate::oauth::resource_server(config, verifier)))
+            }
+            None => None,
+        };
+        let open_agent = (tokens.is_empty() && oauth.is_none()).then(|| self.agent.clone());
         let options = HttpOptions {
             addr,
             tokens,
@@ -573,6 +592,7 @@ impl Host {
             allowed_hosts: serve.allowed_hosts.clone(),
             max_body_bytes: serve.max_body_bytes,
             sessions: Some(Arc::new(crate::sources::StoreSessions(self.store.clone()))),
+            oauth,
         };
         tokio::select! {
             served = warden_mcp::serve_http(self.mcp.clone(), options, self.shutdown.clone(), bound) => Ok(served?),

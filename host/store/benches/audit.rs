@@ -30,6 +30,7 @@ const BURST: usize = 512;
 
 fn event(n: u64) -> AuditEvent {
     AuditEvent::Decision {
+        principal: None,
         agent: "bench".into(),
         session: "s".into(),
         request_id: format!("r{n}"),

@@ -20,6 +20,7 @@ pub(crate) fn raw(dir: &Path) -> rusqlite::Connection {
 
 pub(crate) fn outcome(n: u64) -> AuditEvent {
     AuditEvent::Outcome {
+        principal: None,
         agent: "a".into(),
         session: "s".into(),
         request_id: format!("r{n}"),

@@ -138,6 +138,7 @@ fn operator() -> Attribution {
 
 fn outcome(n: u64) -> AuditEvent {
     AuditEvent::Outcome {
+        principal: None,
         agent: "a".into(),
         session: "s".into(),
         request_id: format!("r{n}"),

@@ -36,6 +36,7 @@ const MAX_ROUNDS: u64 = 3 * ROUNDS;
 
 fn event(id: &str) -> AuditEvent {
     AuditEvent::Outcome {
+        principal: None,
         agent: "crash".into(),
         session: "s".into(),
         request_id: id.to_owned(),

@@ -43,6 +43,7 @@ async fn a_desktop_session_types_into_the_gui_program() {
 
     // The program's own state, read in the same warm container.
     let context = CallContext {
+        principal: None,
         agent: r.agent.clone(),
         session: "s1".into(),
         task: None,

@@ -125,6 +125,7 @@ async fn twenty_concurrent_calls_share_one_container_per_agent() {
 
 fn ctx(agent: &str, task: Option<&str>) -> CallContext {
     CallContext {
+        principal: None,
         agent: agent.into(),
         session: "s".into(),
         task: task.map(Into::into),

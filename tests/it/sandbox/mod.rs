@@ -131,6 +131,7 @@ impl Rig {
             tool: tool.into(),
             args,
             context: CallContext {
+                principal: None,
                 agent: self.agent.clone(),
                 session: "s1".into(),
                 task: None,

@@ -45,6 +45,7 @@ pub fn run(mut args: CallArgs) -> anyhow::Result<Outcome> {
             tool: args.tool.clone(),
             args: call_args,
             context: CallContext {
+                principal: None,
                 agent: args.agent.agent.clone(),
                 session: format!("cli-{}", std::process::id()),
                 task: None,

@@ -193,7 +193,7 @@ impl HttpUpstream {
 }
 
 /// One TLS configuration for every HTTP upstream: ring, the webpki roots.
-fn tls() -> Result<&'static Arc<rustls::ClientConfig>, String> {
+pub(crate) fn tls() -> Result<&'static Arc<rustls::ClientConfig>, String> {
     static CONFIG: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
     CONFIG
         .get_or_init(|| {

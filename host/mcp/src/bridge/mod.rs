@@ -17,7 +17,7 @@ mod client;
 mod connector;
 mod discovery;
 mod host_process;
-mod http;
+pub(crate) mod http;
 mod names;
 mod result;
 mod scrub;

@@ -35,6 +35,7 @@ fn call<'a>(tool: ToolFacts<'a>, spec: &'a str) -> Call<'a> {
         tool,
         specifier: Some(spec),
         resolved_path: None,
+        principal: None,
     }
 }
 

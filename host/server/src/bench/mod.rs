@@ -68,6 +68,7 @@ fn request(args: &Value, i: usize) -> CallRequest {
         tool: "fs_read".into(),
         args: args.clone(),
         context: CallContext {
+            principal: None,
             agent: "bench".into(),
             session: "bench".into(),
             task: None,
@@ -246,6 +247,7 @@ async fn grep_figures(
         Arc::new(warden_gate::CallPaths::new(protection, &env, false));
     let args = json!({"pattern": "zzzz-no-match", "path": "tree"});
     let context = CallContext {
+        principal: None,
         agent: "bench".into(),
         session: "bench".into(),
         task: None,
@@ -351,6 +353,7 @@ fn decisions() -> Value {
             },
             specifier: Some(spec),
             resolved_path: None,
+            principal: None,
         };
         let mut samples = Vec::with_capacity(20_000);
         for _ in 0..20_000 {

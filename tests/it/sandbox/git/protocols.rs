@@ -54,6 +54,7 @@ async fn git_itself_refuses_the_transports_the_validator_refuses() {
         .collect();
     let globals = &args[..args.iter().position(|a| a == "-C").unwrap()];
     let context = CallContext {
+        principal: None,
         agent: r.agent.clone(),
         session: "s".into(),
         task: None,
