@@ -162,6 +162,7 @@ fn tool_create_asks_in_every_mode_over_allow_all() {
             tool: create,
             specifier: None,
             resolved_path: None,
+            principal: None,
         };
         let d = policy.decide(&c, &ENV);
         assert_eq!(d.decision, crate::Verdict::Ask, "{mode:?}: {d:?}");
