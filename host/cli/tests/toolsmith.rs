@@ -222,28 +222,33 @@ fn an_autonomous_agent_proposes_and_only_an_operator_approves() {
     assert_eq!(warden(&["audit", "verify"], &state)["ok"], true);
 }
 
+/// An operator proposes the test blueprint and approves it (guarded):
+/// the config, the state directory and the blueprint's id.
+fn proposed_and_approved(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, String) {
+    let (config, state) = setup(dir, TOOLSMITH);
+    let file = dir.join("blueprint.json");
+    std::fs::write(&file, blueprint().to_string()).unwrap();
+    let propose = [
+        "toolsmith",
+        "propose",
+        file.to_str().unwrap(),
+        "--actor",
+        "ops",
+    ];
+    let id = ok(&propose, &config, &state)["id"]
+        .as_u64()
+        .unwrap()
+        .to_string();
+    let mut approve = vec!["toolsmith", "approve", id.as_str()];
+    approve.extend(["--actor", "ops", "--confirm", "--reason", "useful"]);
+    ok(&approve, &config, &state);
+    (config, state, id)
+}
+
 #[test]
 fn wider_grants_since_void_the_approval() {
     let dir = tempfile::tempdir().unwrap();
-    let (config, state) = setup(dir.path(), TOOLSMITH);
-    let file = dir.path().join("blueprint.json");
-    std::fs::write(&file, blueprint().to_string()).unwrap();
-    let proposed = ok(
-        &[
-            "toolsmith",
-            "propose",
-            file.to_str().unwrap(),
-            "--actor",
-            "ops",
-        ],
-        &config,
-        &state,
-    );
-    let id = proposed["id"].as_u64().unwrap().to_string();
-    let guard = ["--actor", "ops", "--confirm", "--reason", "useful"];
-    let mut approve = vec!["toolsmith", "approve", id.as_str()];
-    approve.extend(guard);
-    ok(&approve, &config, &state);
+    let (config, state, id) = proposed_and_approved(dir.path());
     let shown = ok(&["toolsmith", "show", &id], &config, &state);
     assert_eq!(shown["changed_since_approval"], json!([]));
 
@@ -268,24 +273,7 @@ fn wider_grants_since_void_the_approval() {
 #[test]
 fn an_edited_blueprint_voids_the_approval() {
     let dir = tempfile::tempdir().unwrap();
-    let (config, state) = setup(dir.path(), TOOLSMITH);
-    let file = dir.path().join("blueprint.json");
-    std::fs::write(&file, blueprint().to_string()).unwrap();
-    let proposed = ok(
-        &[
-            "toolsmith",
-            "propose",
-            file.to_str().unwrap(),
-            "--actor",
-            "ops",
-        ],
-        &config,
-        &state,
-    );
-    let id = proposed["id"].as_u64().unwrap().to_string();
-    let mut approve = vec!["toolsmith", "approve", id.as_str()];
-    approve.extend(["--actor", "ops", "--confirm", "--reason", "useful"]);
-    ok(&approve, &config, &state);
+    let (config, state, id) = proposed_and_approved(dir.path());
     let edit = "import sqlite3, sys\n\
         db = sqlite3.connect(sys.argv[1])\n\
         db.execute(\"UPDATE blueprints SET blueprint = replace(blueprint, 'counts words', 'counts wordz')\")\n\
