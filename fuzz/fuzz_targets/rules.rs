@@ -39,6 +39,7 @@ fuzz_target!(|data: &[u8]| {
         },
         specifier: Some(spec),
         resolved_path: parts.next(),
+        principal: None,
     };
     let env = Env {
         workspace: "/work",
