@@ -35,17 +35,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import listen
 
+from checks import Check, expect, print_failures
+
 TOKENS = {"alice": "alice-token-0123456789", "bob": "bob-token-0123456789ab"}
-
-
-class Check(Exception):
-    pass
-
-
-def expect(cond: bool, what: str, detail: Any = "") -> None:
-    if not cond:
-        raise Check(f"{what}: {detail}")
-    print(f"ok - {what}", flush=True)
 
 
 def envelope(result: types.CallToolResult) -> dict:
@@ -546,16 +538,8 @@ async def main() -> int:
         return 1
     except BaseExceptionGroup as group:
         # A check that failed inside a session's task group.
-        checks = group.subgroup(Check)
-        if checks is None:
+        if not print_failures(group):
             raise
-        pending = list(checks.exceptions)
-        while pending:
-            failed = pending.pop()
-            if isinstance(failed, BaseExceptionGroup):
-                pending.extend(failed.exceptions)
-            else:
-                print(f"FAILED - {failed}", flush=True)
         return 1
     finally:
         for s in servers:

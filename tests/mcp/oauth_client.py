@@ -20,7 +20,6 @@ import contextlib
 import json
 import re
 import sys
-from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
@@ -28,17 +27,9 @@ import mcp.types as types
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from checks import Check, expect, print_failures
+
 SCOPE = "mcp:tools"
-
-
-class Check(Exception):
-    pass
-
-
-def expect(cond: bool, what: str, detail: Any = "") -> None:
-    if not cond:
-        raise Check(f"{what}: {detail}")
-    print(f"ok - {what}", flush=True)
 
 
 def challenge(header: str) -> dict[str, str]:
@@ -171,16 +162,9 @@ async def main() -> int:
         print(f"FAILED - {failed}", flush=True)
         return 1
     except BaseExceptionGroup as group:
-        checks = group.subgroup(Check)
-        if checks is None:
+        # A check that failed inside a session's task group.
+        if not print_failures(group):
             raise
-        pending = list(checks.exceptions)
-        while pending:
-            failed = pending.pop()
-            if isinstance(failed, BaseExceptionGroup):
-                pending.extend(failed.exceptions)
-            else:
-                print(f"FAILED - {failed}", flush=True)
         return 1
     print("all checks passed", flush=True)
     return 0

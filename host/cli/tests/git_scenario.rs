@@ -22,14 +22,9 @@ use serde_json::Value;
 use warden_sandbox::Docker;
 use warden_sandbox::spec::AGENT_LABEL;
 
-fn python() -> std::path::PathBuf {
-    match std::env::var_os("WARDEN_TEST_PYTHON") {
-        Some(p) => p.into(),
-        None => panic!(
-            "WARDEN_TEST_PYTHON is not set: run the suite with `cargo xtask test`, which installs the MCP Python SDK into a virtualenv"
-        ),
-    }
-}
+#[path = "support/python.rs"]
+mod python;
+use python::python;
 
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")

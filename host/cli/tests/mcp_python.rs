@@ -12,7 +12,7 @@
     reason = "tests fail loudly and show the client's transcript"
 )]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 #[path = "support/mcp_fixture.rs"]
@@ -20,14 +20,9 @@ mod mcp_fixture;
 
 use mcp_fixture::Fixture;
 
-fn python() -> PathBuf {
-    match std::env::var_os("WARDEN_TEST_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => panic!(
-            "WARDEN_TEST_PYTHON is not set: run the suite with `cargo xtask test`, which installs the MCP Python SDK into a virtualenv"
-        ),
-    }
-}
+#[path = "support/python.rs"]
+mod python;
+use python::python;
 
 fn drive(transport: &str, protocol: &str) {
     let fixture = Fixture::new();

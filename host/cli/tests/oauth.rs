@@ -16,7 +16,7 @@
 )]
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
@@ -26,14 +26,9 @@ mod issuer;
 
 use issuer::{Issuer, es256_key, sign};
 
-fn python() -> PathBuf {
-    match std::env::var_os("WARDEN_TEST_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => panic!(
-            "WARDEN_TEST_PYTHON is not set: run the suite with `cargo xtask test`, which installs the MCP Python SDK into a virtualenv"
-        ),
-    }
-}
+#[path = "support/python.rs"]
+mod python;
+use python::python;
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
