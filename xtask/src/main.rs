@@ -166,6 +166,25 @@ fn mcp_node(root: &Path) -> anyhow::Result<PathBuf> {
     Ok(modules)
 }
 
+/// A headless Chromium for the console's browser test: Debian's
+/// `chromium` package, installed when missing (as `scripts/ensure-docker`
+/// installs the engine). Returns its path.
+fn chromium(root: &Path) -> anyhow::Result<PathBuf> {
+    let found = || {
+        ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+            .into_iter()
+            .map(PathBuf::from)
+            .find(|p| p.exists())
+    };
+    if let Some(path) = found() {
+        return Ok(path);
+    }
+    run(root, "apt-get", &["update", "-q"])?;
+    run(root, "apt-get", &["install", "-y", "-q", "chromium"])
+        .context("the console's browser test needs Debian's chromium package")?;
+    found().context("chromium was installed but /usr/bin/chromium is missing")
+}
+
 /// Makes sure the wasm32-wasip2 target is installed for this toolchain.
 pub fn ensure_wasm_target(root: &Path) -> anyhow::Result<()> {
     let installed = Command::new("rustup")
@@ -340,15 +359,22 @@ fn test(root: &Path) -> anyhow::Result<()> {
         .to_str()
         .context("node_modules path is not UTF-8")?
         .to_owned();
+    let chromium = chromium(root)?;
+    let chromium = chromium
+        .to_str()
+        .context("chromium path is not UTF-8")?
+        .to_owned();
+    let env = [
+        ("WARDEN_TEST_PYTHON", python.as_str()),
+        ("WARDEN_TEST_NODE_MODULES", node_modules.as_str()),
+        ("WARDEN_TEST_CHROMIUM", chromium.as_str()),
+    ];
     if has_nextest(root) {
         run_env(
             root,
             "cargo",
             &["nextest", "run", "--workspace", "--no-fail-fast"],
-            &[
-                ("WARDEN_TEST_PYTHON", &python),
-                ("WARDEN_TEST_NODE_MODULES", &node_modules),
-            ],
+            &env,
         )?;
         // nextest does not run doctests.
         run(root, "cargo", &["test", "--workspace", "--doc"])
@@ -358,10 +384,7 @@ fn test(root: &Path) -> anyhow::Result<()> {
             root,
             "cargo",
             &["test", "--workspace", "--no-fail-fast"],
-            &[
-                ("WARDEN_TEST_PYTHON", &python),
-                ("WARDEN_TEST_NODE_MODULES", &node_modules),
-            ],
+            &env,
         )
     }
 }

@@ -142,6 +142,14 @@ pub trait Approvals: Approver {
     /// An operator's answer to the waiting ask `id`; the agent's next try
     /// of the same call receives it.
     fn answer(&self, id: &str, answer: ApprovalAnswer) -> Result<ApprovalRequest, AnswerError>;
+    /// [`Approvals::answer`] naming who answered in the audit record
+    /// (`by`, for example `console:dana`).
+    fn answer_by(
+        &self,
+        id: &str,
+        answer: ApprovalAnswer,
+        by: &str,
+    ) -> Result<ApprovalRequest, AnswerError>;
     /// The answer the person behind the agent's client sent with a retry
     /// of `asked`: only for the ask `id` of that same agent and call.
     fn answer_for_call(

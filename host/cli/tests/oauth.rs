@@ -15,9 +15,8 @@
     reason = "tests fail loudly and show the client's transcript"
 )]
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -30,13 +29,9 @@ use issuer::{Issuer, es256_key, sign};
 mod python;
 use python::python;
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+#[path = "support/http_serve.rs"]
+mod http_serve;
+use http_serve::{free_port, serve};
 
 fn now() -> u64 {
     std::time::SystemTime::now()
@@ -101,41 +96,6 @@ publishers = [{{ name = "warden-tests", key = "{key}" }}]
         jwks = issuer.jwks_url,
         key = warden_test_artifacts::public_key_file().display(),
     )
-}
-
-struct Served(Child);
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// `warden serve --http 127.0.0.1:PORT`, once it says it serves.
-fn serve(config: &Path, state: &Path, port: u16) -> Served {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
-        .args(["serve", "--http", &format!("127.0.0.1:{port}"), "--config"])
-        .arg(config)
-        .arg("--state-dir")
-        .arg(state)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = String::new();
-    loop {
-        let Some(Ok(line)) = lines.next() else {
-            panic!("warden serve stopped before serving:\n{seen}");
-        };
-        seen.push_str(&line);
-        seen.push('\n');
-        if line.contains("serving MCP at") {
-            break;
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
-    Served(child)
 }
 
 #[test]

@@ -279,7 +279,18 @@ impl ApprovalBook {
     /// next try of the same call receives it. The answer counts only once
     /// it is recorded.
     pub fn answer(&self, id: &str, answer: ApprovalAnswer) -> Result<ApprovalRequest, AnswerError> {
-        self.record(id, None, answer)
+        self.record(id, None, answer, "operator")
+    }
+
+    /// [`ApprovalBook::answer`] naming who answered in the audit record
+    /// (`by`, for example `console:dana`).
+    pub fn answer_by(
+        &self,
+        id: &str,
+        answer: ApprovalAnswer,
+        by: &str,
+    ) -> Result<ApprovalRequest, AnswerError> {
+        self.record(id, None, answer, by)
     }
 
     /// Records the answer the person behind the agent's client sent with
@@ -291,7 +302,7 @@ impl ApprovalBook {
         asked: &ApprovalRequest,
         answer: ApprovalAnswer,
     ) -> Result<ApprovalRequest, AnswerError> {
-        self.record(id, Some(asked), answer)
+        self.record(id, Some(asked), answer, "client")
     }
 
     fn record(
@@ -299,6 +310,7 @@ impl ApprovalBook {
         id: &str,
         asked: Option<&ApprovalRequest>,
         answer: ApprovalAnswer,
+        by: &str,
     ) -> Result<ApprovalRequest, AnswerError> {
         let mut pages = self.lock();
         let now = self.now_ms();
@@ -324,11 +336,6 @@ impl ApprovalBook {
             }
         }
         if let Some(ledger) = &self.ledger {
-            let by = if asked.is_some() {
-                "client"
-            } else {
-                "operator"
-            };
             ledger
                 .answered(&w.request, &answer, by, now)
                 .map_err(|source| AnswerError::NotRecorded {
@@ -515,6 +522,15 @@ impl Approvals for ApprovalBook {
 
     fn answer(&self, id: &str, answer: ApprovalAnswer) -> Result<ApprovalRequest, AnswerError> {
         ApprovalBook::answer(self, id, answer)
+    }
+
+    fn answer_by(
+        &self,
+        id: &str,
+        answer: ApprovalAnswer,
+        by: &str,
+    ) -> Result<ApprovalRequest, AnswerError> {
+        ApprovalBook::answer_by(self, id, answer, by)
     }
 
     fn answer_for_call(

@@ -59,7 +59,7 @@ impl AnswerBody {
 
     /// The answer to `asked`; a rule broader than the asked call needs
     /// the guardrail.
-    fn answer(&self, asked: &ApprovalRequest) -> Result<ApprovalAnswer, Refusal> {
+    pub(crate) fn answer(&self, asked: &ApprovalRequest) -> Result<ApprovalAnswer, Refusal> {
         let who = || Attribution {
             actor: self
                 .actor

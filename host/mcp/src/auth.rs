@@ -26,7 +26,7 @@ impl std::fmt::Debug for Tokens {
 }
 
 /// Equal in constant time for inputs of a given length.
-fn ct_eq(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn ct_eq(a: &[u8], b: &[u8]) -> bool {
     let mut diff = u8::from(a.len() != b.len());
     let n = a.len().max(b.len());
     for i in 0..n {
@@ -63,6 +63,12 @@ impl Tokens {
             .get(http::header::AUTHORIZATION)?
             .as_bytes()
             .strip_prefix(b"Bearer ")?;
+        self.matches(presented)
+    }
+
+    /// The agent `presented` is the token of (every token compared in
+    /// full, whatever matched).
+    pub fn matches(&self, presented: &[u8]) -> Option<String> {
         let mut found = None;
         for (token, agent) in &self.entries {
             if ct_eq(token, presented) && found.is_none() {

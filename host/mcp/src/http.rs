@@ -1,7 +1,8 @@
 //! `warden serve --http ADDR`: MCP over Streamable HTTP at `/mcp`, with
 //! sessions for clients on older protocol revisions and sessionless
 //! requests for 2026-07-28, and the admin API under `/admin` for holders
-//! of an admin token. With a session keeper (`HttpOptions::sessions`), a
+//! of an admin token, and (when enabled) the operator console under
+//! `/console`. With a session keeper (`HttpOptions::sessions`), a
 //! session made by another replica or before a restart is taken over.
 //!
 //! Attacks it stops: use by anyone who can reach the port (every request
@@ -64,6 +65,8 @@ pub struct HttpOptions {
     /// OAuth access tokens beside the static ones: discovery metadata,
     /// challenges and the verifier (see `resource.rs`).
     pub oauth: Option<Arc<ResourceServer>>,
+    /// The operator console at `/console` (see `console/`).
+    pub console: Option<crate::ConsoleOptions>,
 }
 
 /// What the auth layer checks: static tokens, then OAuth access tokens.
@@ -124,7 +127,7 @@ fn router(server: &Server, options: &HttpOptions) -> Router {
     hosts.push(options.addr.ip().to_string());
     hosts.extend(options.allowed_hosts.iter().cloned());
     let mut config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(hosts)
+        .with_allowed_hosts(hosts.clone())
         .with_legacy_session_mode(true)
         .with_max_request_body_bytes(options.max_body_bytes);
     config.session_store = options
@@ -158,6 +161,14 @@ fn router(server: &Server, options: &HttpOptions) -> Router {
                 axum::routing::get(move || async move { oauth.metadata_response() }),
             );
         }
+    }
+    if let Some(console) = &options.console {
+        // Signed in with a session cookie, not a bearer token.
+        app = app.merge(crate::console::router(crate::console::Console::new(
+            server.clone(),
+            console,
+            hosts,
+        )));
     }
     if !options.admin_tokens.is_empty() {
         let admins: Vec<(String, String)> = options

@@ -72,6 +72,10 @@ pub struct Config {
     /// The toolsmith: the gap log of requests no tool serves.
     #[serde(default)]
     pub toolsmith: crate::gaps::ToolsmithConfig,
+    /// The operator console at `/console` on `warden serve --http` (see
+    /// `docs/console.md`).
+    #[serde(default)]
+    pub console: ConsoleConfig,
     /// Progressive trust: how agents earn levels. Default: disabled.
     #[serde(default)]
     pub progressive_trust: warden_policy::trust::TrustConfig,
@@ -140,6 +144,32 @@ impl CapabilityGrantsConfig {
             max_ttl_ms: self.max_ttl_secs.saturating_mul(1000),
             high_risk: parse(&self.high_risk, "high-risk")?,
         })
+    }
+}
+
+/// The operator console: where a person signs in with an admin token
+/// and answers the approvals that wait for an operator.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct ConsoleConfig {
+    /// Serve the console. Default: on when `[[serve.admin-tokens]]` are
+    /// configured (a person signs in with one), off otherwise.
+    pub enabled: Option<bool>,
+    /// Mark the session cookie `Secure`: set it when people reach the
+    /// console over HTTPS (a TLS-terminating proxy in front of Warden).
+    /// Default: on unless the listener is on a loopback address.
+    pub secure_cookie: Option<bool>,
+    /// How long a sign-in lasts, in minutes.
+    pub session_minutes: u64,
+}
+
+impl Default for ConsoleConfig {
+    fn default() -> Self {
+        ConsoleConfig {
+            enabled: None,
+            secure_cookie: None,
+            session_minutes: 8 * 60,
+        }
     }
 }
 

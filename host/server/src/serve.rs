@@ -583,6 +583,7 @@ impl Host {
             None => None,
         };
         let open_agent = (tokens.is_empty() && oauth.is_none()).then(|| self.agent.clone());
+        let console = console_options(&self.loaded.config.console, &admin_tokens, addr)?;
         let options = HttpOptions {
             addr,
             tokens,
@@ -593,6 +594,7 @@ impl Host {
             max_body_bytes: serve.max_body_bytes,
             sessions: Some(Arc::new(crate::sources::StoreSessions(self.store.clone()))),
             oauth,
+            console,
         };
         tokio::select! {
             served = warden_mcp::serve_http(self.mcp.clone(), options, self.shutdown.clone(), bound) => Ok(served?),
@@ -625,4 +627,35 @@ pub fn state_dir(flag: Option<&Path>, config: &Config, per_user: bool) -> PathBu
         .or_else(|| config.state_dir.clone())
         .or_else(|| per_user.then(state::user_state_dir).flatten())
         .unwrap_or_else(|| PathBuf::from(".warden"))
+}
+
+/// The console's settings, when it is served: on by default with admin
+/// tokens (a person signs in with one); asked for without any, an error.
+fn console_options(
+    config: &crate::config::ConsoleConfig,
+    admin_tokens: &[String],
+    addr: std::net::SocketAddr,
+) -> Result<Option<warden_mcp::ConsoleOptions>, ServerError> {
+    match config.enabled {
+        Some(false) => return Ok(None),
+        None if admin_tokens.is_empty() => return Ok(None),
+        Some(true) if admin_tokens.is_empty() => {
+            return Err(ServerError::config(
+                "console.enabled",
+                "a person signs in to the console with an admin token: add [[serve.admin-tokens]]",
+            ));
+        }
+        _ => {}
+    }
+    if config.session_minutes == 0 {
+        return Err(ServerError::config(
+            "console.session-minutes",
+            "a sign-in must last at least a minute",
+        ));
+    }
+    Ok(Some(warden_mcp::ConsoleOptions {
+        admin_tokens: admin_tokens.to_vec(),
+        secure_cookie: config.secure_cookie.unwrap_or(!addr.ip().is_loopback()),
+        session_ttl: std::time::Duration::from_secs(config.session_minutes * 60),
+    }))
 }

@@ -68,6 +68,12 @@ impl fmt::Debug for SecretKey {
 #[error("no randomness from the operating system: {0}")]
 pub struct RandomnessError(String);
 
+impl RandomnessError {
+    pub(crate) fn new(reason: String) -> RandomnessError {
+        RandomnessError(reason)
+    }
+}
+
 impl SecretKey {
     /// A new key from the operating system's random source.
     pub fn generate() -> Result<SecretKey, RandomnessError> {

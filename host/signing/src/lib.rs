@@ -10,7 +10,7 @@
 //! root endorses each replica's key ([`endorse_audit_key`]).
 //!
 //! Pure: no file or network I/O and no async; only [`SecretKey::generate`]
-//! asks the operating system for randomness.
+//! and [`random_token`] ask the operating system for randomness.
 
 mod bulk_mac;
 mod endorse;
@@ -18,6 +18,7 @@ mod error;
 mod key;
 mod mac;
 mod plugin;
+mod random;
 mod signers;
 mod text;
 
@@ -29,6 +30,7 @@ pub use mac::{
     HmacSha256, hmac_sha256, hmac_sha256_parts, verify_hmac_sha256, verify_hmac_sha256_parts,
 };
 pub use plugin::{PluginSignature, plugin_digest};
+pub use random::random_token;
 pub use signers::{Publisher, Signers, Verified};
 
 use sha2::{Digest as _, Sha256};

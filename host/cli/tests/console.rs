@@ -1,0 +1,149 @@
+//! The operator console in a real headless Chromium (Debian's, driven
+//! over the DevTools protocol by `tests/mcp/console_browser.py`), against
+//! a real `warden serve --http` and the official MCP Python SDK as the
+//! agent's client: sign in, approve and deny what the agent asked,
+//! live updates, CSRF- and cookie-less changes refused, hostile
+//! arguments shown as text. The answers are audited with the person's
+//! name. Screenshots of each page land in `target/tmp/console/`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    reason = "tests fail loudly and show the client's transcript"
+)]
+
+use std::path::Path;
+use std::process::Command;
+
+#[path = "support/python.rs"]
+mod python;
+use python::python;
+
+#[path = "support/http_serve.rs"]
+mod http_serve;
+use http_serve::{free_port, serve};
+
+const AGENT_TOKEN: &str = "agent-token-0123456789abcdef";
+const ADMIN_TOKEN: &str = "admin-token-0123456789abcdef";
+
+fn chromium() -> String {
+    std::env::var("WARDEN_TEST_CHROMIUM").unwrap_or_else(|_| {
+        panic!("WARDEN_TEST_CHROMIUM is not set: run the suite with `cargo xtask test`, which installs Debian's chromium")
+    })
+}
+
+#[test]
+fn a_person_answers_an_agents_asks_in_the_console() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let config = format!(
+        r#"
+workspace = "/workspace"
+
+[[plugins]]
+path = "{fs}"
+grant-fs = ["{ws}:/workspace:rw"]
+
+[agents.ci]
+level = "standard"
+
+[[serve.tokens]]
+agent = "ci"
+token = "{AGENT_TOKEN}"
+
+[[serve.admin-tokens]]
+token = "{ADMIN_TOKEN}"
+
+[signers]
+publishers = [{{ name = "warden-tests", key = "{key}" }}]
+"#,
+        fs = warden_test_artifacts::FS,
+        ws = ws.display(),
+        key = warden_test_artifacts::public_key_file().display(),
+    );
+    let config_path = dir.path().join("warden.toml");
+    std::fs::write(&config_path, config).unwrap();
+    let state = dir.path().join("state");
+    let port = free_port();
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("console");
+
+    let served = serve(&config_path, &state, port);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/console_browser.py");
+    let output = Command::new(python())
+        .arg(script)
+        .args(["--url", &format!("http://127.0.0.1:{port}")])
+        .args(["--token", AGENT_TOKEN, "--admin", ADMIN_TOKEN])
+        .args(["--chromium", &chromium()])
+        .arg("--workspace")
+        .arg(&ws)
+        .arg("--shots")
+        .arg(&shots)
+        .output()
+        .unwrap();
+    drop(served);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{stdout}");
+    assert!(
+        output.status.success() && stdout.contains("all checks passed"),
+        "the console's browser checks failed:\n{stdout}\n--- stderr ---\n{stderr}"
+    );
+    for page in ["signin", "approvals", "answered", "live"] {
+        assert!(
+            shots.join(format!("{page}.png")).exists(),
+            "no screenshot of {page}"
+        );
+    }
+
+    // Both answers are on the audit chain, with who gave them.
+    let tail = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["audit", "tail", "-n", "100", "--state-dir"])
+        .arg(&state)
+        .output()
+        .unwrap();
+    let audit = String::from_utf8_lossy(&tail.stdout);
+    assert_eq!(
+        audit.matches("console:dana").count(),
+        2,
+        "the approval and the denial name the person:\n{audit}"
+    );
+}
+
+#[test]
+fn the_console_needs_an_admin_token_to_sign_in_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let config_path = dir.path().join("warden.toml");
+    std::fs::write(
+        &config_path,
+        format!(
+            "[[plugins]]\npath = \"{}\"\n[console]\nenabled = true\n[signers]\npublishers = [{{ name = \"t\", key = \"{}\" }}]\n",
+            warden_test_artifacts::FS,
+            warden_test_artifacts::public_key_file().display()
+        ),
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args([
+            "serve",
+            "--http",
+            &format!("127.0.0.1:{}", free_port()),
+            "--config",
+        ])
+        .arg(&config_path)
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success(),
+        "served a console nobody can sign in to"
+    );
+    assert!(
+        stderr.contains("console.enabled") && stderr.contains("admin-tokens"),
+        "the error names the setting and the fix: {stderr}"
+    );
+}

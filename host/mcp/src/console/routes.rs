@@ -1,0 +1,318 @@
+//! The console's routes: sign-in and sign-out, the pending approvals
+//! (page, live fragment, answers) and the embedded assets, behind the
+//! checks every console response gets (Host, security headers).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::{Form, Router};
+use serde::Deserialize;
+
+use super::signins::SignIn;
+use super::{Console, assets, pages};
+use crate::admin::{AnswerBody, Refusal};
+use crate::auth::ct_eq;
+
+/// The session cookie's name.
+const COOKIE: &str = "warden_console";
+
+/// Only the console's own script and style; no framing, no plugins, no
+/// form posts elsewhere.
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
+                   connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// The console under `/console`.
+pub(crate) fn router(console: Arc<Console>) -> Router {
+    Router::new()
+        .route("/console", get(approvals_page))
+        .route("/console/login", get(signin_page).post(signin))
+        .route("/console/logout", post(signout))
+        .route("/console/pending", get(pending_fragment))
+        .route("/console/approvals/{id}", post(answer))
+        .route("/console/assets/console.css", get(assets::style))
+        .route("/console/assets/console.js", get(assets::script))
+        .layer(middleware::from_fn_with_state(console.clone(), guard))
+        .with_state(console)
+}
+
+/// Refuses a Host this server does not answer to (DNS rebinding), and
+/// puts the security headers on every response.
+async fn guard(State(console): State<Arc<Console>>, request: Request, next: Next) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(host_name);
+    if !host.is_some_and(|h| {
+        console
+            .hosts
+            .iter()
+            .any(|allowed| allowed.eq_ignore_ascii_case(&h))
+    }) {
+        return (
+            StatusCode::FORBIDDEN,
+            "this server does not answer to that host name",
+        )
+            .into_response();
+    }
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    for (name, value) in [
+        (header::CONTENT_SECURITY_POLICY, CSP),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::REFERRER_POLICY, "no-referrer"),
+        (header::CACHE_CONTROL, "no-store"),
+    ] {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    response
+}
+
+/// `host[:port]` or `[v6]:port` without the port.
+fn host_name(value: &str) -> String {
+    let value = value.trim();
+    let name = if let Some(rest) = value.strip_prefix('[') {
+        rest.split(']').next().unwrap_or(rest)
+    } else {
+        value.rsplit_once(':').map_or(value, |(h, _)| h)
+    };
+    name.trim_end_matches('.').to_ascii_lowercase()
+}
+
+impl Console {
+    /// The session id and sign-in the request's cookie names.
+    fn signed_in(&self, headers: &HeaderMap) -> Option<(String, SignIn)> {
+        let id = headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|pair| pair.trim().split_once('='))
+            .find(|(name, _)| *name == COOKIE)
+            .map(|(_, value)| value.to_owned())?;
+        let signin = self.signins.get(&id)?;
+        Some((id, signin))
+    }
+
+    /// The Set-Cookie value for session `id` (`None`: the cookie cleared).
+    fn cookie(&self, id: Option<&str>) -> String {
+        let secure = if self.secure_cookie { "; Secure" } else { "" };
+        match id {
+            Some(id) => format!(
+                "{COOKIE}={id}; Path=/console; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
+                self.signins.ttl().as_secs()
+            ),
+            None => {
+                format!("{COOKIE}=; Path=/console; HttpOnly; SameSite=Strict; Max-Age=0{secure}")
+            }
+        }
+    }
+}
+
+fn page(status: StatusCode, html: String) -> Response {
+    (status, Html(html)).into_response()
+}
+
+/// A state change refused: nothing was done.
+fn refused(why: &str) -> Response {
+    page(
+        StatusCode::FORBIDDEN,
+        pages::layout(
+            "Refused",
+            None,
+            &format!(
+                "<h1>Refused</h1><p class=\"notice error\">{}</p><p><a href=\"/console\">Back to the console</a></p>",
+                super::html::esc(why)
+            ),
+        ),
+    )
+}
+
+async fn signin_page() -> Response {
+    page(StatusCode::OK, pages::signin(None))
+}
+
+#[derive(Deserialize)]
+struct SignInForm {
+    #[serde(default)]
+    actor: String,
+    #[serde(default)]
+    token: String,
+}
+
+async fn signin(State(console): State<Arc<Console>>, Form(form): Form<SignInForm>) -> Response {
+    let actor = form.actor.trim();
+    if actor.is_empty() || actor.chars().count() > 64 || actor.chars().any(char::is_control) {
+        return page(
+            StatusCode::BAD_REQUEST,
+            pages::signin(Some(
+                "give your name (1 to 64 characters): every answer you give records it",
+            )),
+        );
+    }
+    if console.tokens.matches(form.token.as_bytes()).is_none() {
+        tracing::warn!(actor, "a console sign-in with a wrong admin token");
+        return page(
+            StatusCode::UNAUTHORIZED,
+            pages::signin(Some("that is not an admin token of this server")),
+        );
+    }
+    match console.signins.open(actor) {
+        Ok((id, _)) => {
+            tracing::info!(actor, "signed in to the console");
+            let mut response = Redirect::to("/console").into_response();
+            if let Ok(value) = HeaderValue::from_str(&console.cookie(Some(&id))) {
+                response.headers_mut().insert(header::SET_COOKIE, value);
+            }
+            response
+        }
+        Err(e) => page(StatusCode::INTERNAL_SERVER_ERROR, pages::signin(Some(&e))),
+    }
+}
+
+#[derive(Deserialize)]
+struct CsrfForm {
+    #[serde(default)]
+    csrf: String,
+}
+
+async fn signout(
+    State(console): State<Arc<Console>>,
+    headers: HeaderMap,
+    Form(form): Form<CsrfForm>,
+) -> Response {
+    let Some((id, signin)) = console.signed_in(&headers) else {
+        return refused("you are not signed in");
+    };
+    if !ct_eq(form.csrf.as_bytes(), signin.csrf.as_bytes()) {
+        return refused("the form's CSRF token is missing or wrong; reload the page and try again");
+    }
+    console.signins.close(&id);
+    let mut response = Redirect::to("/console/login").into_response();
+    if let Ok(value) = HeaderValue::from_str(&console.cookie(None)) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
+}
+
+async fn approvals_page(
+    State(console): State<Arc<Console>>,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let Some((_, signin)) = console.signed_in(&headers) else {
+        return Redirect::to("/console/login").into_response();
+    };
+    let notice = query.get("answered").map(|id| format!("Answered {id}."));
+    let pending = console.server.book().pending();
+    page(
+        StatusCode::OK,
+        pages::approvals(&signin, &pending, notice.as_deref().map(|n| (n, false))),
+    )
+}
+
+async fn pending_fragment(State(console): State<Arc<Console>>, headers: HeaderMap) -> Response {
+    let Some((_, signin)) = console.signed_in(&headers) else {
+        return (StatusCode::UNAUTHORIZED, "sign in first").into_response();
+    };
+    let pending = console.server.book().pending();
+    page(StatusCode::OK, pages::pending_list(&signin, &pending))
+}
+
+#[derive(Deserialize)]
+struct AnswerForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    decision: String,
+    #[serde(default)]
+    scope: String,
+    #[serde(default)]
+    rule: String,
+    #[serde(default)]
+    reason: String,
+    #[serde(default)]
+    confirm: Option<String>,
+}
+
+async fn answer(
+    State(console): State<Arc<Console>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Form(form): Form<AnswerForm>,
+) -> Response {
+    let Some((_, signin)) = console.signed_in(&headers) else {
+        return refused("you are not signed in: sign in, then answer from the console's page");
+    };
+    if !ct_eq(form.csrf.as_bytes(), signin.csrf.as_bytes()) {
+        return refused("the form's CSRF token is missing or wrong; reload the page and try again");
+    }
+    let book = console.server.book();
+    let again = |status: StatusCode, problem: String| {
+        page(
+            status,
+            pages::approvals(&signin, &book.pending(), Some((&problem, true))),
+        )
+    };
+    let Some(asked) = book.get(&id) else {
+        return again(
+            StatusCode::NOT_FOUND,
+            format!("{id} is not waiting any more (answered elsewhere, or expired)"),
+        );
+    };
+    let text = |s: &str| Some(s.trim().to_owned()).filter(|s| !s.is_empty());
+    let body = AnswerBody {
+        decision: form.decision.clone(),
+        always: (form.scope == "always").then(|| form.rule.trim().to_owned()),
+        reason: text(&form.reason),
+        actor: Some(signin.actor.clone()),
+        confirm: form.confirm.is_some(),
+    };
+    let decided = match body.answer(&asked) {
+        Ok(answer) => answer,
+        Err(Refusal::Invalid(e)) => return again(StatusCode::BAD_REQUEST, e),
+        Err(Refusal::Guardrail(e)) => return again(StatusCode::BAD_REQUEST, e.to_string()),
+    };
+    match book.answer_by(&id, decided, &format!("console:{}", signin.actor)) {
+        Ok(_) => {
+            tracing::info!(actor = %signin.actor, approval = %id, decision = %form.decision, "answered in the console");
+            Redirect::to(&format!("/console?answered={}", urlencode(&id))).into_response()
+        }
+        Err(e) => again(StatusCode::CONFLICT, e.to_string()),
+    }
+}
+
+/// `text` safe in a URL query value.
+fn urlencode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            b => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_names_lose_their_port() {
+        assert_eq!(host_name("127.0.0.1:8080"), "127.0.0.1");
+        assert_eq!(host_name("[::1]:8080"), "::1");
+        assert_eq!(host_name("Warden.Example.:443"), "warden.example");
+        assert_eq!(host_name("localhost"), "localhost");
+    }
+
+    #[test]
+    fn ids_are_encoded_for_a_query() {
+        assert_eq!(urlencode("ap-1"), "ap-1");
+        assert_eq!(urlencode("a&b=c"), "a%26b%3Dc");
+    }
+}

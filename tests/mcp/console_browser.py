@@ -1,0 +1,164 @@
+"""The operator console in a real headless Chromium, against a real
+`warden serve --http` and a real MCP client (the official Python SDK):
+
+- an agent's write waits for an operator; a person signs in to the
+  console, sees it with its full arguments and approves it; the agent's
+  retry runs;
+- a second ask appears on the open page without a reload; its hostile
+  arguments are shown as text and run no script; the person denies it
+  with a reason, which the agent's retry carries;
+- state changes without the session cookie, or from the signed-in
+  browser without the CSRF token, are refused and change nothing;
+- every page carries the Content-Security-Policy; signing out ends the
+  session.
+
+Screenshots of each page go to --shots. Usage:
+console_browser.py --url BASE --token AGENT_TOKEN --admin ADMIN_TOKEN
+                   --chromium PATH --workspace DIR --shots DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import re
+import sys
+from pathlib import Path
+
+import httpx2
+import mcp.types as types
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from cdp import Browser
+from checks import Check, expect, print_failures
+
+
+@contextlib.asynccontextmanager
+async def connect(url: str, token: str):
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
+        async with streamable_http_client(url, http_client=http) as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
+                await session.initialize()
+                yield session
+
+
+def envelope(result: types.CallToolResult) -> dict:
+    text = "".join(c.text for c in result.content if isinstance(c, types.TextContent))
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {}
+
+
+def pending_id(result: types.CallToolResult, what: str) -> str:
+    env = envelope(result)
+    expect(result.is_error and env.get("domain_code") == "approval_pending", what, env)
+    found = re.search(r"approval (ap-\d+)", env.get("message", ""))
+    expect(found is not None, "the pending result names its approval", env)
+    return found.group(1)
+
+
+def article(approval: str) -> str:
+    return f"document.querySelector('article[data-id=\"{approval}\"]')"
+
+
+async def main(args) -> None:
+    base = args.url.rstrip("/")
+    shots = Path(args.shots)
+    workspace = Path(args.workspace)
+    async with connect(base + "/mcp", args.token) as agent, Browser(args.chromium) as page, \
+            httpx2.AsyncClient(timeout=30) as http:
+        written = {"path": "approved.txt", "content": "written after a person said yes"}
+        first = pending_id(await agent.call_tool("fs_write", written), "the agent's write waits for an operator")
+
+        # Without the session cookie nothing changes.
+        r = await http.post(f"{base}/console/approvals/{first}", data={"decision": "approve", "csrf": "guess"})
+        expect(r.status_code == 403, "a cookie-less answer is refused", r.status_code)
+        r = await http.get(f"{base}/console")
+        expect(r.status_code == 303 and r.headers.get("location") == "/console/login",
+               "the console sends a stranger to sign in", (r.status_code, r.headers))
+        r = await http.get(f"{base}/console/login")
+        csp = r.headers.get("content-security-policy", "")
+        expect("script-src 'self'" in csp and "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp,
+               "the console's pages carry a strict CSP", csp)
+
+        # Sign in.
+        await page.goto(base + "/console")
+        expect((await page.eval("location.pathname")) == "/console/login", "the browser lands on the sign-in page")
+        await page.screenshot(shots / "signin.png")
+        await page.eval("document.getElementById('actor').value = 'dana';"
+                        f"document.getElementById('token').value = {json.dumps(args.admin)}; true")
+        await page.submit("document.getElementById('signin').click()")
+        expect((await page.eval("location.pathname")) == "/console", "signed in, the browser shows the approvals")
+        expect(await page.eval(f"{article(first)} !== null"), "the waiting write is listed", first)
+        shown = await page.eval(f"{article(first)}.textContent")
+        expect("written after a person said yes" in shown and "approved.txt" in shown,
+               "its full arguments are shown", shown)
+        cookie = await page.eval("document.cookie")
+        expect("warden_console" not in cookie, "the session cookie is out of the page's reach (HttpOnly)", cookie)
+        await page.screenshot(shots / "approvals.png")
+
+        # The signed-in browser, but without the form's CSRF token.
+        status = await page.eval(
+            f"fetch('/console/approvals/{first}', {{method: 'POST', "
+            "headers: {'Content-Type': 'application/x-www-form-urlencoded'}, "
+            "body: 'decision=approve&csrf=forged'}).then(r => r.status)")
+        expect(status == 403, "an answer without the CSRF token is refused", status)
+        again = await agent.call_tool("fs_write", written)
+        expect(pending_id(again, "the refused answers changed nothing") == first, "it still waits under the same id")
+
+        # Approve once; the agent's retry runs.
+        await page.submit(f"{article(first)}.querySelector('button[value=approve]').click()")
+        notice = await page.eval("document.querySelector('.notice') && document.querySelector('.notice').textContent")
+        expect(notice and first in notice, "the console confirms the answer", notice)
+        expect(await page.eval(f"{article(first)} === null"), "the answered ask leaves the list")
+        await page.screenshot(shots / "answered.png")
+        result = await agent.call_tool("fs_write", written)
+        expect(not result.is_error, "the agent's retry runs", envelope(result))
+        expect((workspace / "approved.txt").read_text() == written["content"], "the file was written")
+
+        # A new ask appears without a reload; hostile arguments stay text.
+        hostile = {"path": "denied.txt",
+                   "content": "<img src=x id=pwned onerror=\"document.title='pwned'\"><script>document.title='pwned'</script>"}
+        second = pending_id(await agent.call_tool("fs_write", hostile), "a second write waits")
+        await page.wait_for(f"{article(second)} !== null")
+        expect(True, "the second ask appeared on the open page without a reload")
+        expect(await page.eval("document.getElementById('pwned') === null && document.title !== 'pwned'"),
+               "the hostile arguments ran no script and made no element")
+        expect("<script>" in await page.eval(f"{article(second)}.querySelector('pre').textContent"),
+               "they are shown as text")
+        await page.screenshot(shots / "live.png")
+
+        # Deny with a reason; the agent's retry carries it.
+        await page.eval(f"{article(second)}.querySelector('input[name=reason]').value = 'no markup in notes'; true")
+        await page.submit(f"{article(second)}.querySelector('button[value=deny]').click()")
+        result = await agent.call_tool("fs_write", hostile)
+        env = envelope(result)
+        expect(result.is_error and "no markup in notes" in env.get("message", ""),
+               "the denial reaches the agent with its reason", env)
+        expect(not (workspace / "denied.txt").exists(), "the denied write did not happen")
+
+        # Sign out: the session is over.
+        await page.submit("document.querySelector('form[action=\"/console/logout\"] button').click()")
+        expect((await page.eval("location.pathname")) == "/console/login", "signing out returns to the sign-in page")
+        status = await page.eval("fetch('/console/pending').then(r => r.status)")
+        expect(status == 401, "the ended session lists nothing", status)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    for name in ("url", "token", "admin", "chromium", "workspace", "shots"):
+        parser.add_argument(f"--{name}", required=True)
+    try:
+        asyncio.run(main(parser.parse_args()))
+        print("all checks passed", flush=True)
+    except Check as failed:
+        print(f"FAILED - {failed}", flush=True)
+        sys.exit(1)
+    except BaseExceptionGroup as group:
+        if not print_failures(group):
+            raise
+        sys.exit(1)
