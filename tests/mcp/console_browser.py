@@ -9,12 +9,20 @@
   with a reason, which the agent's retry carries;
 - state changes without the session cookie, or from the signed-in
   browser without the CSRF token, are refused and change nothing;
+- a grant the agent writes under is listed with its time left; revoked
+  in the console (a revoke without confirmation and reason is refused),
+  the agent's next write waits for a person again;
+- the audit page filters by agent and decision and verifies the chain;
+  the plugins page lists the loaded plugin;
 - every page carries the Content-Security-Policy; signing out ends the
   session.
 
 Screenshots of each page go to --shots. Usage:
 console_browser.py --url BASE --token AGENT_TOKEN --admin ADMIN_TOKEN
-                   --chromium PATH --workspace DIR --shots DIR
+                   --chromium PATH --workspace DIR --shots DIR --grant ID
+
+ID is a grant of `tool:fs_write` under `granted/` the test issued to the
+agent; the console revokes it.
 """
 
 from __future__ import annotations
@@ -141,6 +149,44 @@ async def main(args) -> None:
                "the denial reaches the agent with its reason", env)
         expect(not (workspace / "denied.txt").exists(), "the denied write did not happen")
 
+        # A grant allows a write; revoked in the console, the next one asks again.
+        result = await agent.call_tool("fs_write", {"path": "granted/one.txt", "content": "by grant"})
+        expect(not result.is_error, "the operator's grant allows the write", envelope(result))
+        await page.goto(base + "/console/agents")
+        grant = f"document.querySelector('section[data-grant=\"{args.grant}\"]')"
+        expect(await page.eval(f"{grant} !== null"), "the agents page lists the grant", args.grant)
+        expect("Time left" in await page.eval(f"{grant}.textContent"), "with its time left")
+        await page.screenshot(shots / "agents.png")
+        status = await page.eval(
+            f"fetch('/console/grants/{args.grant}/revoke', {{method: 'POST', "
+            "headers: {'Content-Type': 'application/x-www-form-urlencoded'}, "
+            f"body: 'csrf=' + encodeURIComponent({grant}.querySelector('input[name=csrf]').value)"
+            "}).then(r => r.status)")
+        expect(status == 400, "a revoke without confirmation and reason is refused", status)
+        result = await agent.call_tool("fs_write", {"path": "granted/two.txt", "content": "still granted"})
+        expect(not result.is_error, "the refused revoke changed nothing", envelope(result))
+        await page.eval(f"{grant}.querySelector('input[name=reason]').value = 'the task is done';"
+                        f"{grant}.querySelector('input[name=confirm]').checked = true; true")
+        await page.submit(f"{grant}.querySelector('button').click()")
+        expect(await page.eval(f"{grant} === null"), "the revoked grant is gone from the page")
+        result = await agent.call_tool("fs_write", {"path": "granted/three.txt", "content": "after the revoke"})
+        pending_id(result, "after the revoke the write waits for a person again")
+
+        # The audit trail, filtered, and the chain verified.
+        await page.goto(base + "/console/audit?agent=ci&decision=ask")
+        rows = await page.eval("Array.from(document.querySelectorAll('#audit tbody tr')).map(r => r.textContent)")
+        expect(rows and all("→ ask" in r for r in rows), "the filter shows the agent's asks only", rows)
+        await page.goto(base + "/console/audit?verify=1")
+        expect(await page.eval("document.getElementById('chain-ok') !== null"), "the chain verifies",
+               await page.eval("document.body.textContent"))
+        head = await page.eval("document.getElementById('chain-head').textContent")
+        expect(len(head) >= 64, "the page shows the chain's head hash", head)
+        await page.screenshot(shots / "audit.png")
+        await page.goto(base + "/console/plugins")
+        loaded = await page.eval("JSON.parse(document.getElementById('plugins').textContent).loaded")
+        expect(any("fs" in name for name in loaded or []), "the plugins page lists the loaded fs plugin", loaded)
+        await page.screenshot(shots / "plugins.png")
+
         # Sign out: the session is over.
         await page.submit("document.querySelector('form[action=\"/console/logout\"] button').click()")
         expect((await page.eval("location.pathname")) == "/console/login", "signing out returns to the sign-in page")
@@ -150,7 +196,7 @@ async def main(args) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    for name in ("url", "token", "admin", "chromium", "workspace", "shots"):
+    for name in ("url", "token", "admin", "chromium", "workspace", "shots", "grant"):
         parser.add_argument(f"--{name}", required=True)
     try:
         asyncio.run(main(parser.parse_args()))

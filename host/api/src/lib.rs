@@ -32,6 +32,7 @@ mod journal;
 mod limits;
 mod manifest;
 pub mod net;
+mod operator;
 mod principal;
 mod sessions;
 mod spec;
@@ -66,6 +67,9 @@ pub use limits::CallLimits;
 pub use manifest::{
     CapabilityGap, MANIFEST_SECTION, MANIFEST_VERSION, Manifest, PluginId, RequestedCapabilities,
     WIT_PACKAGE,
+};
+pub use operator::{
+    AgentSummary, AuditEntry, AuditQuery, ChainSummary, GrantSummary, OperatorView,
 };
 pub use principal::Principal;
 pub use sessions::SessionStates;

@@ -3,7 +3,8 @@
 //! a real `warden serve --http` and the official MCP Python SDK as the
 //! agent's client: sign in, approve and deny what the agent asked,
 //! live updates, CSRF- and cookie-less changes refused, hostile
-//! arguments shown as text. The answers are audited with the person's
+//! arguments shown as text, a grant revoked, the audit trail filtered
+//! and its chain verified. The answers are audited with the person's
 //! name. Screenshots of each page land in `target/tmp/console/`.
 
 #![allow(
@@ -38,7 +39,7 @@ fn chromium() -> String {
 fn a_person_answers_an_agents_asks_in_the_console() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(ws.join("granted")).unwrap();
     let config = format!(
         r#"
 workspace = "/workspace"
@@ -71,6 +72,42 @@ publishers = [{{ name = "warden-tests", key = "{key}" }}]
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("console");
 
     let served = serve(&config_path, &state, port);
+    // An operator's grant the console will revoke.
+    let issued = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args([
+            "grants",
+            "issue",
+            "--agent",
+            "ci",
+            "--capability",
+            "tool:fs_write",
+        ])
+        .args([
+            "--goal",
+            "console test",
+            "--ttl",
+            "3600",
+            "--path",
+            "/workspace/granted",
+        ])
+        .args([
+            "--actor",
+            "tester",
+            "--confirm",
+            "--reason",
+            "the console revokes it",
+        ])
+        .arg("--state-dir")
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert!(
+        issued.status.success(),
+        "{}",
+        String::from_utf8_lossy(&issued.stderr)
+    );
+    let grant: serde_json::Value = serde_json::from_slice(&issued.stdout).unwrap();
+    let grant = grant["id"].as_str().unwrap().to_owned();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/console_browser.py");
     let output = Command::new(python())
         .arg(script)
@@ -81,6 +118,7 @@ publishers = [{{ name = "warden-tests", key = "{key}" }}]
         .arg(&ws)
         .arg("--shots")
         .arg(&shots)
+        .args(["--grant", &grant])
         .output()
         .unwrap();
     drop(served);
@@ -91,7 +129,15 @@ publishers = [{{ name = "warden-tests", key = "{key}" }}]
         output.status.success() && stdout.contains("all checks passed"),
         "the console's browser checks failed:\n{stdout}\n--- stderr ---\n{stderr}"
     );
-    for page in ["signin", "approvals", "answered", "live"] {
+    for page in [
+        "signin",
+        "approvals",
+        "answered",
+        "live",
+        "agents",
+        "audit",
+        "plugins",
+    ] {
         assert!(
             shots.join(format!("{page}.png")).exists(),
             "no screenshot of {page}"
@@ -105,11 +151,25 @@ publishers = [{{ name = "warden-tests", key = "{key}" }}]
         .output()
         .unwrap();
     let audit = String::from_utf8_lossy(&tail.stdout);
+    let by_dana: Vec<String> = audit
+        .lines()
+        .filter(|line| line.contains("\"console:dana\""))
+        .map(|line| {
+            let record: serde_json::Value = serde_json::from_str(line).unwrap();
+            let event = &record["event"];
+            format!(
+                "{} {}",
+                record["kind"].as_str().unwrap(),
+                event["action"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
     assert_eq!(
-        audit.matches("console:dana").count(),
-        2,
-        "the approval and the denial name the person:\n{audit}"
+        by_dana.len(),
+        3,
+        "the approval, the denial and the revoke name the person: {by_dana:?}\n{audit}"
     );
+    assert!(by_dana.contains(&"grant revoked".to_owned()), "{by_dana:?}");
 }
 
 #[test]

@@ -149,6 +149,32 @@ impl Gate {
         owners
     }
 
+    /// Every configured agent: its level, mode and (with progressive
+    /// trust) its trust state, for an operator's console.
+    pub fn agent_summaries(&self) -> Vec<warden_api::AgentSummary> {
+        use warden_api::TrustAdmin as _;
+        self.inner
+            .agents
+            .ids()
+            .into_iter()
+            .filter_map(|name| {
+                let (level, mode) = self.inner.agents.with(&name, |p| {
+                    let mode = serde_json::to_value(p.mode)
+                        .ok()
+                        .and_then(|m| m.as_str().map(str::to_owned))
+                        .unwrap_or_else(|| format!("{:?}", p.mode));
+                    (p.level.as_ref().map(|l| l.name().to_owned()), mode)
+                })?;
+                Some(warden_api::AgentSummary {
+                    trust: self.show(&name).ok(),
+                    name,
+                    level,
+                    mode,
+                })
+            })
+            .collect()
+    }
+
     /// Adds an allow rule to an agent's policy (an "always allow" answer,
     /// or one stored earlier). Fails, changing nothing, on an unknown
     /// agent or a malformed rule.

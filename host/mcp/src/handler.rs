@@ -116,6 +116,7 @@ struct Shared {
     bridges: std::sync::OnceLock<Arc<dyn warden_api::BridgeAdmin>>,
     trust: std::sync::OnceLock<Arc<dyn TrustAdmin>>,
     toolsmith: std::sync::OnceLock<Arc<dyn warden_api::ToolsmithAdmin>>,
+    operator: std::sync::OnceLock<Arc<dyn warden_api::OperatorView>>,
     /// A load of the host's tools still under way (see `startup.rs`).
     startup: std::sync::OnceLock<crate::Startup>,
 }
@@ -161,6 +162,7 @@ impl Server {
                 bridges: std::sync::OnceLock::new(),
                 trust: std::sync::OnceLock::new(),
                 toolsmith: std::sync::OnceLock::new(),
+                operator: std::sync::OnceLock::new(),
                 startup: std::sync::OnceLock::new(),
             }),
         })
@@ -217,6 +219,16 @@ impl Server {
 
     pub(crate) fn toolsmith_admin(&self) -> Option<Arc<dyn warden_api::ToolsmithAdmin>> {
         self.shared.toolsmith.get().cloned()
+    }
+
+    /// Lets the console show agents, grants and the audit trail through
+    /// `view` (set once; a second call is ignored and returns false).
+    pub fn set_operator_view(&self, view: Arc<dyn warden_api::OperatorView>) -> bool {
+        self.shared.operator.set(view).is_ok()
+    }
+
+    pub(crate) fn operator_view(&self) -> Option<Arc<dyn warden_api::OperatorView>> {
+        self.shared.operator.get().cloned()
     }
 
     /// Tells every connected client that its tool list may have changed

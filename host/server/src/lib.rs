@@ -30,6 +30,7 @@ mod host;
 pub mod keys;
 pub mod oauth;
 mod offline;
+mod operator;
 mod pending;
 pub mod policy_check;
 mod reload;

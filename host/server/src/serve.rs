@@ -375,6 +375,12 @@ impl Host {
             },
         )?;
         mcp.set_trust_admin(Arc::new(gate.clone()));
+        mcp.set_operator_view(Arc::new(crate::operator::Operator {
+            store: store.clone(),
+            gate: gate.clone(),
+            clock: host.clock.clone(),
+            state_dir: state_dir.to_path_buf(),
+        }));
         // Operators answer blueprints whether agents may propose or not.
         let blueprints = Arc::new(crate::toolsmith::Toolsmith::new(
             store.clone(),

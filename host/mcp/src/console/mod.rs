@@ -1,6 +1,8 @@
 //! The operator console: `/console` on the HTTP listener, where a person
 //! signs in with an admin token and answers the approvals that wait for
-//! an operator, seeing every call's full arguments. Server-rendered HTML
+//! an operator, seeing every call's full arguments; sees the agents and
+//! revokes their grants; reads the audit trail and verifies its chain;
+//! sees plugins and bridged servers; answers the toolsmith's blueprints. Server-rendered HTML
 //! with one small script and one style sheet, both embedded in the
 //! binary: it works offline and loads nothing from elsewhere.
 //!
@@ -23,9 +25,11 @@
 
 mod assets;
 mod html;
+mod operate;
 mod pages;
 mod routes;
 mod signins;
+mod views;
 
 use std::sync::Arc;
 use std::time::Duration;

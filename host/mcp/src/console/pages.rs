@@ -11,7 +11,9 @@ pub(crate) fn layout(title: &str, signin: Option<&SignIn>, body: &str) -> String
     let header = match signin {
         Some(s) => format!(
             "<header><strong>Warden console</strong>\
-             <nav><a href=\"/console\">Approvals</a></nav>\
+             <nav><a href=\"/console\">Approvals</a><a href=\"/console/agents\">Agents</a>\
+             <a href=\"/console/audit\">Audit</a><a href=\"/console/plugins\">Plugins</a>\
+             <a href=\"/console/toolsmith\">Toolsmith</a></nav>\
              <span class=\"muted\">{actor}</span>\
              <form method=\"post\" action=\"/console/logout\">\
              <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\

@@ -14,7 +14,7 @@ use axum::{Form, Router};
 use serde::Deserialize;
 
 use super::signins::SignIn;
-use super::{Console, assets, pages};
+use super::{Console, assets, operate, pages};
 use crate::admin::{AnswerBody, Refusal};
 use crate::auth::ct_eq;
 
@@ -34,6 +34,12 @@ pub(crate) fn router(console: Arc<Console>) -> Router {
         .route("/console/logout", post(signout))
         .route("/console/pending", get(pending_fragment))
         .route("/console/approvals/{id}", post(answer))
+        .route("/console/agents", get(operate::agents_page))
+        .route("/console/grants/{id}/revoke", post(operate::revoke))
+        .route("/console/audit", get(operate::audit_page))
+        .route("/console/plugins", get(operate::plugins_page))
+        .route("/console/toolsmith", get(operate::toolsmith_page))
+        .route("/console/toolsmith/{id}/{action}", post(operate::blueprint))
         .route("/console/assets/console.css", get(assets::style))
         .route("/console/assets/console.js", get(assets::script))
         .layer(middleware::from_fn_with_state(console.clone(), guard))
@@ -87,7 +93,7 @@ fn host_name(value: &str) -> String {
 
 impl Console {
     /// The session id and sign-in the request's cookie names.
-    fn signed_in(&self, headers: &HeaderMap) -> Option<(String, SignIn)> {
+    pub(super) fn signed_in(&self, headers: &HeaderMap) -> Option<(String, SignIn)> {
         let id = headers
             .get_all(header::COOKIE)
             .iter()
@@ -115,12 +121,12 @@ impl Console {
     }
 }
 
-fn page(status: StatusCode, html: String) -> Response {
+pub(super) fn page(status: StatusCode, html: String) -> Response {
     (status, Html(html)).into_response()
 }
 
 /// A state change refused: nothing was done.
-fn refused(why: &str) -> Response {
+pub(super) fn refused(why: &str) -> Response {
     page(
         StatusCode::FORBIDDEN,
         pages::layout(
@@ -247,12 +253,10 @@ async fn answer(
     headers: HeaderMap,
     Form(form): Form<AnswerForm>,
 ) -> Response {
-    let Some((_, signin)) = console.signed_in(&headers) else {
-        return refused("you are not signed in: sign in, then answer from the console's page");
+    let signin = match console.actor(&headers, &form.csrf) {
+        Ok(s) => s,
+        Err(r) => return *r,
     };
-    if !ct_eq(form.csrf.as_bytes(), signin.csrf.as_bytes()) {
-        return refused("the form's CSRF token is missing or wrong; reload the page and try again");
-    }
     let book = console.server.book();
     let again = |status: StatusCode, problem: String| {
         page(
@@ -289,7 +293,7 @@ async fn answer(
 }
 
 /// `text` safe in a URL query value.
-fn urlencode(text: &str) -> String {
+pub(super) fn urlencode(text: &str) -> String {
     text.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),

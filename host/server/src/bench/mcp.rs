@@ -62,11 +62,13 @@ pub async fn install(plugins: &[&Path], dir: &Path, files: &Path) -> Result<Stri
     Ok(format!(
         "state-dir = \"{state}\"\nworkspace = \"/workspace\"\n\
          [agents.bench]\nlevel = \"elevated\"\nmode = \"autonomous\"\n\
+         [[serve.admin-tokens]]\ntoken = \"{admin}\"\n\
          [signers]\npublishers = [{{ name = \"bench\", key = \"{public}\" }}]\n\
          [plugin-grants.\"*\"]\ngrant-fs = [\"{files}:/workspace:ro\"]\n",
         state = state.display(),
         public = public.display(),
         files = files.display(),
+        admin = super::console::ADMIN_TOKEN,
     ))
 }
 
@@ -590,6 +592,8 @@ pub async fn http(
             .map_err(|e| failed(format!("a benchmark caller failed: {e}")))??;
     }
     let rate = (per * concurrency) as f64 / t.elapsed().as_secs_f64();
+    // The console, over the audit trail this run wrote.
+    results.insert("console".into(), super::console::figures(&authority).await?);
     let _ = child.start_kill();
     results.insert(
         "start_to_first_tools_list_ms".into(),

@@ -4,6 +4,7 @@
 //! fail: targets live in DESIGN.md and the figures go in notes.
 
 pub mod bridge;
+mod console;
 mod mcp;
 mod report;
 

@@ -90,6 +90,16 @@ fn mcp(transport: &str, m: &Value, plugins: &Value) -> String {
             floor / bare.max(f64::MIN_POSITIVE),
         ));
     }
+    if !m["console"].is_null() {
+        let c = &m["console"];
+        out.push_str(&format!(
+            "\nconsole over {transport} (after this run's calls): approvals page p50 {:.2} ms, p99 {:.2} ms; audit page p50 {:.2} ms, p99 {:.2} ms",
+            us(&c["approvals_page"]["p50_ms"]),
+            us(&c["approvals_page"]["p99_ms"]),
+            us(&c["audit_page"]["p50_ms"]),
+            us(&c["audit_page"]["p99_ms"]),
+        ));
+    }
     for (label, what) in [
         ("fs_read_1b", "fs_read 1 B"),
         ("fs_read_4k", "fs_read 4 KiB"),
