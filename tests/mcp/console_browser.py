@@ -13,13 +13,15 @@
   in the console (a revoke without confirmation and reason is refused),
   the agent's next write waits for a person again;
 - the audit page filters by agent and decision and verifies the chain;
-  the plugins page lists the loaded plugin;
+  the plugins page lists the loaded plugin, installs a signed component
+  and removes it (with a reason and the confirmation);
 - every page carries the Content-Security-Policy; signing out ends the
   session.
 
 Screenshots of each page go to --shots. Usage:
 console_browser.py --url BASE --token AGENT_TOKEN --admin ADMIN_TOKEN
                    --chromium PATH --workspace DIR --shots DIR --grant ID
+                   --component PATH
 
 ID is a grant of `tool:fs_write` under `granted/` the test issued to the
 agent; the console revokes it.
@@ -183,9 +185,20 @@ async def main(args) -> None:
         expect(len(head) >= 64, "the page shows the chain's head hash", head)
         await page.screenshot(shots / "audit.png")
         await page.goto(base + "/console/plugins")
-        loaded = await page.eval("JSON.parse(document.getElementById('plugins').textContent).loaded")
-        expect(any("fs" in name for name in loaded or []), "the plugins page lists the loaded fs plugin", loaded)
+        loaded = await page.eval("document.getElementById('loaded').textContent")
+        expect("fs" in loaded, "the plugins page lists the loaded fs plugin", loaded)
+        await page.eval(f"document.querySelector('input[name=path]').value = {json.dumps(args.component)}; true")
+        await page.submit("document.querySelector('form[action=\"/console/plugins/install\"] button').click()")
+        installed = "document.querySelector('article[data-plugin]')"
+        expect(await page.eval(f"{installed} !== null"), "the installed plugin is listed",
+               await page.eval("document.body.textContent"))
+        name = await page.eval(f"{installed}.getAttribute('data-plugin')")
+        expect("json" in await page.eval(f"{installed}.textContent"), "with its signer, digest and tools", name)
         await page.screenshot(shots / "plugins.png")
+        await page.eval(f"{installed}.querySelector('input[name=reason]').value = 'not needed';"
+                        f"{installed}.querySelector('input[name=confirm]').checked = true; true")
+        await page.submit(f"{installed}.querySelector('button').click()")
+        expect(await page.eval(f"{installed} === null"), "the removed plugin is gone", name)
 
         # Sign out: the session is over.
         await page.submit("document.querySelector('form[action=\"/console/logout\"] button').click()")
@@ -196,7 +209,7 @@ async def main(args) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    for name in ("url", "token", "admin", "chromium", "workspace", "shots", "grant"):
+    for name in ("url", "token", "admin", "chromium", "workspace", "shots", "grant", "component"):
         parser.add_argument(f"--{name}", required=True)
     try:
         asyncio.run(main(parser.parse_args()))

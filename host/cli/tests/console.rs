@@ -4,7 +4,7 @@
 //! agent's client: sign in, approve and deny what the agent asked,
 //! live updates, CSRF- and cookie-less changes refused, hostile
 //! arguments shown as text, a grant revoked, the audit trail filtered
-//! and its chain verified. The answers are audited with the person's
+//! and its chain verified, a plugin installed and removed. The answers are audited with the person's
 //! name. Screenshots of each page land in `target/tmp/console/`.
 
 #![allow(
@@ -70,6 +70,10 @@ publishers = [{{ name = "warden-tests", key = "{key}" }}]
     let state = dir.path().join("state");
     let port = free_port();
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("console");
+    // A signed component the person installs, then removes, in the console.
+    let component = dir.path().join("json.wasm");
+    std::fs::copy(warden_test_artifacts::JSON, &component).unwrap();
+    warden_test_artifacts::sign(&component);
 
     let served = serve(&config_path, &state, port);
     // An operator's grant the console will revoke.
@@ -119,6 +123,8 @@ publishers = [{{ name = "warden-tests", key = "{key}" }}]
         .arg("--shots")
         .arg(&shots)
         .args(["--grant", &grant])
+        .arg("--component")
+        .arg(&component)
         .output()
         .unwrap();
     drop(served);
@@ -166,8 +172,8 @@ publishers = [{{ name = "warden-tests", key = "{key}" }}]
         .collect();
     assert_eq!(
         by_dana.len(),
-        3,
-        "the approval, the denial and the revoke name the person: {by_dana:?}\n{audit}"
+        4,
+        "the approval, the denial, the revoke and the removal name the person: {by_dana:?}\n{audit}"
     );
     assert!(by_dana.contains(&"grant revoked".to_owned()), "{by_dana:?}");
 }

@@ -116,21 +116,11 @@ pub(crate) async fn agents_page(
     )
 }
 
-#[derive(Deserialize)]
-pub(crate) struct RevokeForm {
-    #[serde(default)]
-    csrf: String,
-    #[serde(default)]
-    reason: String,
-    #[serde(default)]
-    confirm: Option<String>,
-}
-
 pub(crate) async fn revoke(
     State(console): State<Arc<Console>>,
     Path(id): Path<String>,
     headers: HeaderMap,
-    Form(form): Form<RevokeForm>,
+    Form(form): Form<ChangeForm>,
 ) -> Response {
     let signin = match console.actor(&headers, &form.csrf) {
         Ok(s) => s,
@@ -139,16 +129,11 @@ pub(crate) async fn revoke(
     let Some(view) = console.server.operator_view() else {
         return unavailable("this server shows no grants");
     };
-    let guardrail = Guardrail {
-        actor: Some(signin.actor.clone()),
-        confirm: form.confirm.is_some(),
-        reason: Some(form.reason.trim().to_owned()).filter(|r| !r.is_empty()),
-    };
-    let by = match guardrail.check(&format!("revoking grant {id}")) {
+    let by = match form.by(&signin, &format!("revoking grant {id}")) {
         Ok(by) => by,
         Err(e) => return problem(StatusCode::BAD_REQUEST, &signin, "Not revoked", e),
     };
-    match view.revoke_grant(&id, console_attribution(by)) {
+    match view.revoke_grant(&id, by) {
         Ok(()) => {
             tracing::info!(actor = %signin.actor, grant = %id, "grant revoked in the console");
             Redirect::to(&format!(
@@ -206,6 +191,7 @@ pub(crate) async fn audit_page(
 pub(crate) async fn plugins_page(
     State(console): State<Arc<Console>>,
     headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
 ) -> Response {
     let signin = match console.viewer(&headers) {
         Ok(s) => s,
@@ -225,10 +211,128 @@ pub(crate) async fn plugins_page(
         },
         None => None,
     };
+    let message = query.get("done").cloned();
     page(
         StatusCode::OK,
-        views::plugins(&signin, &plugins, bridges.as_ref()),
+        views::plugins(
+            &signin,
+            &plugins,
+            bridges.as_ref(),
+            message.as_deref().map(|m| (m, false)),
+        ),
     )
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ChangeForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    reason: String,
+    #[serde(default)]
+    confirm: Option<String>,
+    #[serde(default)]
+    path: String,
+}
+
+impl ChangeForm {
+    /// The person's word for `operation`: their name, the confirmation
+    /// and a reason, or why not.
+    fn by(
+        &self,
+        signin: &SignIn,
+        operation: &str,
+    ) -> Result<Attribution, warden_api::GuardrailError> {
+        Guardrail {
+            actor: Some(signin.actor.clone()),
+            confirm: self.confirm.is_some(),
+            reason: Some(self.reason.trim().to_owned()).filter(|r| !r.is_empty()),
+        }
+        .check(operation)
+        .map(console_attribution)
+    }
+}
+
+fn done(what: String) -> Response {
+    Redirect::to(&format!(
+        "/console/plugins?done={}",
+        super::routes::urlencode(&what)
+    ))
+    .into_response()
+}
+
+pub(crate) async fn plugin_remove(
+    State(console): State<Arc<Console>>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    Form(form): Form<ChangeForm>,
+) -> Response {
+    let signin = match console.actor(&headers, &form.csrf) {
+        Ok(s) => s,
+        Err(r) => return *r,
+    };
+    let Some(admin) = console.server.plugin_admin() else {
+        return unavailable("this server does not manage plugins");
+    };
+    let by = match form.by(&signin, &format!("removing plugin {name}")) {
+        Ok(by) => by,
+        Err(e) => return problem(StatusCode::BAD_REQUEST, &signin, "Not removed", e),
+    };
+    match admin.remove(name.clone(), by).await {
+        Ok(_) => done(format!("Removed {name}.")),
+        Err(e) => problem(StatusCode::CONFLICT, &signin, "Not removed", e),
+    }
+}
+
+pub(crate) async fn plugin_install(
+    State(console): State<Arc<Console>>,
+    headers: HeaderMap,
+    Form(form): Form<ChangeForm>,
+) -> Response {
+    let signin = match console.actor(&headers, &form.csrf) {
+        Ok(s) => s,
+        Err(r) => return *r,
+    };
+    let Some(admin) = console.server.plugin_admin() else {
+        return unavailable("this server does not manage plugins");
+    };
+    let path = form.path.trim();
+    if path.is_empty() {
+        return problem(
+            StatusCode::BAD_REQUEST,
+            &signin,
+            "Not installed",
+            "give the component's path",
+        );
+    }
+    tracing::info!(actor = %signin.actor, path, "plugin install from the console");
+    match admin.install(std::path::PathBuf::from(path)).await {
+        Ok(_) => done(format!("Installed {path}.")),
+        Err(e) => problem(StatusCode::CONFLICT, &signin, "Not installed", e),
+    }
+}
+
+pub(crate) async fn bridge_approve(
+    State(console): State<Arc<Console>>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    Form(form): Form<ChangeForm>,
+) -> Response {
+    let signin = match console.actor(&headers, &form.csrf) {
+        Ok(s) => s,
+        Err(r) => return *r,
+    };
+    let Some(admin) = console.server.bridge_admin() else {
+        return unavailable("this server bridges no MCP server");
+    };
+    let by = match form.by(&signin, &format!("approving the tools of {name}")) {
+        Ok(by) => by,
+        Err(e) => return problem(StatusCode::BAD_REQUEST, &signin, "Not approved", e),
+    };
+    match admin.approve(name.clone(), Vec::new(), by).await {
+        Ok(_) => done(format!("Approved the tools of {name}.")),
+        Err(e) => problem(StatusCode::CONFLICT, &signin, "Not approved", e),
+    }
 }
 
 pub(crate) async fn toolsmith_page(

@@ -16,7 +16,6 @@ use serde::Deserialize;
 use super::signins::SignIn;
 use super::{Console, assets, operate, pages};
 use crate::admin::{AnswerBody, Refusal};
-use crate::auth::ct_eq;
 
 /// The session cookie's name.
 const COOKIE: &str = "warden_console";
@@ -38,6 +37,15 @@ pub(crate) fn router(console: Arc<Console>) -> Router {
         .route("/console/grants/{id}/revoke", post(operate::revoke))
         .route("/console/audit", get(operate::audit_page))
         .route("/console/plugins", get(operate::plugins_page))
+        .route("/console/plugins/install", post(operate::plugin_install))
+        .route(
+            "/console/plugins/{name}/remove",
+            post(operate::plugin_remove),
+        )
+        .route(
+            "/console/bridges/{name}/approve",
+            post(operate::bridge_approve),
+        )
         .route("/console/toolsmith", get(operate::toolsmith_page))
         .route("/console/toolsmith/{id}/{action}", post(operate::blueprint))
         .route("/console/assets/console.css", get(assets::style))
@@ -193,12 +201,12 @@ async fn signout(
     headers: HeaderMap,
     Form(form): Form<CsrfForm>,
 ) -> Response {
-    let Some((id, signin)) = console.signed_in(&headers) else {
+    if let Err(refusal) = console.actor(&headers, &form.csrf) {
+        return *refusal;
+    }
+    let Some((id, _)) = console.signed_in(&headers) else {
         return refused("you are not signed in");
     };
-    if !ct_eq(form.csrf.as_bytes(), signin.csrf.as_bytes()) {
-        return refused("the form's CSRF token is missing or wrong; reload the page and try again");
-    }
     console.signins.close(&id);
     let mut response = Redirect::to("/console/login").into_response();
     if let Ok(value) = HeaderValue::from_str(&console.cookie(None)) {

@@ -194,17 +194,87 @@ pub(crate) fn audit(
     layout("Audit", Some(signin), &body)
 }
 
-/// Installed plugins and bridged servers, as their admin listings say.
-pub(crate) fn plugins(signin: &SignIn, plugins: &Value, bridges: Option<&Value>) -> String {
-    let mut body = String::from("<h1>Plugins</h1>");
+/// Installed plugins (each removable), the loaded ones, an install form,
+/// and the bridged servers (each with its pins to approve).
+pub(crate) fn plugins(
+    signin: &SignIn,
+    plugins: &Value,
+    bridges: Option<&Value>,
+    message: Option<(&str, bool)>,
+) -> String {
+    let csrf = esc(&signin.csrf);
+    let mut body = format!("<h1>Plugins</h1>{}", notice(message));
+    let loaded: Vec<&str> = plugins
+        .get("loaded")
+        .and_then(Value::as_array)
+        .map(|l| l.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
     body.push_str(&format!(
-        "<pre id=\"plugins\">{}</pre>",
-        esc(&pretty(plugins))
+        "<p>Loaded: <span id=\"loaded\">{}</span></p>",
+        esc(&loaded.join(", "))
+    ));
+    let installed = plugins
+        .get("installed")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for p in &installed {
+        let field = |name: &str| p.get(name).and_then(Value::as_str).unwrap_or("");
+        let tools: Vec<&str> = p
+            .get("tools")
+            .and_then(Value::as_array)
+            .map(|t| t.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let name = esc(field("name"));
+        body.push_str(&format!(
+            "<article data-plugin=\"{name}\"><h2>{name} {version}</h2><dl>\
+             <dt>Signed by</dt><dd>{signer}</dd><dt>Digest</dt><dd><code>{digest}</code></dd>\
+             <dt>Tools</dt><dd>{tools}</dd></dl>\
+             <form class=\"answer\" method=\"post\" action=\"/console/plugins/{name}/remove\">\
+             <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+             <label>Reason (audited)<input type=\"text\" name=\"reason\" maxlength=\"500\" required></label>\
+             <label class=\"inline\"><input type=\"checkbox\" name=\"confirm\" value=\"yes\" required> I confirm: remove this plugin</label>\
+             <div class=\"buttons\"><button class=\"deny\" type=\"submit\">Remove</button></div></form></article>",
+            version = esc(field("version")),
+            signer = esc(&match (p.get("publisher").and_then(Value::as_str), p.get("key_id").and_then(Value::as_str)) {
+                (Some(who), Some(key)) => format!("{who} (key {key})"),
+                (Some(who), None) => who.to_owned(),
+                _ => "nobody (admitted unsigned)".to_owned(),
+            }),
+            digest = esc(field("digest")),
+            tools = esc(&tools.join(", ")),
+        ));
+    }
+    if installed.is_empty() {
+        body.push_str("<p class=\"muted\">No plugins were installed at run time (the configuration's load at start).</p>");
+    }
+    body.push_str(&format!(
+        "<form class=\"answer\" method=\"post\" action=\"/console/plugins/install\">\
+         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <label>Install a signed component (a path on the server's machine)\
+         <input type=\"text\" name=\"path\" required></label>\
+         <div class=\"buttons\"><button type=\"submit\">Install</button></div></form>"
     ));
     body.push_str("<h1>Bridged MCP servers</h1>");
-    match bridges {
-        Some(b) => body.push_str(&format!("<pre id=\"bridges\">{}</pre>", esc(&pretty(b)))),
-        None => body.push_str("<p class=\"muted\">No bridged servers are configured.</p>"),
+    let servers = bridges
+        .and_then(|b| b.get("bridges"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if servers.is_empty() {
+        body.push_str("<p class=\"muted\">No bridged servers are configured.</p>");
+    }
+    for server in &servers {
+        let name = esc(server.get("name").and_then(Value::as_str).unwrap_or(""));
+        body.push_str(&format!(
+            "<article data-bridge=\"{name}\"><h2>{name}</h2><pre>{status}</pre>\
+             <form class=\"answer\" method=\"post\" action=\"/console/bridges/{name}/approve\">\
+             <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+             <label>Reason (audited)<input type=\"text\" name=\"reason\" maxlength=\"500\" required></label>\
+             <label class=\"inline\"><input type=\"checkbox\" name=\"confirm\" value=\"yes\" required> I confirm: pin every tool as it is listed now</label>\
+             <div class=\"buttons\"><button type=\"submit\">Approve its tools</button></div></form></article>",
+            status = esc(&pretty(server)),
+        ));
     }
     layout("Plugins", Some(signin), &body)
 }
