@@ -14,14 +14,15 @@
   the agent's next write waits for a person again;
 - the audit page filters by agent and decision and verifies the chain;
   the plugins page lists the loaded plugin, installs a signed component
-  and removes it (with a reason and the confirmation);
+  and removes it (with a reason and the confirmation); the toolsmith page
+  approves a pending blueprint;
 - every page carries the Content-Security-Policy; signing out ends the
   session.
 
 Screenshots of each page go to --shots. Usage:
 console_browser.py --url BASE --token AGENT_TOKEN --admin ADMIN_TOKEN
                    --chromium PATH --workspace DIR --shots DIR --grant ID
-                   --component PATH
+                   --component PATH --blueprint ID
 
 ID is a grant of `tool:fs_write` under `granted/` the test issued to the
 agent; the console revokes it.
@@ -200,6 +201,18 @@ async def main(args) -> None:
         await page.submit(f"{installed}.querySelector('button').click()")
         expect(await page.eval(f"{installed} === null"), "the removed plugin is gone", name)
 
+        # A blueprint's `tool:create`, answered with a reason and the confirmation.
+        await page.goto(base + "/console/toolsmith")
+        blueprint = f"document.querySelector('article[data-blueprint=\"{args.blueprint}\"]')"
+        expect("(pending)" in await page.eval(f"{blueprint}.textContent"), "the pending blueprint is listed", args.blueprint)
+        approve = f"{blueprint}.querySelector('form[action$=\"/approve\"]')"
+        await page.eval(f"{approve}.querySelector('input[name=reason]').value = 'word counts are useful';"
+                        f"{approve}.querySelector('input[name=confirm]').checked = true; true")
+        await page.submit(f"{approve}.querySelector('button').click()")
+        shown = await page.eval(f"{blueprint}.textContent")
+        expect("(approved)" in shown, "the blueprint is approved", shown)
+        await page.screenshot(shots / "toolsmith.png")
+
         # Sign out: the session is over.
         await page.submit("document.querySelector('form[action=\"/console/logout\"] button').click()")
         expect((await page.eval("location.pathname")) == "/console/login", "signing out returns to the sign-in page")
@@ -209,7 +222,7 @@ async def main(args) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    for name in ("url", "token", "admin", "chromium", "workspace", "shots", "grant", "component"):
+    for name in ("url", "token", "admin", "chromium", "workspace", "shots", "grant", "component", "blueprint"):
         parser.add_argument(f"--{name}", required=True)
     try:
         asyncio.run(main(parser.parse_args()))

@@ -4,7 +4,8 @@
 //! agent's client: sign in, approve and deny what the agent asked,
 //! live updates, CSRF- and cookie-less changes refused, hostile
 //! arguments shown as text, a grant revoked, the audit trail filtered
-//! and its chain verified, a plugin installed and removed. The answers are audited with the person's
+//! and its chain verified, a plugin installed and removed, a blueprint
+//! approved. The answers are audited with the person's
 //! name. Screenshots of each page land in `target/tmp/console/`.
 
 #![allow(
@@ -28,6 +29,21 @@ use http_serve::{free_port, serve};
 
 const AGENT_TOKEN: &str = "agent-token-0123456789abcdef";
 const ADMIN_TOKEN: &str = "admin-token-0123456789abcdef";
+
+const BLUEPRINT: &str = r#"{
+  "capability": "words:count",
+  "title": "Count words",
+  "description": "Counts the words of a text.",
+  "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+  "output_schema": {"type": "object", "properties": {"words": {"type": "integer"}}},
+  "body": {"rust": {"lib_rs": "use warden_sdk::tool;\n"}},
+  "cases": [
+    {"name": "two", "args": {"text": "a b"}, "expect": {"ok": {"equals": {"words": 2}}}},
+    {"name": "none", "args": {"text": ""}, "expect": {"ok": {"fields": [{"pointer": "/words", "equals": 0}]}}},
+    {"name": "missing", "args": {}, "expect": {"error": {"contains": "text"}}}
+  ],
+  "rationale": "Agents asked for word counts."
+}"#;
 
 fn chromium() -> String {
     std::env::var("WARDEN_TEST_CHROMIUM").unwrap_or_else(|_| {
@@ -57,6 +73,14 @@ token = "{AGENT_TOKEN}"
 
 [[serve.admin-tokens]]
 token = "{ADMIN_TOKEN}"
+
+[toolsmith]
+enabled = true
+category = "analytics"
+[toolsmith.sandbox]
+network = "none"
+[toolsmith.capabilities."words:*"]
+action-type = "code:read"
 
 [signers]
 publishers = [{{ name = "warden-tests", key = "{key}" }}]
@@ -112,6 +136,25 @@ publishers = [{{ name = "warden-tests", key = "{key}" }}]
     );
     let grant: serde_json::Value = serde_json::from_slice(&issued.stdout).unwrap();
     let grant = grant["id"].as_str().unwrap().to_owned();
+    // A blueprint waiting for an operator's `tool:create` answer.
+    let blueprint = dir.path().join("blueprint.json");
+    std::fs::write(&blueprint, BLUEPRINT).unwrap();
+    let proposed = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["toolsmith", "propose"])
+        .arg(&blueprint)
+        .args(["--actor", "ops", "--config"])
+        .arg(&config_path)
+        .arg("--state-dir")
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert!(
+        proposed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&proposed.stderr)
+    );
+    let proposed: serde_json::Value = serde_json::from_slice(&proposed.stdout).unwrap();
+    let blueprint = proposed["id"].to_string();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/console_browser.py");
     let output = Command::new(python())
         .arg(script)
@@ -122,7 +165,7 @@ publishers = [{{ name = "warden-tests", key = "{key}" }}]
         .arg(&ws)
         .arg("--shots")
         .arg(&shots)
-        .args(["--grant", &grant])
+        .args(["--grant", &grant, "--blueprint", &blueprint])
         .arg("--component")
         .arg(&component)
         .output()
@@ -159,7 +202,7 @@ publishers = [{{ name = "warden-tests", key = "{key}" }}]
     let audit = String::from_utf8_lossy(&tail.stdout);
     let by_dana: Vec<String> = audit
         .lines()
-        .filter(|line| line.contains("\"console:dana\""))
+        .filter(|line| line.contains("console:dana\""))
         .map(|line| {
             let record: serde_json::Value = serde_json::from_str(line).unwrap();
             let event = &record["event"];
@@ -172,8 +215,8 @@ publishers = [{{ name = "warden-tests", key = "{key}" }}]
         .collect();
     assert_eq!(
         by_dana.len(),
-        4,
-        "the approval, the denial, the revoke and the removal name the person: {by_dana:?}\n{audit}"
+        5,
+        "the approval, the denial, the revoke, the removal and the blueprint's approval name the person: {by_dana:?}\n{audit}"
     );
     assert!(by_dana.contains(&"grant revoked".to_owned()), "{by_dana:?}");
 }

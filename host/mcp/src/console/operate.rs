@@ -359,11 +359,11 @@ pub(crate) async fn toolsmith_page(
 
 #[derive(Deserialize)]
 pub(crate) struct BlueprintForm {
-    #[serde(default)]
-    csrf: String,
     /// The blueprint digest the person looked at.
     #[serde(default)]
     seen: String,
+    #[serde(flatten)]
+    change: ChangeForm,
 }
 
 pub(crate) async fn blueprint(
@@ -372,17 +372,19 @@ pub(crate) async fn blueprint(
     headers: HeaderMap,
     Form(form): Form<BlueprintForm>,
 ) -> Response {
-    let signin = match console.actor(&headers, &form.csrf) {
+    let signin = match console.actor(&headers, &form.change.csrf) {
         Ok(s) => s,
         Err(r) => return *r,
     };
     let Some(admin) = console.server.toolsmith_admin() else {
         return unavailable("this server has no toolsmith");
     };
-    let by = Attribution {
-        actor: format!("console:{}", signin.actor),
-        confirm: true,
-        reason: None,
+    let by = match form
+        .change
+        .by(&signin, &format!("answering blueprint {id}"))
+    {
+        Ok(by) => by,
+        Err(e) => return problem(StatusCode::BAD_REQUEST, &signin, "Blueprint not changed", e),
     };
     let seen = Some(form.seen.trim().to_owned()).filter(|s| !s.is_empty());
     let done = match action.as_str() {

@@ -313,6 +313,8 @@ pub(crate) fn toolsmith(
                     "<form class=\"answer\" method=\"post\" action=\"/console/toolsmith/{id}/{action}\">\
                      <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
                      <input type=\"hidden\" name=\"seen\" value=\"{seen}\">\
+                     <label>Reason (audited)<input type=\"text\" name=\"reason\" maxlength=\"500\" required></label>\
+                     <label class=\"inline\"><input type=\"checkbox\" name=\"confirm\" value=\"yes\" required> I confirm</label>\
                      <div class=\"buttons\"><button{class} type=\"submit\">{label}</button></div></form>",
                     csrf = esc(&signin.csrf),
                     label = if action == "approve" { "Approve creating this tool" } else { "Reject" },
