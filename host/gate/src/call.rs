@@ -37,6 +37,7 @@ impl Prepared {
             tool,
             specifier: self.specifier.as_deref(),
             resolved_path: self.resolved.as_deref(),
+            remote_host: None,
             principal: None,
         }
     }

@@ -353,6 +353,7 @@ fn decisions() -> Value {
             },
             specifier: Some(spec),
             resolved_path: None,
+            remote_host: None,
             principal: None,
         };
         let mut samples = Vec::with_capacity(20_000);
