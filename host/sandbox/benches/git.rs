@@ -82,6 +82,7 @@ impl Bench {
                 events: None,
                 paths: None,
                 cwd: None,
+                remote: None,
             })
             .await;
         match envelope {

@@ -271,6 +271,7 @@ async fn grep_figures(
                     events: None,
                     paths: guarded.then_some(&guard),
                     cwd: None,
+                    remote: None,
                 })
                 .await;
             let took = started.elapsed();
