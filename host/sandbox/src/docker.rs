@@ -179,14 +179,11 @@ impl Docker {
         }
     }
 
-    /// Creates and starts a container for `spec`, installing its egress
-    /// firewall before returning. A container that cannot be fully set up
-    /// is removed, never returned.
-    pub async fn start(&self, spec: &ContainerSpec) -> Result<String, SandboxError> {
-        let body = create_body(spec);
+    /// Creates (does not start) a container for `spec`; its id.
+    async fn create(&self, spec: &ContainerSpec) -> Result<String, SandboxError> {
         let created = self
             .docker
-            .create_container(None, body)
+            .create_container(None, create_body(spec))
             .await
             .map_err(|e| {
                 if is_not_found(&e) {
@@ -197,7 +194,14 @@ impl Docker {
                     docker_err("create a container")(e)
                 }
             })?;
-        let id = created.id;
+        Ok(created.id)
+    }
+
+    /// Creates and starts a container for `spec`, installing its egress
+    /// firewall before returning. A container that cannot be fully set up
+    /// is removed, never returned.
+    pub async fn start(&self, spec: &ContainerSpec) -> Result<String, SandboxError> {
+        let id = self.create(spec).await?;
         let setup = async {
             self.docker
                 .start_container(&id, None)
@@ -381,20 +385,7 @@ impl Docker {
                 reason: "a standby starts with an allowlist of no rules".into(),
             });
         }
-        let id = self
-            .docker
-            .create_container(None, create_body(spec))
-            .await
-            .map_err(|e| {
-                if is_not_found(&e) {
-                    SandboxError::ImageMissing {
-                        image: spec.image.clone(),
-                    }
-                } else {
-                    docker_err("create a container")(e)
-                }
-            })?
-            .id;
+        let id = self.create(spec).await?;
         let mut holder = None;
         let setup = async {
             self.docker
