@@ -72,16 +72,20 @@ impl Standbys {
     }
 
     /// A slot for a standby of `spec`, locked for its maker; the slots it
-    /// pushed out (past [`KEEP`]).
+    /// pushed out (one already kept for `spec`, and the oldest past
+    /// [`KEEP`]), whose containers the caller removes.
     async fn reserve(&self, spec: ContainerSpec) -> (OwnedMutexGuard<Option<Fenced>>, Vec<Ready>) {
         let slot: Ready = Arc::new(Mutex::new(None));
         // Locked before anyone else can see it.
         let guard = Arc::clone(&slot).lock_owned().await;
         let mut list = self.ready();
-        list.retain(|(s, _)| *s != spec);
+        let mut evicted = Vec::new();
+        if let Some(at) = list.iter().position(|(s, _)| *s == spec) {
+            evicted.push(list.remove(at).1);
+        }
         list.push((spec, slot));
         let over = list.len().saturating_sub(KEEP);
-        let evicted = list.drain(..over).map(|(_, r)| r).collect();
+        evicted.extend(list.drain(..over).map(|(_, r)| r));
         (guard, evicted)
     }
 
@@ -176,14 +180,17 @@ impl DockerSandbox {
                 }
             };
             let (mut guard, evicted) = this.standbys.reserve(spec.clone()).await;
+            match this.make_standby(&spec).await {
+                Ok(f) => *guard = Some(f),
+                Err(e) => tracing::warn!(error = %e, "making a standby container failed"),
+            }
+            // A caller waiting for this standby has it before the old
+            // ones are removed.
+            drop(guard);
             for slot in evicted {
                 if let Some(f) = slot.lock().await.take() {
                     this.discard(f).await;
                 }
-            }
-            match this.make_standby(&spec).await {
-                Ok(f) => *guard = Some(f),
-                Err(e) => tracing::warn!(error = %e, "making a standby container failed"),
             }
         });
     }
