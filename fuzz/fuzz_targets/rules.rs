@@ -39,6 +39,7 @@ fuzz_target!(|data: &[u8]| {
         },
         specifier: Some(spec),
         resolved_path: parts.next(),
+        remote_host: None,
         principal: None,
     };
     let env = Env {

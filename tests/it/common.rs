@@ -84,6 +84,7 @@ pub async fn call(
             events: None,
             paths: None,
             cwd: None,
+            remote: None,
         })
         .await
 }

@@ -306,6 +306,7 @@ async fn resources_and_unknown_tools_are_errors_not_crashes() {
             events: None,
             paths: None,
             cwd: None,
+            remote: None,
         })
         .await;
     assert_eq!(error(&e).1, "unknown_tool");

@@ -23,6 +23,9 @@ struct Case {
     isolation: warden_policy::Isolation,
     specifier: Option<String>,
     resolved_path: Option<String>,
+    /// The host a version-control call reaches, as its backend resolved
+    /// it (a fetch or push: the remote's URL).
+    remote_host: Option<String>,
     /// A version-control call's operation (`push`, `force-push`, ...);
     /// default: the tool's, for the git tools below.
     vcs: Option<warden_policy::VcsOp>,
@@ -161,6 +164,7 @@ fn run(case: &Case) -> Result<(), String> {
         },
         specifier: case.specifier.as_deref(),
         resolved_path: case.resolved_path.as_deref(),
+        remote_host: case.remote_host.as_deref(),
         principal: case
             .principal
             .as_ref()

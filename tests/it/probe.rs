@@ -427,6 +427,7 @@ async fn a_flood_of_progress_reaches_the_caller_bounded_and_reported_once() {
             events: Some(&events),
             paths: None,
             cwd: None,
+            remote: None,
         })
         .await;
     assert!(data(&e)["ok"].as_bool().unwrap(), "{e:?}");

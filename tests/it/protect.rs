@@ -202,6 +202,7 @@ async fn the_plugin_sdk_refuses_a_denied_path_the_decision_did_not_see() {
             events: None,
             paths: Some(&guard),
             cwd: None,
+            remote: None,
         })
         .await;
     let (_, code, message) = common::error(&e);

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use warden_api::{
-    Backend, BackendCall, BoxFuture, CallRequest, Envelope, Grants, ToolHost, ToolSpec,
+    Backend, BackendCall, BoxFuture, CallRequest, Envelope, Grants, ToolHost, ToolSpec, VcsFacts,
     VcsOperation,
 };
 use warden_gate::{ApprovalAnswer, Gate, PendingApprovals, PolicyEnv};
@@ -46,12 +46,12 @@ impl Backend for Pusher {
         warden_api::Isolation::Container
     }
 
-    fn vcs_operation(&self, _tool: &str, args: &Value) -> Option<VcsOperation> {
-        Some(if args["force"] == json!(true) {
+    fn vcs_operation(&self, _tool: &str, args: &Value, _grants: &Grants) -> Option<VcsFacts> {
+        Some(VcsFacts::local(if args["force"] == json!(true) {
             VcsOperation::ForcePush
         } else {
             VcsOperation::Push
-        })
+        }))
     }
 
     fn invoke<'a>(&'a self, call: BackendCall<'a>) -> BoxFuture<'a, Envelope> {
@@ -269,8 +269,8 @@ fn the_core_map_and_the_policy_table_agree() {
     for (op, tool, args) in cases {
         let core = vcs_action(&op, None, None);
         let declared = tools
-            .vcs_operation(tool, &args)
-            .map(warden_gate::vcs_op)
+            .vcs_operation(tool, &args, &Grants::default())
+            .map(|f| warden_gate::vcs_op(f.operation))
             .unwrap();
         let spec = specs.iter().find(|t| t.name.as_str() == tool).unwrap();
         assert_eq!(spec.action_type.as_str(), core.action_type, "{op:?}");

@@ -112,6 +112,11 @@ pub struct BackendCall<'a> {
     /// file the policy judged is the file opened. `None`: the backend's
     /// own default.
     pub cwd: Option<&'a str>,
+    /// The remote URL the decision judged for a version-control call that
+    /// reaches one ([`VcsFacts::remote`]): the backend reaches exactly it,
+    /// or refuses the call when the repository now names another. `None`:
+    /// none was judged.
+    pub remote: Option<&'a str>,
 }
 
 /// The denied paths of a call, for backends that open paths the decision
@@ -170,6 +175,31 @@ pub enum VcsOperation {
     ForcePush,
 }
 
+/// What a version-control call does, as its backend declares it when the
+/// call is prepared, before the decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VcsFacts {
+    pub operation: VcsOperation,
+    /// The remote URL the call reaches, vetted: a clone's URL, a fetch's
+    /// or push's remote as the repository names it now. The decision
+    /// judges it and the backend gets it back ([`BackendCall::remote`]),
+    /// so the remote judged is the remote reached.
+    pub remote: Option<String>,
+    /// That URL's host, canonical (for the network sub-constraint).
+    pub remote_host: Option<String>,
+}
+
+impl VcsFacts {
+    /// An operation reaching no remote (or none the backend resolved).
+    pub fn local(operation: VcsOperation) -> VcsFacts {
+        VcsFacts {
+            operation,
+            remote: None,
+            remote_host: None,
+        }
+    }
+}
+
 /// Something that runs tools: the wasm runtime, a Docker sandbox, an MCP
 /// bridge.
 pub trait Backend: Send + Sync {
@@ -210,11 +240,12 @@ pub trait Backend: Send + Sync {
     }
 
     /// What a call of `tool` (one of this backend's version-control tools)
-    /// with `args` does to a repository. Default: nothing declared, and
-    /// the policy judges the call as the most far-reaching operation of
-    /// the tool's action type.
-    fn vcs_operation(&self, tool: &str, args: &Value) -> Option<VcsOperation> {
-        let _ = (tool, args);
+    /// with `args`, under the tool's `grants`, does to a repository, and
+    /// which remote it reaches. Default: nothing declared, and the policy
+    /// judges the call as the most far-reaching operation of the tool's
+    /// action type.
+    fn vcs_operation(&self, tool: &str, args: &Value, grants: &Grants) -> Option<VcsFacts> {
+        let _ = (tool, args, grants);
         None
     }
 

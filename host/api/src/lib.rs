@@ -58,7 +58,7 @@ pub use guardrail::{Guardrail, GuardrailError, GuardrailViolation};
 pub use hooks::{CallEvents, CallHooks, LogLevel};
 pub use host::{
     Backend, BackendCall, BoxFuture, CallContext, CallRequest, Isolation, PathGuard,
-    REQUEST_CAPABILITY, ToolHost, VcsOperation,
+    REQUEST_CAPABILITY, ToolHost, VcsFacts, VcsOperation,
 };
 pub use journal::{
     ApprovalLedger, AuditEvent, ChainHead, Journal, JournalError, OpenApproval, PinnedTool,

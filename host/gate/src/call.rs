@@ -27,6 +27,10 @@ pub(crate) struct Prepared {
     pub shown: String,
     /// What a version-control call does, as its backend declares it.
     pub vcs: Option<warden_policy::VcsOp>,
+    /// The remote URL a version-control call reaches and its host, as
+    /// the backend resolved them now: judged, then handed to the backend.
+    pub remote: Option<String>,
+    pub remote_host: Option<String>,
 }
 
 impl Prepared {
@@ -37,6 +41,7 @@ impl Prepared {
             tool,
             specifier: self.specifier.as_deref(),
             resolved_path: self.resolved.as_deref(),
+            remote_host: self.remote_host.as_deref(),
             principal: None,
         }
     }
@@ -116,16 +121,21 @@ impl Inner {
             (Some(s), None) => format!("{name}({s})"),
             (None, _) => name.to_string(),
         };
-        let vcs = entry
+        let facts = entry
             .backend
-            .vcs_operation(name.as_str(), &request.args)
-            .map(vcs_op);
+            .vcs_operation(name.as_str(), &request.args, &entry.grants);
+        let (vcs, remote, remote_host) = match facts {
+            Some(f) => (Some(vcs_op(f.operation)), f.remote, f.remote_host),
+            None => (None, None, None),
+        };
         Prepared {
             specifier,
             resolved,
             base,
             shown,
             vcs,
+            remote,
+            remote_host,
         }
     }
 
@@ -316,6 +326,7 @@ impl Inner {
             events: hooks.events.as_ref(),
             paths: paths.as_ref(),
             cwd: Some(&prepared.base),
+            remote: prepared.remote.as_deref(),
         };
         let started = std::time::Instant::now();
         let envelope = entry.backend.invoke(call).await;

@@ -11,6 +11,7 @@ use crate::engine::AgentPolicy;
 use crate::facts::{Call, Env};
 use crate::glob;
 use crate::specifier::Prepared;
+use crate::vcs::VcsOp;
 
 pub(crate) fn check(
     agent: &AgentPolicy,
@@ -48,7 +49,13 @@ pub(crate) fn check(
         ));
     }
     match call.tool.category {
-        "web" | "external-data" | "browser" => network(agent, c.network, prepared, &name),
+        "web" | "external-data" | "browser" => {
+            let host = match prepared {
+                Prepared::Plain(text) => host_of(text),
+                _ => None,
+            };
+            network(agent, c.network, host, &name)
+        }
         "terminal" if c.terminal == TerminalAccess::None => Some(Decision::deny(
             Layer::Constraint,
             format!(
@@ -57,8 +64,8 @@ pub(crate) fn check(
         )),
         "version-control" => {
             let op = call.tool.vcs_op()?;
-            (!op.permitted_at(c.git)).then(|| {
-                Decision::deny(
+            if !op.permitted_at(c.git) {
+                return Some(Decision::deny(
                     Layer::Constraint,
                     format!(
                         "agent `{id}` has {} git access and `{name}` {}; that needs {} git access \
@@ -67,8 +74,26 @@ pub(crate) fn check(
                         op.describe(),
                         op.permitted_levels()
                     ),
-                )
-            })
+                ));
+            }
+            if !op.reaches_remote() {
+                return None;
+            }
+            // The host the backend vetted; a clone's URL is its specifier
+            // too, while a fetch's or push's names only a remote, which
+            // says nothing about where it points.
+            let host =
+                call.remote_host
+                    .map(str::to_ascii_lowercase)
+                    .or_else(|| match (op, prepared) {
+                        (VcsOp::Fetch | VcsOp::FetchAllowlisted, Prepared::Plain(text))
+                            if call.tool.action_type == "vcs:read" && is_url(text) =>
+                        {
+                            host_of(text)
+                        }
+                        _ => None,
+                    });
+            network(agent, c.network, host, &name)
         }
         "code-execution" => match (c.code_execution, call.tool.isolation) {
             (_, Isolation::Host) => Some(Decision::deny(
@@ -104,7 +129,7 @@ fn git_access_name(access: GitAccess) -> &'static str {
 fn network(
     agent: &AgentPolicy,
     mode: NetworkMode,
-    prepared: &Prepared<'_>,
+    host: Option<String>,
     name: &str,
 ) -> Option<Decision> {
     let id = &agent.id;
@@ -114,35 +139,33 @@ fn network(
             Layer::Constraint,
             format!("agent `{id}` has no network access; `{name}` needs it"),
         )),
-        NetworkMode::AllowlistOnly => {
-            let host = match prepared {
-                Prepared::Plain(text) => host_of(text),
-                _ => None,
-            };
-            match host {
-                Some(h)
-                    if agent
-                        .network_allowlist
-                        .iter()
-                        .any(|a| glob::matches(&a.to_ascii_lowercase(), &h)) =>
-                {
-                    None
-                }
-                Some(h) => Some(Decision::deny(
-                    Layer::Constraint,
-                    format!(
-                        "agent `{id}` may reach only allowlisted hosts and `{h}` is not on its network-allowlist"
-                    ),
-                )),
-                None => Some(Decision::deny(
-                    Layer::Constraint,
-                    format!(
-                        "agent `{id}` may reach only allowlisted hosts and `{name}` names no host"
-                    ),
-                )),
+        NetworkMode::AllowlistOnly => match host {
+            Some(h)
+                if agent
+                    .network_allowlist
+                    .iter()
+                    .any(|a| glob::matches(&a.to_ascii_lowercase(), &h)) =>
+            {
+                None
             }
-        }
+            Some(h) => Some(Decision::deny(
+                Layer::Constraint,
+                format!(
+                    "agent `{id}` may reach only allowlisted hosts and `{h}` is not on its network-allowlist"
+                ),
+            )),
+            None => Some(Decision::deny(
+                Layer::Constraint,
+                format!("agent `{id}` may reach only allowlisted hosts and `{name}` names no host"),
+            )),
+        },
     }
+}
+
+/// Whether a clone's specifier is a URL git would read as one (a scheme,
+/// or scp-like `[user@]host:path`), not a bare remote name.
+fn is_url(text: &str) -> bool {
+    text.contains("://") || text.split_once(':').is_some_and(|(h, _)| !h.contains('/'))
 }
 
 /// The host of a URL-ish specifier (`scheme://[user@]host[:port]/...` or

@@ -87,6 +87,12 @@ pub struct Call<'a> {
     pub tool: ToolFacts<'a>,
     pub specifier: Option<&'a str>,
     pub resolved_path: Option<&'a str>,
+    /// The host a version-control call reaches over the network, as the
+    /// backend vetted it: a clone's URL host, a fetch's or push's remote
+    /// as resolved from the repository when the call was prepared. `None`
+    /// when unknown (a clone's is then read from its specifier; a fetch
+    /// or push names only a remote, which says nothing about its host).
+    pub remote_host: Option<&'a str>,
     /// Who signed in behind the call (OAuth), for principal rules.
     pub principal: Option<crate::PrincipalFacts<'a>>,
 }

@@ -105,6 +105,15 @@ impl VcsOp {
         }
     }
 
+    /// Whether the operation talks to a remote (the network sub-constraint
+    /// judges it as it judges web tools).
+    pub fn reaches_remote(self) -> bool {
+        matches!(
+            self,
+            VcsOp::Fetch | VcsOp::FetchAllowlisted | VcsOp::Push | VcsOp::ForcePush
+        )
+    }
+
     /// Why a force push always needs a person.
     pub(crate) fn breaker(self) -> Option<&'static str> {
         (self == VcsOp::ForcePush)

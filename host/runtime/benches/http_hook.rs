@@ -160,6 +160,7 @@ fn main() {
                     events: None,
                     paths: None,
                     cwd: None,
+                    remote: None,
                 })
                 .await;
             assert!(e.is_ok(), "{e:?}");

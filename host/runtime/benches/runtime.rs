@@ -92,6 +92,7 @@ fn trivial_call(b: divan::Bencher, pooling: bool) {
             events: None,
             paths: None,
             cwd: None,
+            remote: None,
         }))
     });
 }
@@ -128,6 +129,7 @@ fn fs_read(b: divan::Bencher, content: &str) {
             events: None,
             paths: None,
             cwd: None,
+            remote: None,
         }));
         assert!(e.is_ok());
     });

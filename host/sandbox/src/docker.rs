@@ -179,14 +179,11 @@ impl Docker {
         }
     }
 
-    /// Creates and starts a container for `spec`, installing its egress
-    /// firewall before returning. A container that cannot be fully set up
-    /// is removed, never returned.
-    pub async fn start(&self, spec: &ContainerSpec) -> Result<String, SandboxError> {
-        let body = create_body(spec);
+    /// Creates (does not start) a container for `spec`; its id.
+    async fn create(&self, spec: &ContainerSpec) -> Result<String, SandboxError> {
         let created = self
             .docker
-            .create_container(None, body)
+            .create_container(None, create_body(spec))
             .await
             .map_err(|e| {
                 if is_not_found(&e) {
@@ -197,7 +194,14 @@ impl Docker {
                     docker_err("create a container")(e)
                 }
             })?;
-        let id = created.id;
+        Ok(created.id)
+    }
+
+    /// Creates and starts a container for `spec`, installing its egress
+    /// firewall before returning. A container that cannot be fully set up
+    /// is removed, never returned.
+    pub async fn start(&self, spec: &ContainerSpec) -> Result<String, SandboxError> {
+        let id = self.create(spec).await?;
         let setup = async {
             self.docker
                 .start_container(&id, None)
@@ -331,34 +335,12 @@ impl Docker {
             container: target.to_owned(),
             reason,
         };
-        let labels: HashMap<String, String> = spec
-            .labels
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .chain([("warden.role".to_owned(), "firewall".to_owned())])
-            .collect();
-        let body = ContainerCreateBody {
-            image: Some(spec.image.clone()),
-            user: Some("0:0".into()),
-            cmd: Some(vec!["/bin/sh".into(), "-c".into(), script.to_owned()]),
-            labels: Some(labels),
-            host_config: Some(HostConfig {
-                network_mode: Some(format!("container:{target}")),
-                cap_drop: Some(vec!["ALL".into()]),
-                cap_add: Some(vec!["NET_ADMIN".into(), "NET_RAW".into()]),
-                security_opt: Some(vec!["no-new-privileges".into()]),
-                readonly_rootfs: Some(true),
-                tmpfs: Some(HashMap::from([
-                    ("/run".to_owned(), "rw,size=1m".to_owned()),
-                    ("/tmp".to_owned(), "rw,size=1m".to_owned()),
-                ])),
-                pids_limit: Some(16),
-                memory: Some(64 << 20),
-                privileged: Some(false),
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
+        let body = firewall_body(
+            target,
+            spec,
+            "firewall",
+            vec!["/bin/sh".into(), "-c".into(), script.to_owned()],
+        );
         let id = self
             .docker
             .create_container(None, body)
@@ -386,6 +368,96 @@ impl Docker {
         .await;
         let _ = self.remove(&id).await;
         result
+    }
+
+    /// Creates and starts a standby for `spec` (whose network must be an
+    /// allowlist without rules): the container, and beside it, sharing its
+    /// network namespace, an idle holder with only CAP_NET_ADMIN that
+    /// installs the default-drop fence with no grants before this returns
+    /// and adds the grants later ([`Docker::fence`]). Returns the
+    /// container's id and the holder's. Nothing half set up is returned.
+    pub async fn start_standby(
+        &self,
+        spec: &ContainerSpec,
+    ) -> Result<(String, String), SandboxError> {
+        if spec.network != Network::Allowlist(Vec::new()) {
+            return Err(SandboxError::Grant {
+                reason: "a standby starts with an allowlist of no rules".into(),
+            });
+        }
+        let id = self.create(spec).await?;
+        let mut holder = None;
+        let setup = async {
+            self.docker
+                .start_container(&id, None)
+                .await
+                .map_err(docker_err("start a container"))?;
+            let body = firewall_body(
+                &id,
+                spec,
+                "fence",
+                vec!["/bin/sleep".into(), "2147483647".into()],
+            );
+            let h = self
+                .docker
+                .create_container(None, body)
+                .await
+                .map_err(docker_err("create a fence holder"))?
+                .id;
+            holder = Some(h.clone());
+            self.docker
+                .start_container(&h, None)
+                .await
+                .map_err(docker_err("start a fence holder"))?;
+            self.fence_script(&h, &crate::egress::firewall_script(&[]))
+                .await?;
+            Ok::<String, SandboxError>(h)
+        };
+        match setup.await {
+            Ok(h) => Ok((id, h)),
+            Err(e) => {
+                if let Some(h) = holder {
+                    let _ = self.remove(&h).await;
+                }
+                let _ = self.remove(&id).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Adds `rules` to the fence `holder` keeps (a standby's, see
+    /// [`Docker::start_standby`]).
+    pub async fn fence(
+        &self,
+        holder: &str,
+        rules: &[crate::spec::EgressRule],
+    ) -> Result<(), SandboxError> {
+        self.fence_script(holder, &crate::egress::grant_script(rules))
+            .await
+    }
+
+    /// Runs a firewall script as root in a fence holder; any failure is
+    /// an error.
+    async fn fence_script(&self, holder: &str, script: &str) -> Result<(), SandboxError> {
+        let req = ExecRequest {
+            argv: vec!["/bin/sh".into(), "-c".into(), script.to_owned()],
+            user: Some("0:0".into()),
+            deadline: Some(Instant::now() + Duration::from_secs(30)),
+            max_bytes: 8 << 10,
+            ..ExecRequest::default()
+        };
+        let out = self.exec(holder, &req).await?;
+        if out.exit_code == Some(0) {
+            return Ok(());
+        }
+        Err(SandboxError::Firewall {
+            container: holder.to_owned(),
+            reason: format!(
+                "exit code {:?}: {}",
+                out.exit_code,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        })
     }
 
     async fn logs(&self, id: &str) -> String {
@@ -601,6 +673,45 @@ fn first_host(subnet: &str) -> Option<IpAddr> {
     match addr.parse::<IpAddr>().ok()? {
         IpAddr::V4(v4) => Some(IpAddr::V4((u32::from(v4) + 1).into())),
         IpAddr::V6(v6) => Some(IpAddr::V6((u128::from(v6) + 1).into())),
+    }
+}
+
+/// A container in `target`'s network namespace holding only
+/// CAP_NET_ADMIN (and NET_RAW, which iptables needs), running `cmd` as
+/// root on a read-only root file system, labelled with `role`.
+fn firewall_body(
+    target: &str,
+    spec: &ContainerSpec,
+    role: &str,
+    cmd: Vec<String>,
+) -> ContainerCreateBody {
+    let labels: HashMap<String, String> = spec
+        .labels
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .chain([("warden.role".to_owned(), role.to_owned())])
+        .collect();
+    ContainerCreateBody {
+        image: Some(spec.image.clone()),
+        user: Some("0:0".into()),
+        cmd: Some(cmd),
+        labels: Some(labels),
+        host_config: Some(HostConfig {
+            network_mode: Some(format!("container:{target}")),
+            cap_drop: Some(vec!["ALL".into()]),
+            cap_add: Some(vec!["NET_ADMIN".into(), "NET_RAW".into()]),
+            security_opt: Some(vec!["no-new-privileges".into()]),
+            readonly_rootfs: Some(true),
+            tmpfs: Some(HashMap::from([
+                ("/run".to_owned(), "rw,size=1m".to_owned()),
+                ("/tmp".to_owned(), "rw,size=1m".to_owned()),
+            ])),
+            pids_limit: Some(16),
+            memory: Some(64 << 20),
+            privileged: Some(false),
+            ..Default::default()
+        }),
+        ..Default::default()
     }
 }
 

@@ -25,7 +25,7 @@ use crate::spec::EgressRule;
 /// the script, and the caller then refuses to run the call.
 pub fn firewall_script(rules: &[EgressRule]) -> String {
     let mut s = head();
-    grants(&mut s, rules);
+    grants(&mut s, rules, "-A OUTPUT");
     for v in ["$V4", "$V6"] {
         let _ = writeln!(s, "{v} -A OUTPUT -p tcp -j REJECT --reject-with tcp-reset");
         let _ = writeln!(s, "{v} -A OUTPUT -j REJECT");
@@ -42,7 +42,7 @@ pub fn firewall_script(rules: &[EgressRule]) -> String {
 /// rejected, as for WASM tools.
 pub fn public_script(rules: &[EgressRule]) -> String {
     let mut s = head();
-    grants(&mut s, rules);
+    grants(&mut s, rules, "-A OUTPUT");
     s.push_str(
         "for ns in $(awk '/^nameserver/ { print $2 }' /etc/resolv.conf); do\n\
          \x20 case \"$ns\" in *:*) v=$V6 ;; *) v=$V4 ;; esac\n\
@@ -59,14 +59,30 @@ pub fn public_script(rules: &[EgressRule]) -> String {
     s
 }
 
-/// Default-drop in both directions, loopback and replies accepted.
-fn head() -> String {
-    let mut s = String::from(
+/// The grants of a network operation, added at use time to a standby
+/// container fenced by [`firewall_script`] with no grants (see
+/// [`crate::sandbox`]'s standby): each inserted at the top of OUTPUT,
+/// so ahead of the final reject. Nothing is removed or loosened.
+pub fn grant_script(rules: &[EgressRule]) -> String {
+    let mut s = pick();
+    grants(&mut s, rules, "-I OUTPUT 1");
+    s
+}
+
+/// The tools: the nftables-backed ones when they work in the namespace,
+/// the legacy ones otherwise.
+fn pick() -> String {
+    String::from(
         "set -eu\n\
          pick() { if $1 -S >/dev/null 2>&1; then echo $1; else echo $2; fi; }\n\
          V4=$(pick iptables iptables-legacy)\n\
          V6=$(pick ip6tables ip6tables-legacy)\n",
-    );
+    )
+}
+
+/// Default-drop in both directions, loopback and replies accepted.
+fn head() -> String {
+    let mut s = pick();
     for v in ["$V4", "$V6"] {
         let _ = writeln!(s, "{v} -P OUTPUT DROP");
         let _ = writeln!(s, "{v} -P INPUT DROP");
@@ -85,7 +101,7 @@ fn head() -> String {
 }
 
 /// TCP to each granted address (and port).
-fn grants(s: &mut String, rules: &[EgressRule]) {
+fn grants(s: &mut String, rules: &[EgressRule], chain: &str) {
     for rule in rules {
         let v = if rule.net.addr.is_ipv4() {
             "$V4"
@@ -94,7 +110,7 @@ fn grants(s: &mut String, rules: &[EgressRule]) {
         };
         // Addresses and ports are typed values: nothing here comes from a
         // string a caller could shape into shell syntax.
-        let _ = write!(s, "{v} -A OUTPUT -p tcp -d {}", rule.net);
+        let _ = write!(s, "{v} {chain} -p tcp -d {}", rule.net);
         if let Some(port) = rule.port {
             let _ = write!(s, " --dport {port}");
         }
@@ -135,6 +151,21 @@ mod tests {
         let reject = s.find("-j REJECT --reject-with tcp-reset").unwrap();
         assert!(accept < reject, "grants come before the final reject");
         assert!(!s.contains("--dport 53"), "no DNS");
+    }
+
+    #[test]
+    fn a_standby_gets_exactly_its_grants_ahead_of_the_reject() {
+        let rules = [EgressRule {
+            net: Cidr {
+                addr: "172.17.0.1".parse().unwrap(),
+                prefix: 32,
+            },
+            port: Some(8080),
+        }];
+        let s = grant_script(&rules);
+        assert!(s.contains("$V4 -I OUTPUT 1 -p tcp -d 172.17.0.1/32 --dport 8080 -j ACCEPT"));
+        assert_eq!(s.matches("-j ").count(), 1, "one grant, nothing else: {s}");
+        assert!(!s.contains("-P "), "the policies stay: {s}");
     }
 
     #[test]

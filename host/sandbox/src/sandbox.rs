@@ -19,6 +19,8 @@ use crate::spec::{
 };
 use crate::{SandboxConfig, SandboxError, Strategy};
 
+mod standby;
+
 /// One command to run for a call.
 #[derive(Debug, Clone)]
 pub struct RunRequest<'a> {
@@ -83,6 +85,8 @@ pub struct DockerSandbox {
     clock: Arc<dyn Clock>,
     /// One reaping pass at a time (the periodic one, or a caller's).
     reaping: tokio::sync::Mutex<()>,
+    /// Fenced containers made ahead for network operations.
+    standbys: standby::Standbys,
 }
 
 impl std::fmt::Debug for DockerSandbox {
@@ -129,6 +133,7 @@ impl DockerSandbox {
             closing: AtomicBool::new(false),
             clock,
             reaping: tokio::sync::Mutex::new(()),
+            standbys: standby::Standbys::default(),
         });
         let weak = Arc::downgrade(&sandbox);
         tokio::spawn(async move {
@@ -181,6 +186,10 @@ impl DockerSandbox {
         self.owned.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::SeqCst)
+    }
+
     async fn create(
         &self,
         kind: ImageKind,
@@ -189,7 +198,29 @@ impl DockerSandbox {
         paths: Option<&Arc<dyn PathGuard>>,
         scratch_mb: Option<u64>,
     ) -> Result<String, SandboxError> {
-        if self.closing.load(Ordering::SeqCst) {
+        let spec = self
+            .spec(kind, placement, grants, paths, scratch_mb)
+            .await?;
+        let id = self.docker.start(&spec).await?;
+        self.owned().insert(id.clone());
+        if self.is_closing() {
+            self.remove(&id).await;
+            return Err(SandboxError::ShuttingDown);
+        }
+        Ok(id)
+    }
+
+    /// The container spec for a call: its grants' mounts with the call's
+    /// denied paths masked, the names its grants mention resolved now.
+    async fn spec(
+        &self,
+        kind: ImageKind,
+        placement: &Placement,
+        grants: &Grants,
+        paths: Option<&Arc<dyn PathGuard>>,
+        scratch_mb: Option<u64>,
+    ) -> Result<crate::spec::ContainerSpec, SandboxError> {
+        if self.is_closing() {
             return Err(SandboxError::ShuttingDown);
         }
         let masks = match paths {
@@ -211,24 +242,17 @@ impl DockerSandbox {
             resolved: &resolved,
             masks: &masks,
         };
-        let spec = match scratch_mb {
+        match scratch_mb {
             Some(mb) => {
                 let config = SandboxConfig {
                     tmpfs_mb: mb,
                     memory_mb: self.config.memory_mb.saturating_add(mb),
                     ..self.config.clone()
                 };
-                container_spec(&input, grants, &config)?
+                container_spec(&input, grants, &config)
             }
-            None => container_spec(&input, grants, &self.config)?,
-        };
-        let id = self.docker.start(&spec).await?;
-        self.owned().insert(id.clone());
-        if self.closing.load(Ordering::SeqCst) {
-            self.remove(&id).await;
-            return Err(SandboxError::ShuttingDown);
+            None => container_spec(&input, grants, &self.config),
         }
-        Ok(id)
     }
 
     async fn remove(&self, id: &str) {
@@ -395,6 +419,22 @@ impl Sandbox for SharedSandbox {
                     this.release(&slot);
                     result
                 }
+                None if request.own_container => {
+                    let recipe = standby::Recipe {
+                        kind: request.kind,
+                        placement,
+                        grants: request.grants.clone(),
+                        paths: request.paths.clone(),
+                        scratch_mb: request.scratch_mb,
+                    };
+                    let (output, id) = this.run_fenced(recipe, &request).await?;
+                    Ok(RunOutput {
+                        output,
+                        container: id,
+                        strategy: Strategy::PerCall,
+                        cold: true,
+                    })
+                }
                 None => {
                     let id = this
                         .create(
@@ -402,7 +442,7 @@ impl Sandbox for SharedSandbox {
                             &placement,
                             request.grants,
                             request.paths.as_ref(),
-                            request.scratch_mb.filter(|_| request.own_container),
+                            None,
                         )
                         .await?;
                     let output = this.exec(&id, &request).await;
@@ -442,6 +482,8 @@ impl Sandbox for SharedSandbox {
                     this.remove(&id).await;
                 }
             }
+            this.discard_standbys().await;
+            this.settle().await;
             let left: Vec<String> = this.owned().iter().cloned().collect();
             for id in left {
                 this.remove(&id).await;

@@ -144,6 +144,7 @@ pub fn check(call: &DescribedCall, as_: &CheckedAs) -> Result<Decision, ServerEr
         },
         specifier: specifier.as_deref(),
         resolved_path: None,
+        remote_host: None,
         principal: None,
     };
     Ok(agent.decide(&described, &e))

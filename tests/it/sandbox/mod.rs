@@ -209,6 +209,17 @@ impl Rig {
             .collect()
     }
 
+    /// This agent's containers once finished calls' containers are
+    /// removed, besides the standbys kept ready for network operations
+    /// (in which nothing has run).
+    pub async fn containers_in_use(&self) -> Vec<String> {
+        self.sandbox.0.settle().await;
+        let standby = self.sandbox.0.standby_ids().await;
+        let mut left = self.containers().await;
+        left.retain(|id| !standby.contains(id));
+        left
+    }
+
     /// Shuts the sandbox down; nothing of this agent may remain.
     pub async fn done(self) {
         self.tools.shutdown().await;

@@ -39,6 +39,7 @@ fn call<'a>(name: &'a str, category: &'a str, action: &'a str, spec: &'a str) ->
         },
         specifier: Some(spec),
         resolved_path: None,
+        remote_host: None,
         principal: None,
     }
 }

@@ -35,6 +35,7 @@ fn call<'a>(tool: ToolFacts<'a>, spec: &'a str) -> Call<'a> {
         tool,
         specifier: Some(spec),
         resolved_path: None,
+        remote_host: None,
         principal: None,
     }
 }
@@ -162,6 +163,7 @@ fn tool_create_asks_in_every_mode_over_allow_all() {
             tool: create,
             specifier: None,
             resolved_path: None,
+            remote_host: None,
             principal: None,
         };
         let d = policy.decide(&c, &ENV);

@@ -24,6 +24,7 @@ fn call<'a>(facts: ToolFacts<'a>, spec: Option<&'a str>) -> Call<'a> {
         tool: facts,
         specifier: spec,
         resolved_path: None,
+        remote_host: None,
         principal: None,
     }
 }

@@ -159,6 +159,7 @@ fn check(category: &str, rule_specs: &[&str], calls: &[&str]) {
             },
             specifier: spec.copied(),
             resolved_path: None,
+            remote_host: None,
             principal: None,
         };
         let Ok(prepared) = Prepared::new(&call, &ENV) else {

@@ -31,6 +31,7 @@ fn decide(mode: Mode, facts: ToolFacts<'_>, spec: &str) -> Decision {
             tool: facts,
             specifier: Some(spec),
             resolved_path: None,
+            remote_host: None,
             principal: None,
         },
         &ENV,

@@ -55,7 +55,7 @@ pub fn git_operation(
     // A bad allowlist is refused when the sandbox starts; judged here
     // as if it allowlisted nothing.
     let policy = git::net_policy(git).unwrap_or_else(|_| warden_vcs::GitNetPolicy::new());
-    git::operation(tool, args, &policy)
+    git::operation(tool, args, &policy, None).map(|f| f.operation)
 }
 
 /// Where a command runs: the image, the grants the container is made
@@ -275,8 +275,13 @@ impl Backend for SandboxTools {
         warden_api::Isolation::Container
     }
 
-    fn vcs_operation(&self, tool: &str, args: &Value) -> Option<warden_api::VcsOperation> {
-        git::operation(tool, args, &self.git_policy)
+    fn vcs_operation(
+        &self,
+        tool: &str,
+        args: &Value,
+        grants: &warden_api::Grants,
+    ) -> Option<warden_api::VcsFacts> {
+        git::operation(tool, args, &self.git_policy, Some(grants))
     }
 
     fn invoke<'a>(&'a self, call: BackendCall<'a>) -> BoxFuture<'a, Envelope> {
@@ -308,9 +313,10 @@ pub(crate) fn arg<'a>(call: &'a BackendCall<'_>, name: &str) -> Result<&'a str, 
         .ok_or_else(|| Failure::args(format!("`{name}` is required")))
 }
 
-/// The workspace as the container sees it, and whether it is writable.
-pub(crate) fn workspace(call: &BackendCall<'_>) -> Option<(String, bool)> {
-    call.grants
+/// The workspace `grants` give, as the container sees it, and whether
+/// it is writable.
+pub(crate) fn workspace_of(grants: &warden_api::Grants) -> Option<(String, bool)> {
+    grants
         .fs
         .iter()
         .find(|g| g.access != FsAccess::None)
@@ -325,7 +331,16 @@ pub(crate) fn in_workspace(
     rel: &str,
     write: bool,
 ) -> Result<String, Failure> {
-    let Some((root, writable)) = workspace(call) else {
+    in_workspace_of(call.grants, rel, write)
+}
+
+/// [`in_workspace`] under `grants`.
+pub(crate) fn in_workspace_of(
+    grants: &warden_api::Grants,
+    rel: &str,
+    write: bool,
+) -> Result<String, Failure> {
+    let Some((root, writable)) = workspace_of(grants) else {
         return Err(Failure::new(
             ErrorType::PermissionDenied,
             "no_workspace",

@@ -272,6 +272,7 @@ async fn grep_figures(
                     events: None,
                     paths: guarded.then_some(&guard),
                     cwd: None,
+                    remote: None,
                 })
                 .await;
             let took = started.elapsed();
@@ -354,6 +355,7 @@ fn decisions() -> Value {
             },
             specifier: Some(spec),
             resolved_path: None,
+            remote_host: None,
             principal: None,
         };
         let mut samples = Vec::with_capacity(20_000);

@@ -5,6 +5,7 @@
 //! a container can reach on the host).
 
 mod fixture;
+mod judged;
 mod local;
 mod protocols;
 mod remote;

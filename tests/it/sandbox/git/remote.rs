@@ -8,15 +8,17 @@ use std::sync::Arc;
 
 use serde_json::json;
 use warden_api::FsAccess;
-use warden_sandbox::{GitSettings, SandboxConfig, SandboxTools};
+use warden_sandbox::spec::AGENT_LABEL;
+use warden_sandbox::stdio_server::spec::ROLE_LABEL;
+use warden_sandbox::{ExecRequest, GitSettings, SandboxConfig, SandboxTools};
 
 use super::fixture::{self, Serve, Server, Stub};
 use crate::common::{data, error};
 use crate::sandbox::{Rig, rig_of};
 
-const NAME: &str = "git.test";
+pub(super) const NAME: &str = "git.test";
 
-async fn gateway() -> IpAddr {
+pub(super) async fn gateway() -> IpAddr {
     let probe = crate::sandbox::rig("git-gw", SandboxConfig::default()).await;
     let ip = probe.sandbox.0.docker().bridge_gateway().await.unwrap();
     probe.done().await;
@@ -25,7 +27,7 @@ async fn gateway() -> IpAddr {
 
 /// A rig whose git remotes resolve through `names` only; `git.test` is
 /// allowlisted and plain http accepted (the fixtures serve no TLS).
-async fn rig(name: &str, names: &[(&str, IpAddr)], quota_mb: u64) -> Rig {
+pub(super) async fn rig(name: &str, names: &[(&str, IpAddr)], quota_mb: u64) -> Rig {
     let git = GitSettings {
         allow_hosts: vec![NAME.to_owned()],
         insecure_http: true,
@@ -51,7 +53,7 @@ async fn rig_git(name: &str, names: &[(&str, IpAddr)], git: GitSettings) -> Rig 
 }
 
 /// A served bare repository made from `files` (in `root`, under `name.git`).
-fn served(root: &std::path::Path, name: &str, files: &[(&str, &str)]) {
+pub(super) fn served(root: &std::path::Path, name: &str, files: &[(&str, &str)]) {
     let src = root.join(format!("{name}-src"));
     fixture::repo(&src, files);
     fixture::bare(&src, &root.join(format!("{name}.git")));
@@ -79,7 +81,7 @@ async fn a_clone_reaches_the_server_only_through_the_pin() {
     );
     assert!(server.hits() > 0);
     assert!(
-        r.containers().await.len() <= 1,
+        r.containers_in_use().await.is_empty(),
         "the clone's own container is gone"
     );
 
@@ -187,6 +189,72 @@ async fn internal_addresses_are_refused_before_anything_connects() {
     r.done().await;
 }
 
+/// The container a clone gets ready for the next network operation is on
+/// the bridge but reaches nothing until a call's vetted address is added
+/// to its fence; it serves that one call and is gone.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_standby_reaches_nothing_before_its_call_and_serves_one_call() {
+    let gw = gateway().await;
+    let site = tempfile::tempdir().unwrap();
+    served(site.path(), "app", &[("a", "a\n")]);
+    let first = Server::start(gw, Serve::Files(site.path().to_owned()));
+    let second = Server::start(gw, Serve::Files(site.path().to_owned()));
+    let r = rig("git-standby", &[(NAME, gw)], 64).await;
+    let url = |s: &Server| format!("http://{NAME}:{}/app.git", s.addr.port());
+    data(
+        &r.call("git_clone", json!({"url": url(&first), "dest": "one"}))
+            .await,
+    );
+    assert!(r.containers_in_use().await.is_empty());
+    let standby = r.sandbox.0.standby_ids().await;
+    assert_eq!(standby.len(), 2, "a standby and its fence holder");
+    let main = r
+        .sandbox
+        .0
+        .docker()
+        .list_managed(&[(AGENT_LABEL, r.agent.as_str())])
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|c| standby.contains(&c.id) && !c.labels.contains_key(ROLE_LABEL))
+        .unwrap()
+        .id;
+
+    // What an agent's command in the standby could reach: nothing, not
+    // even the server the last clone used.
+    let before = first.hits();
+    let probe = ExecRequest {
+        argv: [
+            "git",
+            "ls-remote",
+            &format!("http://{gw}:{}/app.git", first.addr.port()),
+        ]
+        .map(String::from)
+        .to_vec(),
+        max_bytes: 1 << 16,
+        ..ExecRequest::default()
+    };
+    let out = r.sandbox.0.docker().exec(&main, &probe).await.unwrap();
+    assert_ne!(out.exit_code, Some(0), "{out:?}");
+    assert_eq!(first.hits(), before, "the fence held with no grants");
+
+    // The next clone runs there, reaching its own server.
+    data(
+        &r.call("git_clone", json!({"url": url(&second), "dest": "two"}))
+            .await,
+    );
+    assert!(second.hits() > 0);
+    assert!(r.dir.path().join("two/a").exists());
+    let left = r.containers_in_use().await;
+    assert!(left.is_empty(), "{left:?}");
+    let now = r.containers().await;
+    assert!(
+        standby.iter().all(|id| !now.contains(id)),
+        "the standby served one call and is gone"
+    );
+    r.done().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn redirects_and_submodules_reach_no_second_server() {
     let gw = gateway().await;
@@ -279,7 +347,7 @@ async fn a_clone_past_the_quota_stops_and_leaves_nothing() {
         "nothing reached the workspace"
     );
     assert!(
-        r.containers().await.is_empty(),
+        r.containers_in_use().await.is_empty(),
         "the clone's container is gone"
     );
     r.done().await;
@@ -421,7 +489,7 @@ async fn a_clone_past_its_deadline_is_killed_and_leaves_nothing() {
     assert!(server.hits() > 0);
     assert!(!r.dir.path().join("app").exists());
     assert!(
-        r.containers().await.is_empty(),
+        r.containers_in_use().await.is_empty(),
         "the clone's container is gone"
     );
     r.done().await;

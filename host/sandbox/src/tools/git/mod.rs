@@ -28,19 +28,31 @@ pub use dns::SystemDns;
 pub(super) use remote::net_policy;
 
 use serde_json::Value;
-use warden_api::{BackendCall, VcsOperation};
+use warden_api::{BackendCall, Grants, VcsFacts, VcsOperation};
 use warden_vcs::{GitNetPolicy, parse_git_url_with};
 
 use super::{Outcome, SandboxTools};
 
 /// What a call of git tool `tool` with `args` does to a repository (the
-/// git level and the force-push breaker judge it). `None` for other tools.
-/// A clone whose URL passes the validator and names a host `git` (from
-/// `[sandbox.git] allow-hosts`) allowlists is a
-/// [`VcsOperation::FetchAllowlisted`]; the clone itself vets that same URL.
-pub(super) fn operation(tool: &str, args: &Value, git: &GitNetPolicy) -> Option<VcsOperation> {
+/// git level, the network sub-constraint and the force-push breaker judge
+/// it), and the remote it reaches. `None` for other tools.
+///
+/// A clone's remote is its URL; a fetch's or push's is read now, when the
+/// call is prepared, from the repository's config under `grants` (after
+/// the config check: nothing rewrites it), and the call later reaches
+/// exactly that URL or is refused ([`remote`]). A clone or fetch whose
+/// URL passes the validator and names a host `git` (from `[sandbox.git]
+/// allow-hosts`) allowlists is a [`VcsOperation::FetchAllowlisted`].
+/// Without `grants` (a described call) a fetch's or push's remote is
+/// unknown and a fetch is judged as from anywhere.
+pub(super) fn operation(
+    tool: &str,
+    args: &Value,
+    git: &GitNetPolicy,
+    grants: Option<&Grants>,
+) -> Option<VcsFacts> {
     use VcsOperation::*;
-    Some(match tool {
+    let op = match tool {
         "git_status" | "git_log" | "git_diff" | "git_show" => Read,
         "git_branch" => match args.get("op").and_then(Value::as_str) {
             Some("list") => Read,
@@ -50,19 +62,59 @@ pub(super) fn operation(tool: &str, args: &Value, git: &GitNetPolicy) -> Option<
         },
         "git_commit" => Commit,
         "git_restore" | "git_reset" => Discard,
-        "git_clone" => match args.get("url").and_then(Value::as_str) {
-            Some(url) if parse_git_url_with(url, git).is_ok_and(|u| git.allows_host(u.host())) => {
-                FetchAllowlisted
-            }
-            _ => Fetch,
-        },
-        "git_fetch" => Fetch,
-        "git_push" => match args.get("force") {
-            Some(Value::Bool(false)) | None => Push,
-            _ => ForcePush,
-        },
+        "git_clone" => {
+            let url = args.get("url").and_then(Value::as_str);
+            return Some(fetch(url.map(str::to_owned), git));
+        }
+        "git_fetch" => return Some(fetch(configured(args, grants), git)),
+        "git_push" => {
+            let op = match args.get("force") {
+                Some(Value::Bool(false)) | None => Push,
+                _ => ForcePush,
+            };
+            return Some(with_remote(op, configured(args, grants), git));
+        }
         _ => return None,
-    })
+    };
+    Some(VcsFacts::local(op))
+}
+
+/// A clone or fetch from `url`: from an allowlisted host or not.
+fn fetch(url: Option<String>, git: &GitNetPolicy) -> VcsFacts {
+    let allowlisted = url
+        .as_deref()
+        .and_then(|u| parse_git_url_with(u, git).ok())
+        .is_some_and(|u| git.allows_host(u.host()));
+    let op = if allowlisted {
+        VcsOperation::FetchAllowlisted
+    } else {
+        VcsOperation::Fetch
+    };
+    with_remote(op, url, git)
+}
+
+/// `op` reaching `url` when it passes the validator (canonical form and
+/// host); else reaching nothing known.
+fn with_remote(op: VcsOperation, url: Option<String>, git: &GitNetPolicy) -> VcsFacts {
+    match url.as_deref().map(|u| parse_git_url_with(u, git)) {
+        Some(Ok(url)) => VcsFacts {
+            operation: op,
+            remote: Some(url.to_string()),
+            remote_host: Some(url.host_text()),
+        },
+        _ => VcsFacts::local(op),
+    }
+}
+
+/// The URL the repository `args` name configures for its `remote`, read
+/// host-side after the config check; `None` when anything is amiss (the
+/// call itself then reports it).
+fn configured(args: &Value, grants: Option<&Grants>) -> Option<String> {
+    let rel = args.get("repo").and_then(Value::as_str);
+    let remote = args.get("remote").and_then(Value::as_str)?;
+    let repo = repo::Repo::in_grants(grants?, rel, false).ok()?;
+    let config = repo.check().ok()?;
+    repo::Repo::remote_url(&config, remote)
 }
 
 /// Runs one git tool call.

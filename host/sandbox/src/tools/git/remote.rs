@@ -111,7 +111,8 @@ pub(super) async fn push(tools: &SandboxTools, call: &BackendCall<'_>) -> Outcom
 }
 
 /// The URL git would use for `remote`, read after the config check (so no
-/// `insteadOf` rewrote it), then vetted like a clone's.
+/// `insteadOf` rewrote it), the one the decision judged, then vetted like
+/// a clone's.
 async fn remote_url(
     tools: &SandboxTools,
     call: &BackendCall<'_>,
@@ -124,6 +125,22 @@ async fn remote_url(
     let out = git(tools, call, repo, &op).await?;
     let url = text(&out.stdout);
     let url = parse(tools, url.trim())?;
+    // The decision judged the remote as the repository named it when the
+    // call was prepared; a repository edited since (by the agent's file
+    // tools, or a call running beside this one) must not send the call
+    // elsewhere.
+    if let Some(judged) = call.remote
+        && url.to_string() != judged
+    {
+        return Err(Failure::new(
+            ErrorType::PermissionDenied,
+            "remote_changed",
+            format!(
+                "remote `{remote}` points at `{url}` now, not at `{judged}`, the URL this call was \
+                 judged for; nothing was fetched or pushed. Call again to have the new URL judged"
+            ),
+        ));
+    }
     vetted(tools, &url).await
 }
 

@@ -12,10 +12,10 @@
 
 use std::path::PathBuf;
 
-use warden_api::{BackendCall, ErrorType, FsAccess};
+use warden_api::{BackendCall, ErrorType, FsAccess, Grants};
 use warden_vcs::{ConfigCheck, RepoConfig, Workspace};
 
-use crate::tools::{Failure, in_workspace};
+use crate::tools::{Failure, in_workspace_of};
 
 /// A repository inside the call's workspace grant.
 #[derive(Debug, Clone)]
@@ -32,8 +32,12 @@ impl Repo {
     /// The repository at workspace-relative `rel` (the workspace itself
     /// when `None`); `write` needs a read-write grant.
     pub fn at(call: &BackendCall<'_>, rel: Option<&str>, write: bool) -> Result<Repo, Failure> {
-        let grant = call
-            .grants
+        Repo::in_grants(call.grants, rel, write)
+    }
+
+    /// [`Repo::at`] under `grants`.
+    pub fn in_grants(grants: &Grants, rel: Option<&str>, write: bool) -> Result<Repo, Failure> {
+        let grant = grants
             .fs
             .iter()
             .find(|g| g.access != FsAccess::None)
@@ -55,7 +59,10 @@ impl Repo {
             ));
         }
         let (guest, host) = match rel.filter(|r| *r != ".") {
-            Some(rel) => (in_workspace(call, rel, false)?, grant.host_path.join(rel)),
+            Some(rel) => (
+                in_workspace_of(grants, rel, false)?,
+                grant.host_path.join(rel),
+            ),
             None => (
                 grant.guest_path.trim_end_matches('/').to_owned(),
                 grant.host_path.clone(),
@@ -93,6 +100,17 @@ impl Repo {
                     e.to_string(),
                 )
             })
+    }
+
+    /// The URL the checked config names for `remote` (its first
+    /// `remote.<name>.url`, as `git ls-remote --get-url` reads it once
+    /// the config passed the allowlist: no `insteadOf` rewrites it).
+    pub fn remote_url(config: &RepoConfig, remote: &str) -> Option<String> {
+        config
+            .values("remote", Some(remote), "url")
+            .next()
+            .flatten()
+            .map(str::to_owned)
     }
 
     /// Where git runs; commits are made as the agent unless the
