@@ -24,6 +24,7 @@ mod builder;
 mod cases;
 mod derive;
 mod error;
+mod judge;
 mod schema;
 mod signature;
 mod state;
@@ -41,6 +42,7 @@ pub use derive::{
     CapabilityRule, DeriveFrom, Derived, FsGrant, FsMode, Network, Sandbox, ToolLimits, derive,
 };
 pub use error::{BlueprintError, TransitionError};
+pub use judge::{NegativeCase, Observed, judge, negative_cases};
 pub use signature::{CapabilitySig, SignatureError};
 pub use state::State;
 
