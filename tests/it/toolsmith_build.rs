@@ -14,6 +14,8 @@ use warden_sandbox::builder::{
 };
 use warden_sandbox::spec::Network;
 use warden_sandbox::{ExecRequest, SandboxConfig};
+use warden_server::toolsmith::check_component;
+use warden_toolsmith::{Derived, Sandbox};
 
 /// The smallest useful generated tool: `gen_text_count`.
 pub const WORD_COUNT: &str = r#"#[warden_sdk::plugin(name = "gen_text")]
@@ -149,6 +151,37 @@ async fn ts_builder_isolation_and_reproducible_builds() {
         first.wasm.len(),
         first.sha256
     );
+
+    // The validation gate's first checks, on the real component.
+    let runtime = crate::common::runtime();
+    let derived = Derived {
+        name: "gen_text_count".into(),
+        capability: "text:count".into(),
+        category: "analytics".into(),
+        action_type: "code:read".into(),
+        grants: Sandbox::default(),
+        side_effect: false,
+    };
+    let plugin = check_component(&runtime, &first.wasm, &derived, &|_| false)
+        .await
+        .unwrap_or_else(|e| panic!("the built component passes: {e}"));
+    assert_eq!(plugin.manifest().tools[0].name.as_str(), "gen_text_count");
+    let renamed = Derived {
+        name: "gen_text_words".into(),
+        ..derived.clone()
+    };
+    let err = check_component(&runtime, &first.wasm, &renamed, &|_| false)
+        .await
+        .unwrap_err();
+    assert!(err.contains("named `gen_text_words`"), "{err}");
+    let err = check_component(&runtime, &first.wasm, &derived, &|n| n == "gen_text_count")
+        .await
+        .unwrap_err();
+    assert!(err.contains("already the name"), "{err}");
+    let err = check_component(&runtime, b"\0asm\x01\0\0\0", &derived, &|_| false)
+        .await
+        .unwrap_err();
+    assert!(err.contains("linker"), "{err}");
 
     // A compile error is a failure with rustc's words, and no component.
     let broken = WORD_COUNT.replace("split_whitespace", "split_whitespacee");

@@ -22,8 +22,10 @@ use warden_toolsmith::{Binding, Blueprint, DeriveFrom, Derived, Limits, State};
 use crate::gaps::ToolsmithConfig;
 
 mod builder;
+mod component;
 use crate::{Config, ServerError};
 pub use builder::{builder_digest, builder_recipe};
+pub use component::{check_component, fits_grants, identity};
 
 /// The blueprints of one store under one configuration.
 pub struct Toolsmith {
