@@ -20,10 +20,11 @@ use warden_store::{BlueprintMove, NewBlueprint, Store, StoreError, StoredBluepri
 use warden_toolsmith::{Binding, Blueprint, DeriveFrom, Derived, Limits, State};
 
 use crate::gaps::ToolsmithConfig;
+use crate::{Config, ServerError};
 
 mod builder;
 mod component;
-use crate::{Config, ServerError};
+
 pub use builder::{builder_digest, builder_recipe};
 pub use component::{check_component, fits_grants, identity};
 
