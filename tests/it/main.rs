@@ -35,6 +35,7 @@ mod server;
 mod specifiers;
 mod store;
 mod tool_create;
+mod toolsmith_build;
 mod vcs_gate;
 mod wire;
 

@@ -12,9 +12,9 @@ use bollard::container::LogOutput;
 use bollard::exec::{StartExecOptions, StartExecResults};
 use bollard::models::{ContainerCreateBody, ExecConfig, HostConfig};
 use bollard::query_parameters::{
-    AttachContainerOptionsBuilder, CreateImageOptionsBuilder, ListContainersOptionsBuilder,
-    RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder, StopContainerOptionsBuilder,
-    TagImageOptionsBuilder,
+    AttachContainerOptionsBuilder, CommitContainerOptionsBuilder, CreateImageOptionsBuilder,
+    ListContainersOptionsBuilder, RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder,
+    StopContainerOptionsBuilder, TagImageOptionsBuilder, UploadToContainerOptionsBuilder,
 };
 use futures_util::{Stream, StreamExt};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
@@ -177,6 +177,58 @@ impl Docker {
             Err(e) if is_not_found(&e) => Ok(()),
             Err(e) => Err(docker_err("remove an image")(e)),
         }
+    }
+
+    /// Creates a container of `image` that is never started: a place to
+    /// upload files into and commit as a new image. Returns its id.
+    pub async fn create_stopped(&self, image: &str) -> Result<String, SandboxError> {
+        let body = ContainerCreateBody {
+            image: Some(image.to_owned()),
+            cmd: Some(vec!["true".into()]),
+            network_disabled: Some(true),
+            host_config: Some(HostConfig {
+                network_mode: Some("none".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        match self.docker.create_container(None, body).await {
+            Ok(created) => Ok(created.id),
+            Err(e) if is_not_found(&e) => Err(SandboxError::ImageMissing {
+                image: image.to_owned(),
+            }),
+            Err(e) => Err(docker_err("create a container")(e)),
+        }
+    }
+
+    /// Unpacks a tar stream at `/` of a (stopped) container.
+    pub async fn upload_tar<S>(&self, id: &str, tar: S) -> Result<(), SandboxError>
+    where
+        S: Stream<Item = Result<bytes::Bytes, std::io::Error>> + Send + 'static,
+    {
+        let options = UploadToContainerOptionsBuilder::new().path("/").build();
+        self.docker
+            .upload_to_container(id, Some(options), bollard::body_try_stream(tar))
+            .await
+            .map_err(docker_err("upload files into a container"))
+    }
+
+    /// Commits a container's filesystem as image `repo:tag`; returns the
+    /// image id.
+    pub async fn commit(&self, id: &str, reference: &str) -> Result<String, SandboxError> {
+        let (repo, tag) = reference.rsplit_once(':').unwrap_or((reference, "latest"));
+        let options = CommitContainerOptionsBuilder::new()
+            .container(id)
+            .repo(repo)
+            .tag(tag)
+            .pause(false)
+            .build();
+        let committed = self
+            .docker
+            .commit_container(options, bollard::models::ContainerConfig::default())
+            .await
+            .map_err(docker_err("commit a container"))?;
+        Ok(committed.id)
     }
 
     /// Creates (does not start) a container for `spec`; its id.

@@ -8,12 +8,14 @@
 //! reconciliation of orphans, log shipping, the host-native tools that
 //! run in containers: `terminal_exec`, `code_run`, `browser_*`, `desktop_*`,
 //! and the containers of stdio MCP servers the bridge's `docker` runtime
-//! attaches to ([`stdio_server`]).
+//! attaches to ([`stdio_server`]), and the toolsmith's builder image and
+//! build containers ([`builder`]).
 //!
 //! Does not own: policy (the gate decides before a call gets here), the
 //! grants themselves (the operator's config), or any other tool category:
 //! if Docker is unavailable only these tools fail.
 
+pub mod builder;
 mod config;
 mod docker;
 pub mod egress;

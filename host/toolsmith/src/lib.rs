@@ -7,9 +7,12 @@
 //! strictly read and bounded); the facts the host derives from one
 //! (name, category, action type, grants, side effect); what a
 //! `tool:create` approval binds to; the lifecycle's legal moves; the
-//! builder's identity. The gap log and the blueprints themselves are
-//! durable state (the store), fed by the gate and the server. The
-//! builder, the validation gate and activation are not built yet.
+//! builder's identity (its recipe: toolchain, layout, and the
+//! `Cargo.toml`, lock file and cargo configuration the host writes). The
+//! gap log and the blueprints themselves are durable state (the store),
+//! fed by the gate and the server; the builder image and the build
+//! container are the sandbox crate's. The validation gate and activation
+//! are not built yet.
 //!
 //! Does not own: deciding whether a request is allowed (the gate and the
 //! policy), where gaps and blueprints are kept (the store), or digests
@@ -21,6 +24,7 @@ mod builder;
 mod cases;
 mod derive;
 mod error;
+mod judge;
 mod schema;
 mod signature;
 mod state;
@@ -30,11 +34,15 @@ pub use blueprint::{
     Blueprint, Body, Case, ErrorExpect, Expect, FieldExpect, Limits, MAX_CASES, MAX_SCHEMA_BYTES,
     MAX_TEXT, MAX_TITLE, MIN_CASES, OkExpect,
 };
-pub use builder::{CARGO_TOML, TARGET, TOOLCHAIN, builder_recipe};
+pub use builder::{
+    CARGO_CONFIG, CARGO_LOCK, CARGO_TOML, TARGET, TEMPLATE_LIB_RS, TOOLCHAIN, builder_recipe,
+    layout,
+};
 pub use derive::{
     CapabilityRule, DeriveFrom, Derived, FsGrant, FsMode, Network, Sandbox, ToolLimits, derive,
 };
 pub use error::{BlueprintError, TransitionError};
+pub use judge::{NegativeCase, Observed, judge, negative_cases};
 pub use signature::{CapabilitySig, SignatureError};
 pub use state::State;
 

@@ -298,3 +298,56 @@ fn builder_identity_covers_parent_and_files() {
     assert!(a.contains(TOOLCHAIN) && a.contains(TARGET) && a.contains("build = false"));
     assert_ne!(a, builder_recipe("sha256:other"));
 }
+
+fn case(expect: Value) -> Case {
+    serde_json::from_value(json!({"name": "c", "args": {}, "expect": expect})).unwrap()
+}
+
+#[test]
+fn a_success_needs_structured_content_valid_against_the_output_schema() {
+    let out = json!({"type": "object", "properties": {"words": {"type": "integer"}}, "required": ["words"]});
+    let ok = case(json!({"ok": {"fields": [{"pointer": "/words", "equals": 2}]}}));
+    assert_eq!(judge(&ok, Observed::Ok(&json!({"words": 2})), &out), Ok(()));
+    let text = judge(&ok, Observed::Ok(&json!("2 words")), &out).unwrap_err();
+    assert!(text.contains("no structuredContent"), "{text}");
+    let wrong = judge(&ok, Observed::Ok(&json!({"words": "two"})), &out).unwrap_err();
+    assert!(
+        wrong.contains("outputSchema") && wrong.contains("/words"),
+        "{wrong}"
+    );
+    let other = judge(&ok, Observed::Ok(&json!({"words": 3})), &out).unwrap_err();
+    assert!(other.contains("`/words` is 3"), "{other}");
+    // Even a case that expects nothing in particular holds the schema.
+    let any = case(json!({"ok": {}}));
+    assert!(judge(&any, Observed::Ok(&json!({})), &out).is_err());
+    assert!(judge(&any, Observed::Error("trapped"), &out).is_err());
+}
+
+#[test]
+fn an_error_case_passes_only_on_an_error() {
+    let out = json!({"type": "object"});
+    let err = case(json!({"error": {"contains": "text"}}));
+    assert_eq!(
+        judge(&err, Observed::Error("`text` is required"), &out),
+        Ok(())
+    );
+    assert!(judge(&err, Observed::Error("boom"), &out).is_err());
+    assert!(judge(&err, Observed::Ok(&json!({"words": 0})), &out).is_err());
+}
+
+#[test]
+fn host_negative_cases_are_rejected_by_the_input_schema() {
+    let input = json!({"type": "object", "properties": {"text": {"type": "string"}, "max": {"type": "integer"}}, "required": ["text"]});
+    let cases = negative_cases(&input, &json!({"text": "a b", "max": 3}));
+    let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["host: `text` missing", "host: `max` not of type integer"]
+    );
+    assert_eq!(cases[0].args, json!({"max": 3}));
+    assert_eq!(cases[1].args, json!({"text": "a b", "max": {}}));
+    let v = jsonschema::draft202012::new(&input).unwrap();
+    assert!(cases.iter().all(|c| !v.is_valid(&c.args)));
+    // A schema that accepts anything gets no negative case.
+    assert!(negative_cases(&json!({"type": "object"}), &json!({"a": 1})).is_empty());
+}

@@ -22,6 +22,12 @@ use warden_toolsmith::{Binding, Blueprint, DeriveFrom, Derived, Limits, State};
 use crate::gaps::ToolsmithConfig;
 use crate::{Config, ServerError};
 
+mod builder;
+mod component;
+
+pub use builder::{builder_digest, builder_recipe};
+pub use component::{check_component, fits_grants, identity};
+
 /// The blueprints of one store under one configuration.
 pub struct Toolsmith {
     store: Arc<dyn Store>,
@@ -57,13 +63,6 @@ pub struct BlueprintView {
     pub reason: Option<String>,
     pub created_ms: u64,
     pub expires_ms: u64,
-}
-
-/// The builder's identity: the digest of its image recipe, on top of the
-/// sandbox base image's recipe.
-pub fn builder_digest() -> String {
-    let parent = warden_sandbox::images::ImageKind::Base.recipe().digest();
-    warden_signing::sha256_digest(warden_toolsmith::builder_recipe(&parent).as_bytes())
 }
 
 fn text_digest(text: &str) -> String {
