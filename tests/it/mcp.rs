@@ -380,6 +380,7 @@ async fn http(host: &Host, tokens: Vec<(String, String)>) -> (String, Cancellati
         max_body_bytes: 64 << 10,
         sessions: None,
         oauth: None,
+        console: None,
     };
     let server = host.server.clone();
     let stop = shutdown.clone();
@@ -510,6 +511,7 @@ fn a_public_address_without_tokens_refuses_to_start() {
             max_body_bytes: 1 << 20,
             sessions: None,
             oauth: None,
+            console: None,
         };
         let err = warden_mcp::serve_http(
             host.server.clone(),
