@@ -836,3 +836,25 @@ fn create_body(spec: &ContainerSpec) -> ContainerCreateBody {
         ..Default::default()
     }
 }
+
+/// A reader (a child's stdout) as the chunked byte stream the engine's
+/// upload and import calls take, 256 KiB at a time.
+pub(crate) fn byte_stream<R>(
+    reader: R,
+) -> impl Stream<Item = Result<bytes::Bytes, std::io::Error>> + Send + 'static
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+{
+    use tokio::io::AsyncReadExt;
+    futures_util::stream::unfold(reader, |mut r| async move {
+        let mut buf = vec![0u8; 256 << 10];
+        match r.read(&mut buf).await {
+            Ok(0) => None,
+            Ok(n) => {
+                buf.truncate(n);
+                Some((Ok(bytes::Bytes::from(buf)), r))
+            }
+            Err(e) => Some((Err(e), r)),
+        }
+    })
+}

@@ -7,8 +7,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use futures_util::stream;
-use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
 use super::BuilderRecipe;
@@ -214,17 +212,7 @@ async fn upload(
         .stdout
         .take()
         .ok_or_else(|| fail("tar has no stdout".into()))?;
-    let body = stream::unfold(stdout, |mut r| async move {
-        let mut buf = vec![0u8; 256 << 10];
-        match r.read(&mut buf).await {
-            Ok(0) => None,
-            Ok(n) => {
-                buf.truncate(n);
-                Some((Ok(bytes::Bytes::from(buf)), r))
-            }
-            Err(e) => Some((Err(e), r)),
-        }
-    });
+    let body = crate::docker::byte_stream(stdout);
     let uploaded = docker.upload_tar(id, body).await;
     let output = tar
         .wait_with_output()

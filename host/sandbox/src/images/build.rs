@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use futures_util::stream;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
 use super::apt::debian_mirror;
@@ -373,17 +372,7 @@ impl Build<'_> {
             .stdout
             .take()
             .ok_or_else(|| self.fail("tar", "no stdout"))?;
-        let body = stream::unfold(stdout, |mut r| async move {
-            let mut buf = vec![0u8; 256 << 10];
-            match r.read(&mut buf).await {
-                Ok(0) => None,
-                Ok(n) => {
-                    buf.truncate(n);
-                    Some((Ok(bytes::Bytes::from(buf)), r))
-                }
-                Err(e) => Some((Err(e), r)),
-            }
-        });
+        let body = crate::docker::byte_stream(stdout);
         let imported = self.docker.import_rootfs(body).await;
         let status = tar
             .wait()
