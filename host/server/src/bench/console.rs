@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
 use super::failed;
@@ -32,16 +31,8 @@ struct Client {
 
 impl Client {
     async fn connect(authority: &str) -> Result<Client, ServerError> {
-        let stream = tokio::net::TcpStream::connect(authority)
-            .await
-            .map_err(fail)?;
-        stream.set_nodelay(true).map_err(fail)?;
-        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(fail)?;
-        tokio::spawn(connection);
         Ok(Client {
-            sender,
+            sender: super::mcp::connect(authority).await?,
             authority: authority.to_owned(),
         })
     }

@@ -417,6 +417,24 @@ pub(super) fn median_ms(samples: &mut [Duration]) -> f64 {
 }
 
 /// One keep-alive HTTP/1.1 connection speaking MCP to `/mcp`.
+/// An HTTP/1 connection to `authority` with Nagle off (small requests,
+/// one at a time), driven on its own task.
+pub(super) async fn connect(
+    authority: &str,
+) -> Result<hyper::client::conn::http1::SendRequest<Full<Bytes>>, ServerError> {
+    let stream = tokio::net::TcpStream::connect(authority)
+        .await
+        .map_err(io(format!("connecting to {authority}")))?;
+    stream
+        .set_nodelay(true)
+        .map_err(io("setting TCP_NODELAY"))?;
+    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(fail)?;
+    tokio::spawn(connection);
+    Ok(sender)
+}
+
 struct Http {
     sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
     authority: String,
@@ -425,18 +443,8 @@ struct Http {
 
 impl Http {
     async fn connect(authority: &str) -> Result<Http, ServerError> {
-        let stream = tokio::net::TcpStream::connect(authority)
-            .await
-            .map_err(io(format!("connecting to {authority}")))?;
-        stream
-            .set_nodelay(true)
-            .map_err(io("setting TCP_NODELAY"))?;
-        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(fail)?;
-        tokio::spawn(connection);
         Ok(Http {
-            sender,
+            sender: connect(authority).await?,
             authority: authority.to_owned(),
             session: None,
         })
