@@ -40,28 +40,17 @@ from pathlib import Path
 
 import httpx2
 import mcp.types as types
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
+from bearer import bearer_session, envelope
 from cdp import Browser
 from checks import Check, expect, print_failures
 
 
 @contextlib.asynccontextmanager
 async def connect(url: str, token: str):
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
-        async with streamable_http_client(url, http_client=http) as streams:
-            async with ClientSession(streams[0], streams[1]) as session:
-                await session.initialize()
-                yield session
-
-
-def envelope(result: types.CallToolResult) -> dict:
-    text = "".join(c.text for c in result.content if isinstance(c, types.TextContent))
-    try:
-        return json.loads(text)
-    except ValueError:
-        return {}
+    async with bearer_session(url, token) as session:
+        await session.initialize()
+        yield session
 
 
 def pending_id(result: types.CallToolResult, what: str) -> str:

@@ -16,17 +16,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import re
 import sys
 from urllib.parse import urlsplit
 
 import httpx2
-import mcp.types as types
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
+from bearer import bearer_session, envelope
 from checks import Check, expect, print_failures
 
 SCOPE = "mcp:tools"
@@ -84,20 +81,8 @@ async def refusals(args, http: httpx2.AsyncClient) -> None:
                f"{name}: the challenge names the scope and the metadata", params)
 
 
-@contextlib.asynccontextmanager
-async def connect(args, token: str):
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
-        async with streamable_http_client(args.url, http_client=http) as streams:
-            async with ClientSession(streams[0], streams[1]) as session:
-                yield session
-
-
-def envelope(result: types.CallToolResult) -> dict:
-    text = "".join(c.text for c in result.content if isinstance(c, types.TextContent))
-    try:
-        return json.loads(text)
-    except ValueError:
-        return {}
+def connect(args, token: str):
+    return bearer_session(args.url, token)
 
 
 async def sessions(args) -> None:
