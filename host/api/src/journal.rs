@@ -233,6 +233,10 @@ pub enum AuditEvent {
         blueprint_sha256: String,
         builder_sha256: Option<String>,
         grants_sha256: Option<String>,
+        /// The built component's digest, once there is one (absent from
+        /// older records, which hash as they did).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        component_sha256: Option<String>,
     },
 }
 

@@ -58,6 +58,19 @@ pub struct StoredBlueprint {
     pub created_ms: u64,
     pub updated_ms: u64,
     pub expires_ms: u64,
+    /// What the build and validation made of it (JSON: the component's
+    /// digest, the signed statement, the validation report), once built.
+    pub artifact: Option<String>,
+}
+
+/// A built component and what is known of it, stored with a move (the
+/// bytes are read back with `Store::blueprint_component`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlueprintArtifact {
+    /// JSON: digests, the signed statement, the validation report.
+    pub meta: String,
+    pub component_sha256: String,
+    pub component: Vec<u8>,
 }
 
 /// One move of a blueprint.
@@ -74,6 +87,9 @@ pub struct BlueprintMove {
     pub keep_approval: bool,
     pub builder_sha256: Option<String>,
     pub grants_sha256: Option<String>,
+    /// Kept with the move (replacing any kept before); `None` keeps what
+    /// is there.
+    pub artifact: Option<BlueprintArtifact>,
     pub at_ms: u64,
 }
 
@@ -82,7 +98,7 @@ pub struct BlueprintMove {
 macro_rules! blueprint_columns {
     () => {
         "id, name, capability, state, author, blueprint, blueprint_sha256, derived, approval, \
-         actor, reason, created_ms, updated_ms, expires_ms"
+         actor, reason, created_ms, updated_ms, expires_ms, artifact"
     };
 }
 pub(crate) use blueprint_columns;
@@ -98,6 +114,7 @@ pub(crate) fn proposed_event(id: u64, b: &NewBlueprint) -> AuditEvent {
         blueprint_sha256: b.blueprint_sha256.clone(),
         builder_sha256: None,
         grants_sha256: None,
+        component_sha256: None,
     }
 }
 
@@ -112,7 +129,18 @@ pub(crate) fn moved_event(stored: &StoredBlueprint, m: &BlueprintMove) -> AuditE
         blueprint_sha256: stored.blueprint_sha256.clone(),
         builder_sha256: m.builder_sha256.clone(),
         grants_sha256: m.grants_sha256.clone(),
+        component_sha256: m
+            .artifact
+            .as_ref()
+            .map(|a| a.component_sha256.clone())
+            .or_else(|| stored.artifact.as_deref().and_then(component_digest)),
     }
+}
+
+/// The component digest kept in an artifact's JSON.
+fn component_digest(meta: &str) -> Option<String> {
+    let meta: serde_json::Value = serde_json::from_str(meta).ok()?;
+    meta.get("component_sha256")?.as_str().map(str::to_owned)
 }
 
 fn row(r: &Row<'_>) -> rusqlite::Result<StoredBlueprint> {
@@ -131,6 +159,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<StoredBlueprint> {
         created_ms: r.get::<_, i64>(11)? as u64,
         updated_ms: r.get::<_, i64>(12)? as u64,
         expires_ms: r.get::<_, i64>(13)? as u64,
+        artifact: r.get(14)?,
     })
 }
 
@@ -182,43 +211,77 @@ impl SqliteStore {
         read_one(&self.conn(), id, "reading a blueprint")
     }
 
-    pub(crate) fn move_blueprint(&self, m: &BlueprintMove) -> Result<StoredBlueprint, StoreError> {
+    /// Every move in one transaction: all land or none does.
+    pub(crate) fn move_blueprints(
+        &self,
+        moves: &[BlueprintMove],
+    ) -> Result<Vec<StoredBlueprint>, StoreError> {
         let what = "moving a blueprint";
         let conn = self.conn();
         crate::tx::write(&conn, what, |conn| {
-            let stored = read_one(conn, m.id, what)?.ok_or(StoreError::NoSuchBlueprint(m.id))?;
-            if stored.state != m.from {
-                return Err(StoreError::BlueprintMoved {
-                    id: m.id,
-                    expected: m.from.clone(),
-                    actual: stored.state,
-                });
+            let mut moved = Vec::with_capacity(moves.len());
+            for m in moves {
+                moved.push(move_in(self, conn, m, what)?);
             }
-            let approval = if m.keep_approval {
-                stored.approval.clone()
-            } else {
-                m.approval.clone()
-            };
-            conn.prepare_cached(
-                "UPDATE blueprints SET state = ?2, approval = ?3, actor = ?4, reason = ?5, \
-                 updated_ms = ?6 WHERE id = ?1 AND state = ?7",
-            )
-            .and_then(|mut s| {
-                s.execute(params![
-                    ms(m.id),
-                    m.to,
-                    approval,
-                    m.actor,
-                    m.reason,
-                    ms(m.at_ms),
-                    m.from
-                ])
-            })
-            .map_err(StoreError::sql(what))?;
-            self.append_in(conn, &[Entry::new(&moved_event(&stored, m), m.at_ms)?])?;
-            read_one(conn, m.id, what)?.ok_or(StoreError::NoSuchBlueprint(m.id))
+            Ok(moved)
         })
     }
+
+    pub(crate) fn blueprint_component(&self, id: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        let what = "reading a built component";
+        self.conn()
+            .prepare_cached("SELECT component FROM blueprints WHERE id = ?1")
+            .and_then(|mut s| {
+                s.query_row(params![ms(id)], |r| r.get::<_, Option<Vec<u8>>>(0))
+                    .optional()
+            })
+            .map(Option::flatten)
+            .map_err(StoreError::sql(what))
+    }
+}
+
+fn move_in(
+    store: &SqliteStore,
+    conn: &rusqlite::Connection,
+    m: &BlueprintMove,
+    what: &'static str,
+) -> Result<StoredBlueprint, StoreError> {
+    let stored = read_one(conn, m.id, what)?.ok_or(StoreError::NoSuchBlueprint(m.id))?;
+    if stored.state != m.from {
+        return Err(StoreError::BlueprintMoved {
+            id: m.id,
+            expected: m.from.clone(),
+            actual: stored.state,
+        });
+    }
+    let approval = if m.keep_approval {
+        stored.approval.clone()
+    } else {
+        m.approval.clone()
+    };
+    conn.prepare_cached(
+        "UPDATE blueprints SET state = ?2, approval = ?3, actor = ?4, reason = ?5, \
+         updated_ms = ?6 WHERE id = ?1 AND state = ?7",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            ms(m.id),
+            m.to,
+            approval,
+            m.actor,
+            m.reason,
+            ms(m.at_ms),
+            m.from
+        ])
+    })
+    .map_err(StoreError::sql(what))?;
+    if let Some(a) = &m.artifact {
+        conn.prepare_cached("UPDATE blueprints SET artifact = ?2, component = ?3 WHERE id = ?1")
+            .and_then(|mut s| s.execute(params![ms(m.id), a.meta, a.component]))
+            .map_err(StoreError::sql(what))?;
+    }
+    store.append_in(conn, &[Entry::new(&moved_event(&stored, m), m.at_ms)?])?;
+    read_one(conn, m.id, what)?.ok_or(StoreError::NoSuchBlueprint(m.id))
 }
 
 fn read_one(

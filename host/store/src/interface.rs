@@ -150,7 +150,17 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Moves a blueprint from `from` to `to` (failing when it is not in
     /// `from`), audited with its digests in the same transaction. Which
     /// moves are legal is the caller's to check.
-    fn move_blueprint(&self, step: &BlueprintMove) -> Result<StoredBlueprint, StoreError>;
+    fn move_blueprint(&self, step: &BlueprintMove) -> Result<StoredBlueprint, StoreError> {
+        self.move_blueprints(std::slice::from_ref(step))?
+            .pop()
+            .ok_or(StoreError::NoSuchBlueprint(step.id))
+    }
+    /// Several moves in one transaction: all land or none does (an
+    /// activation that supersedes the version before it). A move with an
+    /// artifact keeps it (and the component's bytes) with the row.
+    fn move_blueprints(&self, steps: &[BlueprintMove]) -> Result<Vec<StoredBlueprint>, StoreError>;
+    /// The component built for blueprint `id`, if one was kept.
+    fn blueprint_component(&self, id: u64) -> Result<Option<Vec<u8>>, StoreError>;
 
     /// Keeps an MCP session's state (what its client's `initialize`
     /// said) until `expires_ms`, replacing any kept under `id`; clears

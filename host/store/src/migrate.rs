@@ -144,7 +144,14 @@ CREATE TABLE blueprints (
 CREATE INDEX blueprints_state ON blueprints (state, expires_ms);
 ";
 
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
+/// Version 9: what the toolsmith built of a blueprint: the component and
+/// its signed statement and validation report.
+const V9: &str = "
+ALTER TABLE blueprints ADD COLUMN artifact TEXT;
+ALTER TABLE blueprints ADD COLUMN component BLOB;
+";
+
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

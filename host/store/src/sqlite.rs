@@ -153,8 +153,12 @@ impl Store for SqliteStore {
         SqliteStore::blueprint(self, id)
     }
 
-    fn move_blueprint(&self, step: &BlueprintMove) -> Result<StoredBlueprint, StoreError> {
-        SqliteStore::move_blueprint(self, step)
+    fn move_blueprints(&self, steps: &[BlueprintMove]) -> Result<Vec<StoredBlueprint>, StoreError> {
+        SqliteStore::move_blueprints(self, steps)
+    }
+
+    fn blueprint_component(&self, id: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        SqliteStore::blueprint_component(self, id)
     }
 
     fn put_session(

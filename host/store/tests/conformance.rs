@@ -772,6 +772,7 @@ fn step(id: u64, from: &str, to: &str) -> BlueprintMove {
         keep_approval: false,
         builder_sha256: Some("sha256:builder".into()),
         grants_sha256: Some("sha256:grants".into()),
+        artifact: None,
         at_ms: 2_000,
     }
 }
@@ -841,6 +842,65 @@ fn blueprints_move_only_from_where_they_stand(backend: Backend) {
         .expect("the chain verifies");
 }
 
+/// An activation that supersedes the version before it is one
+/// transaction: when one move cannot land, neither does; a move with an
+/// artifact keeps the component and its digest goes on the record.
+fn blueprint_moves_land_together_with_their_artifact(backend: Backend) {
+    let place = Place::new(backend);
+    let store = place.open("host");
+    let old = store.add_blueprint(&blueprint("gen_words_count")).unwrap();
+    let new = store.add_blueprint(&blueprint("gen_words_count")).unwrap();
+    assert_eq!(store.blueprint_component(new.id).unwrap(), None);
+    let artifact = warden_store::BlueprintArtifact {
+        meta: "{\"component_sha256\":\"sha256:c\"}".into(),
+        component_sha256: "sha256:c".into(),
+        component: vec![0, 97, 115, 109, 255],
+    };
+    store
+        .move_blueprint(&BlueprintMove {
+            artifact: Some(artifact.clone()),
+            ..step(new.id, "pending", "approved")
+        })
+        .unwrap();
+    assert_eq!(
+        store.blueprint_component(new.id).unwrap().as_deref(),
+        Some(&artifact.component[..])
+    );
+    // The second move starts from the wrong state: the first is undone.
+    let err = store
+        .move_blueprints(&[
+            step(new.id, "approved", "building"),
+            step(old.id, "active", "superseded"),
+        ])
+        .unwrap_err();
+    assert!(matches!(err, StoreError::BlueprintMoved { .. }), "{err}");
+    assert_eq!(store.blueprint(new.id).unwrap().unwrap().state, "approved");
+    let both = store
+        .move_blueprints(&[
+            step(new.id, "approved", "building"),
+            step(old.id, "pending", "rejected"),
+        ])
+        .unwrap();
+    assert_eq!(both[0].state, "building");
+    assert_eq!(both[1].state, "rejected");
+    let kept = store.blueprint(new.id).unwrap().unwrap();
+    assert_eq!(kept.artifact.as_deref(), Some(artifact.meta.as_str()));
+    let moves: Vec<_> = store
+        .records_after(0, u64::MAX)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.kind == "blueprint-moved")
+        .map(|r| r.event)
+        .collect();
+    assert_eq!(moves.len(), 5, "two proposals, three moves: {moves:?}");
+    assert_eq!(moves[3]["component_sha256"], "sha256:c");
+    assert!(moves[4].get("component_sha256").is_none());
+    store
+        .verify_with_host_key(&place.key("host"))
+        .unwrap()
+        .expect("the chain verifies");
+}
+
 macro_rules! conformance {
     ($($test:ident),* $(,)?) => {
         mod sqlite {
@@ -869,6 +929,7 @@ conformance!(
     sessions_are_shared_until_dropped_or_expired,
     gaps_recur_by_threshold_window_and_sessions,
     blueprints_move_only_from_where_they_stand,
+    blueprint_moves_land_together_with_their_artifact,
 );
 
 /// Runs `sql` on the database at `url`.

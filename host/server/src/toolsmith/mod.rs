@@ -183,6 +183,7 @@ impl Toolsmith {
                     keep_approval: false,
                     builder_sha256: None,
                     grants_sha256: None,
+                    artifact: None,
                     at_ms: now,
                 });
                 match moved {
@@ -266,6 +267,7 @@ impl Toolsmith {
             keep_approval: false,
             builder_sha256: Some(binding.builder),
             grants_sha256: Some(binding.grants),
+            artifact: None,
             at_ms: self.clock.now_ms(),
         })?)
     }

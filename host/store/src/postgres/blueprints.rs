@@ -29,6 +29,7 @@ fn row(r: &PgRow) -> Result<StoredBlueprint, sqlx::Error> {
         created_ms: r.try_get::<i64, _>(11)? as u64,
         updated_ms: r.try_get::<i64, _>(12)? as u64,
         expires_ms: r.try_get::<i64, _>(13)? as u64,
+        artifact: r.try_get(14)?,
     })
 }
 
@@ -106,19 +107,34 @@ pub(crate) async fn one(inner: Arc<Inner>, id: u64) -> Result<Option<StoredBluep
     read_one(&inner.pool, id, "reading a blueprint").await
 }
 
-pub(crate) async fn move_to(
+/// Every move in one transaction: all land or none does.
+pub(crate) async fn move_all(
     inner: Arc<Inner>,
-    m: BlueprintMove,
-) -> Result<StoredBlueprint, StoreError> {
+    moves: Vec<BlueprintMove>,
+) -> Result<Vec<StoredBlueprint>, StoreError> {
     let what = "moving a blueprint";
     let mut tx = inner.pool.begin().await.map_err(StoreError::pg(what))?;
+    let mut moved = Vec::with_capacity(moves.len());
+    for m in &moves {
+        moved.push(move_in(&mut tx, &inner, m, what).await?);
+    }
+    tx.commit().await.map_err(StoreError::pg(what))?;
+    Ok(moved)
+}
+
+async fn move_in(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    inner: &Inner,
+    m: &BlueprintMove,
+    what: &'static str,
+) -> Result<StoredBlueprint, StoreError> {
     let stored = sqlx::query(concat!(
         "SELECT ",
         blueprint_columns!(),
         " FROM blueprints WHERE id = $1 FOR UPDATE"
     ))
     .bind(ms(m.id))
-    .fetch_optional(&mut *tx)
+    .fetch_optional(&mut **tx)
     .await
     .and_then(|r| r.as_ref().map(row).transpose())
     .map_err(StoreError::pg(what))?
@@ -146,18 +162,38 @@ pub(crate) async fn move_to(
     .bind(&m.reason)
     .bind(ms(m.at_ms))
     .bind(&m.from)
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await
     .map_err(StoreError::pg(what))?;
+    if let Some(a) = &m.artifact {
+        sqlx::query("UPDATE blueprints SET artifact = $2, component = $3 WHERE id = $1")
+            .bind(ms(m.id))
+            .bind(&a.meta)
+            .bind(&a.component)
+            .execute(&mut **tx)
+            .await
+            .map_err(StoreError::pg(what))?;
+    }
     audit::append_in(
-        &mut tx,
-        &inner,
-        &[Entry::new(&moved_event(&stored, &m), m.at_ms)?],
+        &mut **tx,
+        inner,
+        &[Entry::new(&moved_event(&stored, m), m.at_ms)?],
     )
     .await?;
-    let moved = read_one(&mut *tx, m.id, what)
+    read_one(&mut **tx, m.id, what)
         .await?
-        .ok_or(StoreError::NoSuchBlueprint(m.id))?;
-    tx.commit().await.map_err(StoreError::pg(what))?;
-    Ok(moved)
+        .ok_or(StoreError::NoSuchBlueprint(m.id))
+}
+
+pub(crate) async fn component(inner: Arc<Inner>, id: u64) -> Result<Option<Vec<u8>>, StoreError> {
+    sqlx::query("SELECT component FROM blueprints WHERE id = $1")
+        .bind(ms(id))
+        .fetch_optional(&inner.pool)
+        .await
+        .and_then(|r| {
+            r.map(|r| r.try_get::<Option<Vec<u8>>, _>(0))
+                .transpose()
+                .map(Option::flatten)
+        })
+        .map_err(StoreError::pg("reading a built component"))
 }

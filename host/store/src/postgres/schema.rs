@@ -150,7 +150,14 @@ CREATE TABLE blueprints (
 CREATE INDEX blueprints_state ON blueprints (state, expires_ms);
 ";
 
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+/// What the toolsmith built of a blueprint: the component and its
+/// signed statement and validation report.
+const V6: &str = "
+ALTER TABLE blueprints ADD COLUMN artifact TEXT;
+ALTER TABLE blueprints ADD COLUMN component BYTEA;
+";
+
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// The PostgreSQL schema version this build writes.
 pub const PG_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -176,9 +176,13 @@ impl Store for PgStore {
         self.run(move |inner| blueprints::one(inner, id))
     }
 
-    fn move_blueprint(&self, step: &BlueprintMove) -> Result<StoredBlueprint, StoreError> {
-        let step = step.clone();
-        self.run(|inner| blueprints::move_to(inner, step))
+    fn move_blueprints(&self, steps: &[BlueprintMove]) -> Result<Vec<StoredBlueprint>, StoreError> {
+        let steps = steps.to_vec();
+        self.run(|inner| blueprints::move_all(inner, steps))
+    }
+
+    fn blueprint_component(&self, id: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        self.run(move |inner| blueprints::component(inner, id))
     }
 
     fn put_session(
