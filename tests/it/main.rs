@@ -14,6 +14,7 @@ mod batch;
 mod common;
 mod conformance;
 mod dns;
+mod dynamic_layer;
 mod fs;
 mod gate_policy;
 mod grants;

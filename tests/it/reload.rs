@@ -22,6 +22,7 @@ fn registration(plugin: Plugin) -> Registration {
         backend: Arc::new(plugin),
         grants: Grants::default(),
         ceiling: None,
+        generated: false,
     }
 }
 

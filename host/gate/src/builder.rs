@@ -133,6 +133,7 @@ impl GateBuilder {
             backend,
             grants,
             ceiling: None,
+            generated: false,
         })
     }
 

@@ -282,6 +282,47 @@ impl Inner {
             }
             Verdict::Allow => {}
         }
+        let envelope = self
+            .checked_dispatch(&entry, &request, &prepared, &hooks, approved)
+            .await;
+        self.learn(&entry, &request, &envelope, &hooks);
+        envelope
+    }
+
+    /// A toolsmith candidate's call, in a table only validation sees:
+    /// prepared, audited, its arguments checked and dispatched exactly as
+    /// any call. What decides it is the operator's approval of the
+    /// blueprint (`why`), so no agent's policy is consulted and no trust
+    /// learned.
+    pub(crate) async fn run_shadow(
+        &self,
+        entry: &Entry,
+        request: &CallRequest,
+        hooks: &CallHooks,
+        why: &str,
+    ) -> Envelope {
+        let prepared = self.prepare(entry, request);
+        let decision = Decision::allow(Layer::Rule, why);
+        let journal = self.durable.journal.as_ref();
+        let with_args = journal.is_some_and(|j| j.audit_args());
+        let event = durable::decision_event(request, &prepared.shown, &decision, with_args);
+        if let Some(refusal) = durable::audit_async(journal, &event).await {
+            return refusal;
+        }
+        self.checked_dispatch(entry, request, &prepared, hooks, true)
+            .await
+    }
+
+    /// Arguments checked against the tool's schema, then the call run:
+    /// arguments that do not match never reach the backend.
+    async fn checked_dispatch(
+        &self,
+        entry: &Entry,
+        request: &CallRequest,
+        prepared: &Prepared,
+        hooks: &CallHooks,
+        approved: bool,
+    ) -> Envelope {
         if let Err(problems) = entry.validator.check(&request.args) {
             tracing::info!(%problems, "arguments rejected");
             return Envelope::host(
@@ -293,11 +334,8 @@ impl Inner {
                 ),
             );
         }
-        let envelope = self
-            .dispatch(&entry, &request, &prepared, &hooks, approved)
-            .await;
-        self.learn(&entry, &request, &envelope, &hooks);
-        envelope
+        self.dispatch(entry, request, prepared, hooks, approved)
+            .await
     }
 
     /// Runs the call on its backend and audits how it ended.

@@ -129,6 +129,33 @@ impl Gate {
         Ok((table, all))
     }
 
+    /// Calls `request.tool` of `candidate` as if `candidate` were
+    /// registered, in a copy of the table only this call sees (the
+    /// toolsmith's validation): a candidate whose tools clash with the
+    /// table is refused as [`Gate::replace`] would refuse it. `why`
+    /// stands where a decision's reason would (see `Inner::run_shadow`).
+    pub async fn shadow_call(
+        &self,
+        candidate: Registration,
+        request: CallRequest,
+        hooks: CallHooks,
+        why: &str,
+    ) -> Result<Envelope, GateError> {
+        let owner = candidate.owner.clone();
+        let (shadow, _) = self.inner.table().replace(&owner, Some(candidate))?;
+        let entry = match shadow.get(&request.tool) {
+            Some(entry) if entry.owner == owner => entry.clone(),
+            _ => {
+                return Ok(Envelope::host(
+                    ErrorType::UnknownTool,
+                    HostCode::NotFound,
+                    format!("the candidate has no tool named `{}`", request.tool),
+                ));
+            }
+        };
+        Ok(self.inner.run_shadow(&entry, &request, &hooks, why).await)
+    }
+
     /// Which owner (a plugin's name, a bridge's key) registered the tool
     /// `name`, if any did.
     pub fn owner_of(&self, name: &str) -> Option<String> {

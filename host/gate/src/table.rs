@@ -26,6 +26,8 @@ pub(crate) struct Entry {
     pub source: String,
     /// The strictest decision for a call no rule or grant decided.
     pub ceiling: Option<Verdict>,
+    /// A toolsmith-made tool (the dynamic layer).
+    pub generated: bool,
 }
 
 /// What replaced which tools, for logs and change notices.
@@ -54,6 +56,12 @@ pub struct Registration {
     /// mode or a read-only tool would allow into an ask, `Deny` denies
     /// it. `None`: the policy's decision stands.
     pub ceiling: Option<Verdict>,
+    /// A toolsmith-made tool: the dynamic layer, which never shadows or
+    /// blocks a static tool. A static tool registered under a generated
+    /// tool's name takes the name, and the generated tool leaves the
+    /// table (reported as removed); a generated tool under a name any
+    /// tool has is refused.
+    pub generated: bool,
 }
 
 impl std::fmt::Debug for Registration {
@@ -114,6 +122,20 @@ impl Table {
         if let Some(reg) = new {
             backends.insert(owner.to_owned(), reg.backend.clone());
             for spec in reg.backend.tools() {
+                // Static first: a generated tool in the way steps aside.
+                if !reg.generated
+                    && let Some(existing) = tools.get(&spec.name)
+                    && existing.generated
+                {
+                    let evicted = existing.owner.clone();
+                    tracing::warn!(
+                        tool = %spec.name, generated = %evicted, by = %reg.source,
+                        "a static tool takes the name of a generated tool, which leaves the table"
+                    );
+                    tools.retain(|_, e| e.owner != evicted);
+                    backends.remove(&evicted);
+                    change.removed.push(spec.name.to_string());
+                }
                 if let Some(existing) = tools.get(&spec.name) {
                     return Err(GateError::DuplicateTool {
                         tool: spec.name.to_string(),
@@ -138,15 +160,17 @@ impl Table {
                         owner: reg.owner.clone(),
                         source: reg.source.clone(),
                         ceiling: reg.ceiling,
+                        generated: reg.generated,
                     }),
                 );
             }
         }
-        change.removed = before
-            .iter()
-            .filter(|n| !tools.contains_key(*n))
-            .map(ToString::to_string)
-            .collect();
+        change.removed.extend(
+            before
+                .iter()
+                .filter(|n| !tools.contains_key(*n))
+                .map(ToString::to_string),
+        );
         Ok((Table { tools, backends }, change))
     }
 }

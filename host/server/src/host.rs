@@ -362,6 +362,7 @@ pub fn registration_of(
         backend,
         grants,
         ceiling: None,
+        generated: false,
     }
 }
 

@@ -202,6 +202,7 @@ impl LiveBridges {
             backend: entry.bridge.backend(),
             grants: warden_api::Grants::default(),
             ceiling: entry.ceiling,
+            generated: false,
         };
         match self.gate.replace(vec![(owner(&name), Some(registration))]) {
             Ok(change) => {
