@@ -129,9 +129,9 @@ impl Gate {
         Ok((table, all))
     }
 
-    /// Calls `request.tool` of `candidate` as if `candidate` were
-    /// registered, in a copy of the table only this call sees (the
-    /// toolsmith's validation): a candidate whose tools clash with the
+    /// Calls `request.tool` of `candidate` (or of a live generated tool)
+    /// as if `candidate` were registered, in a copy of the table only
+    /// this call sees (the toolsmith's validation): a candidate whose tools clash with the
     /// table is refused as [`Gate::replace`] would refuse it. `why`
     /// stands where a decision's reason would (see `Inner::run_shadow`).
     pub async fn shadow_call(
@@ -143,8 +143,10 @@ impl Gate {
     ) -> Result<Envelope, GateError> {
         let owner = candidate.owner.clone();
         let (shadow, _) = self.inner.table().replace(&owner, Some(candidate))?;
+        // The candidate, or a live generated tool (the scorecard); never
+        // a static tool, whose calls may change the world.
         let entry = match shadow.get(&request.tool) {
-            Some(entry) if entry.owner == owner => entry.clone(),
+            Some(entry) if entry.owner == owner || entry.generated => entry.clone(),
             _ => {
                 return Ok(Envelope::host(
                     ErrorType::UnknownTool,

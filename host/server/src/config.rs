@@ -399,6 +399,7 @@ impl Config {
         for key in [
             &mut config.state.shared_key,
             &mut config.state.audit_root_key,
+            &mut config.toolsmith.key,
         ]
         .into_iter()
         .flatten()

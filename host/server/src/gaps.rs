@@ -54,6 +54,11 @@ pub struct ToolsmithConfig {
     pub approval_ttl_secs: u64,
     /// Blueprints one author may propose within 24 hours. Default 5.
     pub max_blueprints_per_day: u64,
+    /// The toolsmith key: signs every generated tool's statement, and is
+    /// a trust root for generated tools only (created owner-only when
+    /// missing). Default `toolsmith.key` in the state directory; replicas
+    /// sharing a store need the same file.
+    pub key: Option<std::path::PathBuf>,
 }
 
 impl Default for ToolsmithConfig {
@@ -71,6 +76,7 @@ impl Default for ToolsmithConfig {
             max_component_bytes: 8 * 1024 * 1024,
             approval_ttl_secs: 7 * 24 * 60 * 60,
             max_blueprints_per_day: 5,
+            key: None,
         }
     }
 }

@@ -446,22 +446,40 @@ impl Host {
                 shutdown.clone(),
                 move || ticking.trust_tick(),
             )));
-            let gate = gate.clone();
+            let sealing = gate.clone();
             tasks.push(tokio::spawn(crate::tick::every(
                 warden_store::SIGN_EVERY,
                 shutdown.clone(),
-                move || gate.seal_audit(),
+                move || sealing.seal_audit(),
             )));
-            // Proposals nobody answered in time are rejected (fail closed).
-            tasks.push(tokio::spawn(crate::tick::every(
-                Duration::from_secs(60),
-                shutdown.clone(),
-                move || {
-                    if let Err(e) = blueprints.expire() {
-                        tracing::warn!(error = %e, "expiring unanswered blueprints");
-                    }
-                },
-            )));
+            // Approved blueprints are built, proposals nobody answered in
+            // time rejected (fail closed), and the generated tools kept
+            // equal to the store's active ones.
+            let builder = config.sandbox.as_ref().map(|sandbox| {
+                Arc::new(crate::toolsmith::DockerBuilder::local(
+                    &sandbox.image_prefix,
+                    &state_dir.join("toolsmith-build"),
+                )) as Arc<dyn crate::toolsmith::ComponentBuilder>
+            });
+            let forge = Arc::new(crate::toolsmith::Forge::new(
+                blueprints,
+                loaded.runtime.clone(),
+                gate.clone(),
+                mcp.clone(),
+                crate::toolsmith::toolsmith_key(state_dir, config)?,
+                builder,
+            ));
+            let (startup, shutdown) = (startup.clone(), shutdown.clone());
+            tasks.push(tokio::spawn(async move {
+                // Static tools first: a generated tool never shadows one.
+                if startup.wait().await.is_err() {
+                    return;
+                }
+                if let Err(e) = forge.start().await {
+                    tracing::error!(error = %e, "the toolsmith's generated tools were not restored");
+                }
+                forge.run(shutdown).await;
+            }));
         }
         let socket = state_dir.join("admin.sock");
         // Bound before anything is served: once a client is answered, the

@@ -6,6 +6,10 @@
 //! `warden toolsmith propose | blueprints | show | approve | reject`: the
 //! blueprints and the `tool:create` approval (an operator channel: the
 //! agents' MCP connection never reaches these).
+//!
+//! `warden toolsmith retire [--rollback] | verify`: taking a generated
+//! tool out of service (a running host follows within seconds), and
+//! checking every built tool's signed statement.
 
 use crate::out::out;
 use std::path::PathBuf;
@@ -39,6 +43,13 @@ impl Place {
             Some(p) => Config::load(&p)?,
             None => Config::default(),
         })
+    }
+
+    fn key(&self) -> anyhow::Result<warden_signing::SecretKey> {
+        Ok(warden_server::toolsmith::toolsmith_key(
+            &self.state.state_dir,
+            &self.config()?,
+        )?)
     }
 
     fn toolsmith(&self) -> anyhow::Result<Toolsmith> {
@@ -115,6 +126,26 @@ pub enum ToolsmithCommand {
         #[command(flatten)]
         place: Place,
     },
+    /// Retires the active version of a generated tool: it is no longer
+    /// listed or callable (calls in flight finish).
+    Retire {
+        /// The tool's name (`gen_{domain}_{action}`).
+        name: String,
+        /// Make the version it superseded active again (after checking
+        /// its signed statement).
+        #[arg(long)]
+        rollback: bool,
+        #[command(flatten)]
+        guard: GuardrailArgs,
+        #[command(flatten)]
+        place: Place,
+    },
+    /// Checks every built tool's signed statement against its stored
+    /// component, with the toolsmith key (JSON; fails if any does not).
+    Verify {
+        #[command(flatten)]
+        place: Place,
+    },
 }
 
 pub fn run(command: ToolsmithCommand) -> anyhow::Result<Outcome> {
@@ -188,6 +219,36 @@ pub fn run(command: ToolsmithCommand) -> anyhow::Result<Outcome> {
                 "id": stored.id, "name": stored.name, "state": stored.state,
                 "approval": stored.approval.as_deref().map(serde_json::from_str::<serde_json::Value>).transpose()?,
             }))
+        }
+        ToolsmithCommand::Retire {
+            name,
+            rollback,
+            guard,
+            place,
+        } => {
+            let by = guard.check(if rollback {
+                "rolling a generated tool back"
+            } else {
+                "retiring a generated tool"
+            })?;
+            let toolsmith = place.toolsmith()?;
+            let key = place.key()?;
+            let verify = |b: &warden_store::StoredBlueprint| {
+                warden_server::toolsmith::verify_one(&toolsmith, b, &key)
+            };
+            let moved = toolsmith.retire(&name, &by, rollback, &verify)?;
+            let moved: Vec<_> = moved
+                .iter()
+                .map(|b| serde_json::json!({"id": b.id, "name": b.name, "state": b.state}))
+                .collect();
+            print(&serde_json::json!({ "moved": moved }))
+        }
+        ToolsmithCommand::Verify { place } => {
+            let checked =
+                warden_server::toolsmith::verify_all(&place.toolsmith()?, &place.key()?)?;
+            let all = checked.iter().all(|c| c["verified"] == true);
+            print(&serde_json::json!({ "verified": all, "blueprints": checked }))?;
+            Ok(if all { Outcome::Ok } else { Outcome::CallFailed })
         }
         ToolsmithCommand::Reject { id, guard, place } => {
             let by = guard.check("rejecting a blueprint")?;

@@ -24,9 +24,15 @@ use crate::{Config, ServerError};
 
 mod builder;
 mod component;
+mod forge;
+mod generated;
+mod validate;
 
 pub use builder::{builder_digest, builder_recipe};
 pub use component::{check_component, fits_grants, identity};
+pub use forge::{ComponentBuilder, DockerBuilder, Forge, toolsmith_key, verify_all, verify_one};
+pub use generated::{Artifact, Generated, STATEMENT_KIND, Statement};
+pub use validate::{Checked, Report};
 
 /// The blueprints of one store under one configuration.
 pub struct Toolsmith {
@@ -34,6 +40,8 @@ pub struct Toolsmith {
     config: ToolsmithConfig,
     action_types: Vec<String>,
     clock: Arc<dyn Clock>,
+    /// Woken by an approval, so a running host builds at once.
+    approved: Arc<tokio::sync::Notify>,
 }
 
 impl std::fmt::Debug for Toolsmith {
@@ -76,6 +84,7 @@ impl Toolsmith {
             config: config.toolsmith.clone(),
             action_types: config.action_types.clone(),
             clock,
+            approved: Arc::new(tokio::sync::Notify::new()),
         }
     }
 
@@ -248,6 +257,23 @@ impl Toolsmith {
         reason: Option<String>,
         approval: Option<&Binding>,
     ) -> Result<StoredBlueprint, ServerError> {
+        let step = BlueprintMove {
+            approval: approval.map(|a| serde_json::to_string(a).unwrap_or_default()),
+            keep_approval: false,
+            ..self.transition(stored, to, by, reason)?
+        };
+        Ok(self.store.move_blueprint(&step)?)
+    }
+
+    /// The move of `stored` to `to` (checked legal), keeping its
+    /// approval, with today's digests; for the caller to adjust and make.
+    pub(crate) fn transition(
+        &self,
+        stored: &StoredBlueprint,
+        to: State,
+        by: &str,
+        reason: Option<String>,
+    ) -> Result<BlueprintMove, ServerError> {
         let from = State::parse(&stored.state).ok_or_else(|| ServerError::Toolsmith {
             id: stored.id,
             message: format!("its stored state `{}` is unknown", stored.state),
@@ -257,19 +283,84 @@ impl Toolsmith {
             message: e.to_string(),
         })?;
         let binding = self.binding(stored);
-        Ok(self.store.move_blueprint(&BlueprintMove {
+        Ok(BlueprintMove {
             id: stored.id,
             from: from.as_str().into(),
             to: to.as_str().into(),
             actor: by.to_owned(),
             reason,
-            approval: approval.map(|a| serde_json::to_string(a).unwrap_or_default()),
-            keep_approval: false,
+            approval: None,
+            keep_approval: true,
             builder_sha256: Some(binding.builder),
             grants_sha256: Some(binding.grants),
             artifact: None,
             at_ms: self.clock.now_ms(),
-        })?)
+        })
+    }
+
+    /// Makes `steps` in one transaction.
+    pub(crate) fn apply(&self, steps: &[BlueprintMove]) -> Result<Vec<StoredBlueprint>, ServerError> {
+        Ok(self.store.move_blueprints(steps)?)
+    }
+
+    /// The store these blueprints live in.
+    pub(crate) fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// A stored blueprint read strictly again, and what the host derives
+    /// from it under today's configuration.
+    pub(crate) fn read(&self, stored: &StoredBlueprint) -> Result<(Blueprint, Derived), ServerError> {
+        let blueprint = Blueprint::parse(&stored.blueprint, &self.limits())?;
+        let derived = self.derive(&blueprint)?;
+        Ok((blueprint, derived))
+    }
+
+    /// The digest of the grants generated tools get now.
+    pub(crate) fn grants_digest(&self) -> String {
+        text_digest(&self.config.sandbox.canonical())
+    }
+
+    /// Retires the active version of tool `name` (hidden, its digest no
+    /// longer loaded); with `rollback`, the version it superseded becomes
+    /// active again in the same transaction, once `verify` (its signed
+    /// statement against its stored bytes) passes. A running host makes
+    /// its live tools match within seconds; calls in flight finish.
+    pub fn retire(
+        &self,
+        name: &str,
+        by: &Attribution,
+        rollback: bool,
+        verify: &dyn Fn(&StoredBlueprint) -> Result<(), String>,
+    ) -> Result<Vec<StoredBlueprint>, ServerError> {
+        let all = self.store.blueprints()?;
+        let unknown = |message: String| ServerError::Toolsmith { id: 0, message };
+        let active = all
+            .iter()
+            .find(|b| b.name == name && b.state == State::Active.as_str())
+            .ok_or_else(|| unknown(format!("no version of `{name}` is active")))?;
+        let actor = format!("operator:{}", by.actor);
+        let mut steps = vec![self.transition(active, State::Retired, &actor, by.reason.clone())?];
+        if rollback {
+            // Newest first: the version this one superseded.
+            let previous = all
+                .iter()
+                .find(|b| b.name == name && b.state == State::Superseded.as_str())
+                .ok_or_else(|| {
+                    unknown(format!("`{name}` has no earlier version to roll back to"))
+                })?;
+            verify(previous).map_err(|problem| ServerError::Toolsmith {
+                id: previous.id,
+                message: format!("not rolled back to: {problem}"),
+            })?;
+            steps.push(self.transition(
+                previous,
+                State::Active,
+                &actor,
+                Some(format!("rollback from blueprint {}", active.id)),
+            )?);
+        }
+        self.apply(&steps)
     }
 
     /// The `tool:create` approval, from an operator channel only. When
@@ -305,13 +396,20 @@ impl Toolsmith {
                 message: "its stored text does not match its digest".into(),
             });
         }
-        self.step(
+        let approved = self.step(
             &stored,
             State::Approved,
             &format!("operator:{}", by.actor),
             by.reason.clone(),
             Some(&binding),
-        )
+        )?;
+        self.approved.notify_one();
+        Ok(approved)
+    }
+
+    /// Woken when an operator approves a blueprint here.
+    pub(crate) fn approvals(&self) -> Arc<tokio::sync::Notify> {
+        self.approved.clone()
     }
 
     /// Refuses a blueprint (pending, or approved and not yet built).
