@@ -17,6 +17,7 @@ mod dns;
 mod dynamic_layer;
 mod fs;
 mod gate_policy;
+mod gen_words;
 mod grants;
 mod hello;
 mod http;

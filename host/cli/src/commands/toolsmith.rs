@@ -244,11 +244,14 @@ pub fn run(command: ToolsmithCommand) -> anyhow::Result<Outcome> {
             print(&serde_json::json!({ "moved": moved }))
         }
         ToolsmithCommand::Verify { place } => {
-            let checked =
-                warden_server::toolsmith::verify_all(&place.toolsmith()?, &place.key()?)?;
+            let checked = warden_server::toolsmith::verify_all(&place.toolsmith()?, &place.key()?)?;
             let all = checked.iter().all(|c| c["verified"] == true);
             print(&serde_json::json!({ "verified": all, "blueprints": checked }))?;
-            Ok(if all { Outcome::Ok } else { Outcome::CallFailed })
+            Ok(if all {
+                Outcome::Ok
+            } else {
+                Outcome::CallFailed
+            })
         }
         ToolsmithCommand::Reject { id, guard, place } => {
             let by = guard.check("rejecting a blueprint")?;

@@ -117,7 +117,11 @@ pub fn verify_all(
 }
 
 /// Whether `b`'s signed statement verifies against its stored component.
-pub fn verify_one(toolsmith: &Toolsmith, b: &StoredBlueprint, key: &SecretKey) -> Result<(), String> {
+pub fn verify_one(
+    toolsmith: &Toolsmith,
+    b: &StoredBlueprint,
+    key: &SecretKey,
+) -> Result<(), String> {
     verify_stored(toolsmith, b, key).map(|_| ())
 }
 
@@ -184,10 +188,13 @@ impl Forge {
     /// `failed`; then the live tools are made from the store.
     pub async fn start(&self) -> Result<(), ServerError> {
         for b in self.toolsmith.store().blueprints()? {
-            let to_fail = b.state == State::Building.as_str() || b.state == State::Validating.as_str();
+            let to_fail =
+                b.state == State::Building.as_str() || b.state == State::Validating.as_str();
             if to_fail {
                 let reason = format!("interrupted: the host stopped while it was {}", b.state);
-                let step = self.toolsmith.transition(&b, State::Failed, "host", Some(reason))?;
+                let step = self
+                    .toolsmith
+                    .transition(&b, State::Failed, "host", Some(reason))?;
                 if let Err(e) = self.toolsmith.apply(&[step]) {
                     tracing::warn!(id = b.id, error = %e, "an interrupted blueprint was not failed");
                 }
@@ -252,7 +259,10 @@ impl Forge {
             Some(format!("built {digest}")),
             None,
         )?;
-        let (report, manifest) = match self.validate(&validating, &blueprint, &derived, &wasm).await {
+        let (report, manifest) = match self
+            .validate(&validating, &blueprint, &derived, &wasm)
+            .await
+        {
             Ok(found) => found,
             Err(reason) => return self.step(&validating, State::Failed, Some(reason), None),
         };
@@ -278,7 +288,11 @@ impl Forge {
         artifact: Option<BlueprintArtifact>,
     ) -> Result<StoredBlueprint, ServerError> {
         if to == State::Failed {
-            tracing::warn!(id = stored.id, reason = reason.as_deref().unwrap_or(""), "generated tool failed");
+            tracing::warn!(
+                id = stored.id,
+                reason = reason.as_deref().unwrap_or(""),
+                "generated tool failed"
+            );
         }
         let step = warden_store::BlueprintMove {
             artifact,
@@ -332,7 +346,12 @@ impl Forge {
         let manifest = warden_signing::sha256_digest(manifest.as_bytes());
         let candidate = registration(stored.id, Arc::new(plugin), derived, blueprint)?;
         let mut live = Vec::new();
-        for b in self.toolsmith.store().blueprints().map_err(|e| e.to_string())? {
+        for b in self
+            .toolsmith
+            .store()
+            .blueprints()
+            .map_err(|e| e.to_string())?
+        {
             if b.state == State::Active.as_str() && b.name != name {
                 let (other, _) = self.toolsmith.read(&b).map_err(|e| e.to_string())?;
                 live.push((b.name.clone(), other));
@@ -342,7 +361,12 @@ impl Forge {
         if let Some(failure) = report.failure() {
             return Err(failure);
         }
-        tracing::info!(id = stored.id, calls = report.checked.len(), micros = report.micros, "validated");
+        tracing::info!(
+            id = stored.id,
+            calls = report.checked.len(),
+            micros = report.micros,
+            "validated"
+        );
         let report = serde_json::to_value(&report).map_err(|e| e.to_string())?;
         Ok((report, manifest))
     }
@@ -431,7 +455,9 @@ impl Forge {
                     changed = true;
                     tracing::info!(tool = %name, "generated tool no longer active: removed");
                 }
-                Err(e) => tracing::error!(tool = %name, error = %e, "a retired tool was not removed"),
+                Err(e) => {
+                    tracing::error!(tool = %name, error = %e, "a retired tool was not removed")
+                }
             }
         }
         for b in &active {
@@ -442,7 +468,10 @@ impl Forge {
             }
             match self.load(b).await {
                 Ok(registration) => {
-                    match self.gate.replace(vec![(b.name.clone(), Some(registration))]) {
+                    match self
+                        .gate
+                        .replace(vec![(b.name.clone(), Some(registration))])
+                    {
                         Ok(_) => {
                             live.insert(b.name.clone(), (b.id, digest));
                             changed = true;

@@ -299,7 +299,10 @@ impl Toolsmith {
     }
 
     /// Makes `steps` in one transaction.
-    pub(crate) fn apply(&self, steps: &[BlueprintMove]) -> Result<Vec<StoredBlueprint>, ServerError> {
+    pub(crate) fn apply(
+        &self,
+        steps: &[BlueprintMove],
+    ) -> Result<Vec<StoredBlueprint>, ServerError> {
         Ok(self.store.move_blueprints(steps)?)
     }
 
@@ -310,7 +313,10 @@ impl Toolsmith {
 
     /// A stored blueprint read strictly again, and what the host derives
     /// from it under today's configuration.
-    pub(crate) fn read(&self, stored: &StoredBlueprint) -> Result<(Blueprint, Derived), ServerError> {
+    pub(crate) fn read(
+        &self,
+        stored: &StoredBlueprint,
+    ) -> Result<(Blueprint, Derived), ServerError> {
         let blueprint = Blueprint::parse(&stored.blueprint, &self.limits())?;
         let derived = self.derive(&blueprint)?;
         Ok((blueprint, derived))

@@ -77,13 +77,20 @@ pub async fn validate(
     };
     let mut checked = Vec::new();
     for case in &blueprint.cases {
-        checked.push(caller.case("case", name, case, &blueprint.output_schema).await?);
+        checked.push(
+            caller
+                .case("case", name, case, &blueprint.output_schema)
+                .await?,
+        );
     }
     let mut negatives = Vec::new();
     for case in &blueprint.cases {
         if matches!(case.expect, warden_toolsmith::Expect::Ok(_)) {
             for n in negative_cases(&blueprint.input_schema, &case.args) {
-                if !negatives.iter().any(|(_, a): &(String, Value)| *a == n.args) {
+                if !negatives
+                    .iter()
+                    .any(|(_, a): &(String, Value)| *a == n.args)
+                {
                     negatives.push((format!("{} ({})", n.name, case.name), n.args));
                 }
             }
