@@ -1,0 +1,424 @@
+//! The toolsmith's chain after the approval, through the real binary: an
+//! approved blueprint is built (here: a prebuilt component), validated
+//! through the gate in a shadow table, signed and activated, and real
+//! MCP clients of both protocol generations see it arrive, call it, see
+//! it superseded, rolled back and retired (`tests/mcp/toolsmith_client.py`,
+//! the official Python SDK). Each way a validation fails ends `failed`
+//! with its reason and nothing live; a host killed at any point comes
+//! back with exactly the active tools live; the statements verify and
+//! every move is on the audit chain, which verifies.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    reason = "tests fail loudly"
+)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+use support::Server;
+
+#[path = "support/python.rs"]
+mod python;
+
+fn component() -> Vec<u8> {
+    std::fs::read(warden_test_artifacts::GEN_WORDS).unwrap()
+}
+
+fn hex_sha256(bytes: &[u8]) -> String {
+    let digest = warden_signing::sha256_digest(bytes);
+    digest.trim_start_matches("sha256:").to_owned()
+}
+
+/// A config whose `[toolsmith.sandbox]` lets `gen_words_count` read
+/// `data` (or nothing, with `fs = false`).
+fn config(dir: &Path, fs: bool) -> (PathBuf, PathBuf) {
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let fs = if fs {
+        format!("fs = [{{ path = \"{}\", mode = \"ro\" }}]", data.display())
+    } else {
+        "fs = []".into()
+    };
+    let config = dir.join("warden.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[agents.alice]\nlevel = \"standard\"\n\n\
+             [[serve.tokens]]\nagent = \"alice\"\ntoken = \"alice-token-0123456789\"\n\n\
+             [toolsmith]\ncategory = \"analytics\"\nmax-blueprints-per-day = 50\n\n\
+             [toolsmith.sandbox]\n{fs}\nnetwork = \"none\"\n\
+             limits = {{ deadline-ms = 1000 }}\n\n\
+             [toolsmith.capabilities.\"words:*\"]\naction-type = \"code:read\"\n"
+        ),
+    )
+    .unwrap();
+    (config, dir.join("state"))
+}
+
+fn blueprint(capability: &str, description: &str, cases: Value, output: Value) -> Value {
+    let wasm = component();
+    json!({
+        "capability": capability,
+        "title": "Count words",
+        "description": description,
+        "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+        "output_schema": output,
+        "body": {"component": {
+            "sha256": hex_sha256(&wasm),
+            "base64": base64::engine::general_purpose::STANDARD.encode(&wasm),
+        }},
+        "cases": cases,
+        "rationale": "asked for all week",
+    })
+}
+
+fn good_cases() -> Value {
+    json!([
+        {"name": "two", "args": {"text": "a b"}, "expect": {"ok": {"equals": {"words": 2}}}},
+        {"name": "one", "args": {"text": "a"}, "expect": {"ok": {"equals": {"words": 1}}}},
+        {"name": "trap", "args": {"text": "trap"}, "expect": {"error": {}}}
+    ])
+}
+
+fn counts() -> Value {
+    json!({"type": "object", "properties": {"words": {"type": "integer", "minimum": 0}}, "required": ["words"]})
+}
+
+/// `warden toolsmith ARGS` against `state`; its JSON, or its error text.
+fn toolsmith(args: &[&str], config: &Path, state: &Path) -> Result<Value, String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .arg("toolsmith")
+        .args(args)
+        .arg("--config")
+        .arg(config)
+        .arg("--state-dir")
+        .arg(state)
+        .output()
+        .unwrap();
+    if out.status.success() {
+        Ok(serde_json::from_slice(&out.stdout).unwrap())
+    } else {
+        Err(format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+/// Proposes `blueprint` as operator `actor` and approves it; its id.
+fn propose_and_approve(blueprint: &Value, actor: &str, config: &Path, state: &Path) -> u64 {
+    let file = state.with_file_name(format!("blueprint-{actor}.json"));
+    std::fs::write(&file, blueprint.to_string()).unwrap();
+    let file = file.to_str().unwrap();
+    let proposed = toolsmith(&["propose", file, "--actor", actor], config, state).unwrap();
+    let id = proposed["id"].as_u64().unwrap();
+    let id_text = id.to_string();
+    let approve = [
+        "approve",
+        &id_text,
+        "--actor",
+        "dana",
+        "--confirm",
+        "--reason",
+        "reviewed",
+    ];
+    toolsmith(&approve, config, state).unwrap();
+    id
+}
+
+fn blueprints(config: &Path, state: &Path) -> Vec<Value> {
+    toolsmith(&["blueprints"], config, state).unwrap()["blueprints"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// Waits until no blueprint is on its way (approved, building,
+/// validating); the list then.
+fn settled(config: &Path, state: &Path) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let all = blueprints(config, state);
+        let busy = all.iter().any(|b| {
+            ["approved", "building", "validating"].contains(&b["state"].as_str().unwrap())
+        });
+        if !busy {
+            return all;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "blueprints never settled: {all:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn state_of(all: &[Value], id: u64) -> (String, String) {
+    let b = all.iter().find(|b| b["id"] == id).unwrap();
+    (
+        b["state"].as_str().unwrap().to_owned(),
+        b["reason"].as_str().unwrap_or("").to_owned(),
+    )
+}
+
+fn audit_verifies(state: &Path) {
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["audit", "verify", "--state-dir"])
+        .arg(state)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the audit chain verifies: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn generated_tools_go_live_for_real_clients_of_both_generations() {
+    let python = python::python();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, state) = config(dir.path(), true);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/toolsmith_client.py");
+    let output = Command::new(&python)
+        .arg(script)
+        .args(["--warden", env!("CARGO_BIN_EXE_warden")])
+        .arg("--config")
+        .arg(&config)
+        .arg("--state")
+        .arg(&state)
+        .args(["--component", warden_test_artifacts::GEN_WORDS])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("all checks passed"),
+        "{stdout}\n--- stderr ---\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    // Every built version's statement verifies with the toolsmith key.
+    let verified = toolsmith(&["verify"], &config, &state).unwrap();
+    assert_eq!(verified["verified"], true, "{verified}");
+    assert_eq!(
+        verified["blueprints"].as_array().unwrap().len(),
+        2,
+        "{verified}"
+    );
+    // Every move is on the chain, the built ones with the component.
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["audit", "tail", "-n", "200", "--state-dir"])
+        .arg(&state)
+        .output()
+        .unwrap();
+    let moves: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["kind"] == "blueprint-moved")
+        .collect();
+    let path: Vec<&str> = moves
+        .iter()
+        .filter(|m| m["event"]["id"] == 2)
+        .map(|m| m["event"]["to"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        path,
+        [
+            "pending",
+            "approved",
+            "building",
+            "validating",
+            "validated",
+            "active",
+            "superseded",
+            "active",
+            "retired"
+        ],
+        "{moves:#?}"
+    );
+    assert!(
+        moves
+            .iter()
+            .filter(|m| m["event"]["id"] == 2 && m["event"]["to"] == "active")
+            .all(|m| m["event"]["component_sha256"]
+                == format!("sha256:{}", hex_sha256(&component()))),
+        "{moves:#?}"
+    );
+    audit_verifies(&state);
+}
+
+#[test]
+fn every_validation_failure_ends_failed_with_nothing_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, state) = config(dir.path(), true);
+    let server = Server::start(&config, &state);
+    let mut wrong_digest = blueprint("words:count", "Bad digest.", good_cases(), counts());
+    wrong_digest["body"]["component"]["sha256"] = json!("0".repeat(64));
+    let failing = [
+        (
+            "a-trap",
+            blueprint(
+                "words:count",
+                "Traps.",
+                json!([
+                    {"name": "trap", "args": {"text": "trap"}, "expect": {"ok": {}}},
+                    {"name": "two", "args": {"text": "a b"}, "expect": {"ok": {"equals": {"words": 2}}}},
+                    {"name": "err", "args": {"text": "trap"}, "expect": {"error": {}}}
+                ]),
+                counts(),
+            ),
+            "expected a result, got an error",
+        ),
+        (
+            "a-limit",
+            blueprint(
+                "words:count",
+                "Spins.",
+                json!([
+                    {"name": "spin", "args": {"text": "spin"}, "expect": {"ok": {}}},
+                    {"name": "two", "args": {"text": "a b"}, "expect": {"ok": {"equals": {"words": 2}}}},
+                    {"name": "err", "args": {"text": "trap"}, "expect": {"error": {}}}
+                ]),
+                counts(),
+            ),
+            "deadline",
+        ),
+        (
+            "a-schema",
+            blueprint(
+                "words:count",
+                "Negative.",
+                json!([
+                    {"name": "negative", "args": {"text": "negative"}, "expect": {"ok": {}}},
+                    {"name": "two", "args": {"text": "a b"}, "expect": {"ok": {"equals": {"words": 2}}}},
+                    {"name": "err", "args": {"text": "trap"}, "expect": {"error": {}}}
+                ]),
+                counts(),
+            ),
+            "outputSchema",
+        ),
+        (
+            "a-wrong-case",
+            blueprint(
+                "words:count",
+                "Miscounts.",
+                json!([
+                    {"name": "two", "args": {"text": "a b"}, "expect": {"ok": {"equals": {"words": 3}}}},
+                    {"name": "one", "args": {"text": "a"}, "expect": {"ok": {}}},
+                    {"name": "err", "args": {"text": "trap"}, "expect": {"error": {}}}
+                ]),
+                counts(),
+            ),
+            "expected {\"words\":3}",
+        ),
+        (
+            "a-name",
+            blueprint("words:total", "Another name.", good_cases(), counts()),
+            "gen_words_total",
+        ),
+        ("a-digest", wrong_digest, "digest"),
+    ];
+    let mut ids = Vec::new();
+    for (actor, bp, _) in &failing {
+        ids.push(propose_and_approve(bp, actor, &config, &state));
+    }
+    let all = settled(&config, &state);
+    for (id, (actor, _, words)) in ids.iter().zip(&failing) {
+        let (state, reason) = state_of(&all, *id);
+        assert_eq!(state, "failed", "{actor}: {reason}");
+        assert!(reason.contains(words), "{actor}: `{words}` in {reason}");
+    }
+    let mut server = server;
+    server.send(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}));
+    let listed = server.response(7).to_string();
+    assert!(
+        !listed.contains("gen_words"),
+        "nothing generated is live: {listed}"
+    );
+    server.kill();
+
+    // Asks beyond `[toolsmith.sandbox]`: the component reads files, the
+    // grants now give none. It fails; nothing is narrowed.
+    let (config, state) = self::config(dir.path(), false);
+    let server = Server::start(&config, &state);
+    let id = propose_and_approve(
+        &blueprint("words:count", "Reads.", good_cases(), counts()),
+        "a-grant",
+        &config,
+        &state,
+    );
+    let (got, reason) = state_of(&settled(&config, &state), id);
+    assert_eq!(got, "failed");
+    assert!(
+        reason.contains("more than `[toolsmith.sandbox]`"),
+        "{reason}"
+    );
+    server.kill();
+    audit_verifies(&state);
+}
+
+#[test]
+fn a_killed_host_comes_back_with_exactly_the_active_tools_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, state) = config(dir.path(), true);
+    for (round, delay) in [0u64, 60, 250, 900, 2500].into_iter().enumerate() {
+        let server = Server::start(&config, &state);
+        let description = format!("Version {round}.");
+        propose_and_approve(
+            &blueprint("words:count", &description, good_cases(), counts()),
+            &format!("round-{round}"),
+            &config,
+            &state,
+        );
+        std::thread::sleep(Duration::from_millis(delay));
+        server.kill();
+
+        let mut server = Server::start(&config, &state);
+        let all = settled(&config, &state);
+        let active: Vec<&Value> = all.iter().filter(|b| b["state"] == "active").collect();
+        assert!(active.len() <= 1, "{all:#?}");
+        let stuck = all
+            .iter()
+            .filter(|b| b["state"] == "failed")
+            .all(|b| b["reason"].as_str().unwrap().contains("interrupted"));
+        assert!(stuck, "only interrupted builds failed: {all:#?}");
+        // The live list follows the store within a reconciliation.
+        let want = active
+            .first()
+            .map(|b| format!("Version {}.", b["id"].as_u64().unwrap() - 1));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut id = 100;
+        loop {
+            id += 1;
+            server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
+            let tools = server.response(id)["result"]["tools"].clone();
+            let live = tools
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["name"] == "gen_words_count")
+                .map(|t| t["description"].as_str().unwrap().to_owned());
+            if live == want {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "round {round}: live {live:?}, active in the store {want:?}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        server.kill();
+    }
+    audit_verifies(&state);
+}
