@@ -259,7 +259,7 @@ impl Forge {
             Some(format!("built {digest}")),
             None,
         )?;
-        let (report, manifest) = match self
+        let (report, manifest, candidate) = match self
             .validate(&validating, &blueprint, &derived, &wasm)
             .await
         {
@@ -277,7 +277,7 @@ impl Forge {
                 component: wasm,
             }),
         )?;
-        self.activate(&validated).await
+        self.activate(&validated, candidate).await
     }
 
     fn step(
@@ -338,7 +338,7 @@ impl Forge {
         blueprint: &Blueprint,
         derived: &Derived,
         wasm: &[u8],
-    ) -> Result<(serde_json::Value, String), String> {
+    ) -> Result<(serde_json::Value, String, Registration), String> {
         let name = derived.name.as_str();
         let taken = |n: &str| self.gate.owner_of(n).is_some_and(|owner| owner != name);
         let plugin = check_component(&self.runtime, wasm, derived, &taken).await?;
@@ -368,7 +368,7 @@ impl Forge {
             "validated"
         );
         let report = serde_json::to_value(&report).map_err(|e| e.to_string())?;
-        Ok((report, manifest))
+        Ok((report, manifest, candidate))
     }
 
     fn sign(
@@ -403,8 +403,16 @@ impl Forge {
     }
 
     /// `validated` goes live: one store transaction (superseding the
-    /// active version of the same tool), then the gate.
-    async fn activate(&self, validated: &StoredBlueprint) -> Result<StoredBlueprint, ServerError> {
+    /// active version of the same tool), then the gate swaps in
+    /// `candidate` (the registration validation ran, so nothing is loaded
+    /// twice) and clients are told.
+    async fn activate(
+        &self,
+        validated: &StoredBlueprint,
+        candidate: Registration,
+    ) -> Result<StoredBlueprint, ServerError> {
+        let started = std::time::Instant::now();
+        let mut live = self.live.lock().await;
         let mut steps = vec![self.toolsmith.transition(
             validated,
             State::Active,
@@ -422,7 +430,30 @@ impl Forge {
             }
         }
         let active = self.toolsmith.apply(&steps)?;
-        self.reconcile().await?;
+        let digest = validated
+            .artifact
+            .as_deref()
+            .and_then(|a| Artifact::parse(a).ok())
+            .map(|a| a.component_sha256)
+            .unwrap_or_default();
+        match self
+            .gate
+            .replace(vec![(validated.name.clone(), Some(candidate))])
+        {
+            Ok(_) => {
+                live.insert(validated.name.clone(), (validated.id, digest));
+            }
+            // Active in the store, not live: said loudly; the next
+            // reconciliation tries again (and says why it cannot).
+            Err(e) => tracing::error!(tool = %validated.name, error = %e, "an activated tool is not served"),
+        }
+        drop(live);
+        self.server.tools_changed().await;
+        tracing::info!(
+            tool = %validated.name, id = validated.id,
+            micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            "generated tool activated: store, gate and clients told"
+        );
         active.into_iter().next().ok_or(ServerError::Toolsmith {
             id: validated.id,
             message: "the store returned no blueprint".into(),
