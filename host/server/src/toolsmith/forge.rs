@@ -445,7 +445,9 @@ impl Forge {
             }
             // Active in the store, not live: said loudly; the next
             // reconciliation tries again (and says why it cannot).
-            Err(e) => tracing::error!(tool = %validated.name, error = %e, "an activated tool is not served"),
+            Err(e) => {
+                tracing::error!(tool = %validated.name, error = %e, "an activated tool is not served")
+            }
         }
         drop(live);
         self.server.tools_changed().await;

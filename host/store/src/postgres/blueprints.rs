@@ -174,12 +174,7 @@ async fn move_in(
             .await
             .map_err(StoreError::pg(what))?;
     }
-    audit::append_in(
-        &mut **tx,
-        inner,
-        &[Entry::new(&moved_event(&stored, m), m.at_ms)?],
-    )
-    .await?;
+    audit::append_in(tx, inner, &[Entry::new(&moved_event(&stored, m), m.at_ms)?]).await?;
     read_one(&mut **tx, m.id, what)
         .await?
         .ok_or(StoreError::NoSuchBlueprint(m.id))
