@@ -422,3 +422,97 @@ fn a_killed_host_comes_back_with_exactly_the_active_tools_live() {
     }
     audit_verifies(&state);
 }
+
+/// `tools/list` of a stdio session: the description of
+/// `gen_words_count`, if listed.
+fn listed(server: &mut Server, id: u64) -> Option<String> {
+    server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
+    server.response(id)["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "gen_words_count")
+        .map(|t| t["description"].as_str().unwrap().to_owned())
+}
+
+#[test]
+fn a_version_that_breaks_the_live_ones_cases_fails_and_tampered_bytes_never_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, state) = config(dir.path(), true);
+    let mut server = Server::start(&config, &state);
+    let first = propose_and_approve(
+        &blueprint("words:count", "Version one.", good_cases(), counts()),
+        "v1",
+        &config,
+        &state,
+    );
+    assert_eq!(state_of(&settled(&config, &state), first).0, "active");
+
+    // Version 2 takes only one-letter texts: its own cases pass, version
+    // 1's ("a b") no longer do. The scorecard fails it; version 1 stays.
+    let mut narrower = blueprint(
+        "words:count",
+        "Version two.",
+        json!([
+            {"name": "one", "args": {"text": "a"}, "expect": {"ok": {"equals": {"words": 1}}}},
+            {"name": "none", "args": {"text": ""}, "expect": {"ok": {"equals": {"words": 0}}}},
+            {"name": "trap", "args": {"text": "trap"}, "expect": {"error": {}}}
+        ]),
+        counts(),
+    );
+    narrower["input_schema"]["properties"]["text"]["maxLength"] = json!(1);
+    let second = propose_and_approve(&narrower, "v2", &config, &state);
+    let all = settled(&config, &state);
+    let (got, reason) = state_of(&all, second);
+    assert_eq!(got, "failed");
+    assert!(
+        reason.contains("scorecard") && reason.contains("`two`"),
+        "{reason}"
+    );
+    assert_eq!(state_of(&all, first).0, "active");
+    assert_eq!(listed(&mut server, 11).as_deref(), Some("Version one."));
+    server.kill();
+
+    // One byte of the stored component changed while the host was down:
+    // it is not loaded, and `verify` says so.
+    let python = python::python();
+    let tamper = Command::new(&python)
+        .args([
+            "-c",
+            "import sqlite3, sys\n\
+             db = sqlite3.connect(sys.argv[1])\n\
+             (blob,) = db.execute('SELECT component FROM blueprints WHERE id = 1').fetchone()\n\
+             blob = bytes(blob[:-1]) + bytes([blob[-1] ^ 1])\n\
+             db.execute('UPDATE blueprints SET component = ? WHERE id = 1', (blob,))\n\
+             db.commit()\n",
+        ])
+        .arg(state.join("warden.db"))
+        .status()
+        .unwrap();
+    assert!(tamper.success());
+    let mut server = Server::start(&config, &state);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        listed(&mut server, 12),
+        None,
+        "tampered bytes are not served"
+    );
+    server.kill();
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["toolsmith", "verify", "--config"])
+        .arg(&config)
+        .arg("--state-dir")
+        .arg(&state)
+        .output()
+        .unwrap();
+    let verified: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!out.status.success(), "{verified}");
+    assert_eq!(verified["verified"], false);
+    assert!(
+        verified["blueprints"][0]["problem"]
+            .as_str()
+            .unwrap()
+            .contains("digest"),
+        "{verified}"
+    );
+}

@@ -352,7 +352,7 @@ impl Forge {
             .blueprints()
             .map_err(|e| e.to_string())?
         {
-            if b.state == State::Active.as_str() && b.name != name {
+            if b.state == State::Active.as_str() {
                 let (other, _) = self.toolsmith.read(&b).map_err(|e| e.to_string())?;
                 live.push((b.name.clone(), other));
             }

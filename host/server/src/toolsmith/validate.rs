@@ -57,8 +57,8 @@ impl Report {
 }
 
 /// Runs the validation of `candidate` (the tool `name` of `blueprint`
-/// `id`), with `live` the other generated tools now active and their
-/// blueprints. A candidate the table refuses (a name taken) is `Err`.
+/// `id`), with `live` the generated tools now active and their
+/// blueprints (the active version of `name` among them, if any). A candidate the table refuses (a name taken) is `Err`.
 pub async fn validate(
     gate: &Gate,
     candidate: &Registration,
@@ -99,7 +99,10 @@ pub async fn validate(
     for (label, args) in negatives {
         checked.push(caller.negative(name, label, args).await?);
     }
-    for (tool, other) in live.iter().filter(|(t, _)| t != name) {
+    // The live tools' cases; for the active version of this very tool,
+    // its cases run against the candidate (a new version must pass what
+    // the old one passed).
+    for (tool, other) in live {
         for case in &other.cases {
             checked.push(
                 caller
