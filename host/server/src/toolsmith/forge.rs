@@ -67,6 +67,15 @@ impl DockerBuilder {
     }
 }
 
+impl DockerBuilder {
+    /// The builder image, made first when missing; its reference.
+    pub async fn ensure_image(&self, docker: &warden_sandbox::Docker) -> Result<String, String> {
+        warden_sandbox::builder::ensure_image(docker, &super::builder_recipe(), &self.options)
+            .await
+            .map_err(|e| format!("the builder image: {e}"))
+    }
+}
+
 impl ComponentBuilder for DockerBuilder {
     fn build<'a>(&'a self, lib_rs: &'a str) -> BoxFuture<'a, Result<Vec<u8>, String>> {
         Box::pin(async move {
@@ -74,9 +83,7 @@ impl ComponentBuilder for DockerBuilder {
                 .await
                 .map_err(|e| format!("the builder needs Docker: {e}"))?;
             let recipe = super::builder_recipe();
-            let image = warden_sandbox::builder::ensure_image(&docker, &recipe, &self.options)
-                .await
-                .map_err(|e| format!("the builder image: {e}"))?;
+            let image = self.ensure_image(&docker).await?;
             let built =
                 warden_sandbox::builder::build(&docker, &image, &recipe, &self.limits, lib_rs)
                     .await
