@@ -85,4 +85,9 @@ pub trait ToolsmithAdmin: Send + Sync {
     fn show(&self, id: u64) -> Result<Value, AdminError>;
     fn approve(&self, id: u64, seen: Option<String>, by: Attribution) -> Result<Value, AdminError>;
     fn reject(&self, id: u64, by: Attribution) -> Result<Value, AdminError>;
+    /// Retires the active version of generated tool `name`; with
+    /// `rollback`, the version it superseded becomes active again.
+    fn retire(&self, name: &str, rollback: bool, by: Attribution) -> Result<Value, AdminError>;
+    /// Every built tool's signed statement checked against its component.
+    fn verify(&self) -> Result<Value, AdminError>;
 }

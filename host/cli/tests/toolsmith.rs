@@ -18,7 +18,7 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::{Value, json};
-use support::{Server, setup, text, warden};
+use support::{Server, admin, setup, text, warden};
 
 const TOOLSMITH: &str = "\
 [rules]
@@ -322,30 +322,6 @@ fn without_the_toolsmith_enabled_agents_cannot_propose() {
     agent.kill();
     let listed = ok(&["toolsmith", "blueprints"], &config, &state);
     assert_eq!(listed["blueprints"], json!([]));
-}
-
-/// `curl` over the admin socket: (status, body).
-fn admin(socket: &Path, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-    let mut command = Command::new("curl");
-    command
-        .args(["-s", "-w", "\n%{http_code}", "--unix-socket"])
-        .arg(socket)
-        .args(["-X", method]);
-    if let Some(body) = body {
-        command
-            .args(["-H", "content-type: application/json", "-d"])
-            .arg(body.to_string());
-    }
-    let out = command
-        .arg(format!("http://warden{path}"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let (body, status) = text.trim_end().rsplit_once('\n').unwrap();
-    (
-        status.parse().unwrap(),
-        serde_json::from_str(body).unwrap_or(Value::Null),
-    )
 }
 
 #[test]

@@ -420,6 +420,40 @@ fn a_killed_host_comes_back_with_exactly_the_active_tools_live() {
         }
         server.kill();
     }
+
+    // Retired through the admin API, with the guardrail: gone at once.
+    let mut server = Server::start(&config, &state);
+    let socket = state.join("admin.sock");
+    let started = Instant::now();
+    while listed(&mut server, 500).is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the last version is live"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let retire = "/toolsmith/tools/gen_words_count/retire";
+    let (status, refused) = support::admin(&socket, "POST", retire, Some(json!({"actor": "ops"})));
+    assert_eq!(status, 400, "{refused}");
+    let (status, verified) = support::admin(&socket, "GET", "/toolsmith/verify", None);
+    assert_eq!(
+        (status, &verified["verified"]),
+        (200, &json!(true)),
+        "{verified}"
+    );
+    let guard = json!({"actor": "ops", "confirm": true, "reason": "done with it"});
+    let (status, moved) = support::admin(&socket, "POST", retire, Some(guard));
+    assert_eq!(status, 200, "{moved}");
+    assert_eq!(moved["moved"][0]["state"], "retired", "{moved}");
+    let started = Instant::now();
+    while listed(&mut server, 600 + started.elapsed().as_millis() as u64).is_some() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "a retired tool leaves the list"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    server.kill();
     audit_verifies(&state);
 }
 

@@ -177,6 +177,11 @@ pub fn admin_router(server: Server) -> Router {
             "/toolsmith/blueprints/{id}/reject",
             post(toolsmith_admin::reject),
         )
+        .route(
+            "/toolsmith/tools/{name}/retire",
+            post(toolsmith_admin::retire),
+        )
+        .route("/toolsmith/verify", get(toolsmith_admin::verify))
         .route("/trust/{agent}", get(trust::show))
         .route("/trust/{agent}/feedback", post(trust::feedback))
         .route("/trust/{agent}/approve", post(trust::approve))

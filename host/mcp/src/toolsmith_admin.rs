@@ -1,6 +1,7 @@
 //! The toolsmith half of the admin API: the blueprints, what approving
-//! one would mean, and the `tool:create` approval and rejection (the
-//! guardrail: actor, confirmation, reason). This is an operator channel:
+//! one would mean, the `tool:create` approval and rejection, retiring or
+//! rolling back a generated tool (each with the guardrail: actor,
+//! confirmation, reason), and checking the signed statements. This is an operator channel:
 //! no agent's MCP connection reaches it. What the answers mean is the
 //! host's, behind [`ToolsmithAdmin`].
 
@@ -86,4 +87,45 @@ pub(crate) async fn reject(
         Err(e) => return Refusal::Guardrail(e).reply(),
     };
     reply(admin(&server).map(|a| a.reject(id, by)))
+}
+
+/// `POST /toolsmith/tools/{name}/retire`: the guardrail, and whether to
+/// roll back to the version it superseded.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RetireBody {
+    #[serde(default)]
+    actor: Option<String>,
+    #[serde(default)]
+    confirm: bool,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    rollback: bool,
+}
+
+pub(crate) async fn retire(
+    State(server): State<Server>,
+    UrlPath(name): UrlPath<String>,
+    Json(body): Json<RetireBody>,
+) -> Reply {
+    let guardrail = Guardrail {
+        actor: body.actor,
+        confirm: body.confirm,
+        reason: body.reason,
+    };
+    let what = if body.rollback {
+        "rolling a generated tool back"
+    } else {
+        "retiring a generated tool"
+    };
+    let by = match guardrail.check(what) {
+        Ok(by) => by,
+        Err(e) => return Refusal::Guardrail(e).reply(),
+    };
+    reply(admin(&server).map(|a| a.retire(&name, body.rollback, by)))
+}
+
+pub(crate) async fn verify(State(server): State<Server>) -> Reply {
+    reply(admin(&server).map(|a| a.verify()))
 }

@@ -382,11 +382,15 @@ impl Host {
             state_dir: state_dir.to_path_buf(),
         }));
         // Operators answer blueprints whether agents may propose or not.
-        let blueprints = Arc::new(crate::toolsmith::Toolsmith::new(
-            store.clone(),
-            config,
-            Arc::new(warden_api::SystemClock),
-        ));
+        let toolsmith_key = crate::toolsmith::toolsmith_key(state_dir, config)?;
+        let blueprints = Arc::new(
+            crate::toolsmith::Toolsmith::new(
+                store.clone(),
+                config,
+                Arc::new(warden_api::SystemClock),
+            )
+            .with_key(crate::toolsmith::toolsmith_key(state_dir, config)?),
+        );
         mcp.set_toolsmith_admin(blueprints.clone());
         let (loading, startup) = warden_mcp::startup();
         mcp.set_startup(startup.clone());
@@ -466,7 +470,7 @@ impl Host {
                 loaded.runtime.clone(),
                 gate.clone(),
                 mcp.clone(),
-                crate::toolsmith::toolsmith_key(state_dir, config)?,
+                toolsmith_key,
                 builder,
             ));
             let (startup, shutdown) = (startup.clone(), shutdown.clone());

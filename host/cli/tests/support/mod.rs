@@ -253,3 +253,27 @@ pub fn postgres_database() -> String {
     );
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
+
+/// `curl` over the admin socket: (status, body).
+pub fn admin(socket: &Path, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    let mut command = Command::new("curl");
+    command
+        .args(["-s", "-w", "\n%{http_code}", "--unix-socket"])
+        .arg(socket)
+        .args(["-X", method]);
+    if let Some(body) = body {
+        command
+            .args(["-H", "content-type: application/json", "-d"])
+            .arg(body.to_string());
+    }
+    let out = command
+        .arg(format!("http://warden{path}"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, status) = text.trim_end().rsplit_once('\n').unwrap();
+    (
+        status.parse().unwrap(),
+        serde_json::from_str(body).unwrap_or(Value::Null),
+    )
+}

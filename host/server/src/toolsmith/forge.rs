@@ -211,18 +211,18 @@ impl Forge {
         Ok(())
     }
 
-    /// Until `shutdown`: builds what is approved (at once when approved
-    /// here, else within [`RECONCILE_EVERY`]) and keeps the live tools
-    /// equal to the store's active ones.
+    /// Until `shutdown`: builds what is approved and keeps the live tools
+    /// equal to the store's active ones (at once for an approval or a
+    /// retirement made here, else within [`RECONCILE_EVERY`]).
     pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
-        let approvals = self.toolsmith.approvals();
+        let changes = self.toolsmith.changes();
         loop {
             if let Err(e) = self.tick().await {
                 tracing::warn!(error = %e, "the toolsmith's round failed");
             }
             tokio::select! {
                 () = shutdown.cancelled() => return,
-                () = approvals.notified() => {}
+                () = changes.notified() => {}
                 () = tokio::time::sleep(RECONCILE_EVERY) => {}
             }
         }

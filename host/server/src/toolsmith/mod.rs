@@ -40,8 +40,11 @@ pub struct Toolsmith {
     config: ToolsmithConfig,
     action_types: Vec<String>,
     clock: Arc<dyn Clock>,
-    /// Woken by an approval, so a running host builds at once.
-    approved: Arc<tokio::sync::Notify>,
+    /// Woken by an approval or a retirement made here, so a running
+    /// host acts at once.
+    changed: Arc<tokio::sync::Notify>,
+    /// The toolsmith key, for what checks signed statements here.
+    key: Option<warden_signing::SecretKey>,
 }
 
 impl std::fmt::Debug for Toolsmith {
@@ -84,8 +87,16 @@ impl Toolsmith {
             config: config.toolsmith.clone(),
             action_types: config.action_types.clone(),
             clock,
-            approved: Arc::new(tokio::sync::Notify::new()),
+            changed: Arc::new(tokio::sync::Notify::new()),
+            key: None,
         }
+    }
+
+    /// This toolsmith with the toolsmith key (rollbacks and `verify`
+    /// through the admin API need it).
+    pub fn with_key(mut self, key: warden_signing::SecretKey) -> Toolsmith {
+        self.key = Some(key);
+        self
     }
 
     fn limits(&self) -> Limits {
@@ -409,13 +420,13 @@ impl Toolsmith {
             by.reason.clone(),
             Some(&binding),
         )?;
-        self.approved.notify_one();
+        self.changed.notify_one();
         Ok(approved)
     }
 
-    /// Woken when an operator approves a blueprint here.
-    pub(crate) fn approvals(&self) -> Arc<tokio::sync::Notify> {
-        self.approved.clone()
+    /// Woken when an operator approves or retires here.
+    pub(crate) fn changes(&self) -> Arc<tokio::sync::Notify> {
+        self.changed.clone()
     }
 
     /// Refuses a blueprint (pending, or approved and not yet built).
@@ -529,6 +540,31 @@ impl warden_api::ToolsmithAdmin for Toolsmith {
     ) -> Result<serde_json::Value, warden_api::AdminError> {
         let stored = Toolsmith::reject(self, id, &by).map_err(admin_error)?;
         Ok(summary(&stored))
+    }
+
+    fn retire(
+        &self,
+        name: &str,
+        rollback: bool,
+        by: Attribution,
+    ) -> Result<serde_json::Value, warden_api::AdminError> {
+        let key = self.key.as_ref();
+        let verify = |b: &StoredBlueprint| match key {
+            Some(key) => forge::verify_one(self, b, key),
+            None => Err("this host holds no toolsmith key".into()),
+        };
+        let moved = Toolsmith::retire(self, name, &by, rollback, &verify).map_err(admin_error)?;
+        self.changed.notify_one();
+        Ok(serde_json::json!({ "moved": moved.iter().map(summary).collect::<Vec<_>>() }))
+    }
+
+    fn verify(&self) -> Result<serde_json::Value, warden_api::AdminError> {
+        let key = self.key.as_ref().ok_or_else(|| {
+            warden_api::AdminError::Refused("this host holds no toolsmith key".into())
+        })?;
+        let checked = forge::verify_all(self, key).map_err(admin_error)?;
+        let all = checked.iter().all(|c| c["verified"] == true);
+        Ok(serde_json::json!({ "verified": all, "blueprints": checked }))
     }
 }
 
