@@ -1,4 +1,5 @@
-//! The `[sandbox]` section of `warden.toml`. Every default is safe: no
+//! The `[sandbox]` section of `warden.toml` (the Kubernetes table is in
+//! [`crate::kubernetes`]). Every default is safe: no
 //! network, read-only workspace, small limits, metadata-only logs.
 
 use serde::{Deserialize, Serialize};
@@ -33,7 +34,8 @@ impl Strategy {
     }
 }
 
-/// Docker sandboxes for the terminal, code, browser and desktop tools.
+/// Sandboxes (Docker containers or Kubernetes pods) for the terminal,
+/// code, browser, desktop and git tools.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct SandboxConfig {

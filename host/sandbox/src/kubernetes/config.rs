@@ -76,8 +76,8 @@ pub struct KubernetesSettings {
     pub quota_cpu_millis: u64,
     /// ResourceQuota: memory limits summed over all pods, in MiB.
     pub quota_memory_mb: u64,
-    /// Name of the node label and value sandbox pods are pinned to, as
-    /// `key=value` (a node pool with the runtime class installed).
+    /// Node labels sandbox pods are pinned to, each `key=value` (a node
+    /// pool with the runtime class installed).
     pub node_selector: Vec<String>,
 }
 

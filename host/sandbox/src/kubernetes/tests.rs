@@ -519,6 +519,33 @@ async fn a_full_quota_is_a_tool_error_that_says_what_to_change() {
     tools.shutdown().await;
 }
 
+#[tokio::test]
+async fn a_pod_that_cannot_pull_its_image_fails_at_once_and_is_removed() {
+    let fake = Fake::start().await;
+    fake.state().pod_status = Some(json!({"phase": "Pending", "containerStatuses": [{
+        "name": "sandbox", "image": "x", "imageID": "", "ready": false, "restartCount": 0,
+        "state": {"waiting": {"reason": "ImagePullBackOff", "message": "back-off pulling image"}}}]}));
+    let sandbox = start(&fake, config()).await;
+    let (context, grants) = (ctx("alice", None), grants(&["10.1.2.3:443"]));
+    let started = std::time::Instant::now();
+    let e = sandbox
+        .run(request(&context, &grants, &["true"]))
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "not the startup timeout"
+    );
+    let text = e.to_string();
+    assert!(matches!(e, SandboxError::PodStart { .. }), "{text}");
+    assert!(
+        text.contains("ImagePullBackOff") && text.contains("image-repository"),
+        "{text}"
+    );
+    assert!(fake.names("pods").is_empty(), "the pod was deleted");
+    assert_eq!(fake.names("networkpolicies"), [manifests::DENY_ALL]);
+}
+
 #[test]
 fn config_errors_name_the_key() {
     let parse = |text: &str| -> SandboxConfig { toml::from_str(text).unwrap() };

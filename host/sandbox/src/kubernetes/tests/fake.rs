@@ -40,6 +40,8 @@ pub struct State {
     pub refuse: Option<(String, String, u16, Value)>,
     /// Argv of every exec.
     pub execs: Vec<Vec<String>>,
+    /// The status a created pod reports (default: `Running`).
+    pub pod_status: Option<Value>,
     version: u64,
 }
 
@@ -267,7 +269,10 @@ async fn handle(
             object["metadata"]["resourceVersion"] = json!(st.version.to_string());
             object["metadata"]["uid"] = json!(format!("uid-{}", st.version));
             if resource == "pods" {
-                object["status"] = json!({"phase": "Running"});
+                object["status"] = st
+                    .pod_status
+                    .clone()
+                    .unwrap_or_else(|| json!({"phase": "Running"}));
             }
             st.objects.insert(key, object.clone());
             reply(if method == "POST" { 201 } else { 200 }, &object)
