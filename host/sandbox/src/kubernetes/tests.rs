@@ -344,11 +344,14 @@ async fn commands_run_over_exec_with_the_call_ids_and_exit_codes() {
             "exit 3"
         ]
     );
-    // Per-agent: the second call reuses the warm pod.
-    let second = sandbox
-        .run(request(&context, &grants, &["true"]))
-        .await
-        .unwrap();
+    // Per-agent: the second call reuses the warm pod. Output past the
+    // cap is counted, not kept.
+    let mut req = request(&context, &grants, &["echo", "0123456789"]);
+    req.max_output = Some(4);
+    let second = sandbox.run(req).await.unwrap();
+    assert_eq!(second.output.stdout, b"0123");
+    assert_eq!(second.output.stdout_total, 10);
+    assert!(second.output.truncated());
     assert!(!second.cold);
     assert_eq!(second.container, first.container);
     assert_eq!(fake.names("pods").len(), 1);
