@@ -14,6 +14,8 @@ const CONFINED: &[(&str, &str)] = &[
     ("wasmtime-wasi", "warden-runtime"),
     ("wasmtime-wasi-http", "warden-runtime"),
     ("bollard", "warden-sandbox"),
+    ("kube", "warden-sandbox"),
+    ("k8s-openapi", "warden-sandbox"),
     ("rmcp", "warden-mcp"),
     ("rusqlite", "warden-store"),
     ("sqlx", "warden-store"),

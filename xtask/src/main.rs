@@ -105,7 +105,8 @@ fn serve(root: &Path, args: Vec<String>) -> anyhow::Result<()> {
 }
 
 /// A virtualenv under `target/` with the MCP Python SDK the MCP tests
-/// drive Warden with (`tests/mcp/requirements.txt`); created or updated
+/// drive Warden with, and kubernetes-validate for the deployment manifests
+/// (`tests/mcp/requirements.txt`); created or updated
 /// when the requirements changed. Returns its interpreter.
 fn mcp_python(root: &Path) -> anyhow::Result<PathBuf> {
     let venv = root.join("target/mcp-venv");

@@ -386,6 +386,20 @@ fn config_errors_name_the_key() {
         err.contains("audit-root-key") && err.contains("[state] url"),
         "{err}"
     );
+
+    // The Kubernetes sandbox table is checked when it is the backend.
+    std::fs::write(
+        &bad,
+        "[sandbox]\nbackend = \"kubernetes\"\n[sandbox.kubernetes]\nruntime-class = \"G Visor\"\n",
+    )
+    .unwrap();
+    let out = warden(&["config", "check", bad.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("sandbox.kubernetes.runtime-class") && err.contains("G Visor"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -501,6 +515,47 @@ fn the_documented_example_config_is_valid() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("claude"));
+}
+
+/// The `warden.toml` of the Kubernetes manifests (`deploy/`, the base and
+/// the gVisor overlay) loads and validates, `[sandbox.kubernetes]` too.
+#[test]
+fn the_deployment_configs_are_valid() {
+    for manifest in [
+        "deploy/base/config.yaml",
+        "deploy/overlays/gvisor/config.yaml",
+    ] {
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../..")
+                .join(manifest),
+        )
+        .unwrap();
+        // The ConfigMap's block scalar: the lines after `warden.toml: |`,
+        // indented by four spaces.
+        let toml: String = text
+            .split("  warden.toml: |\n")
+            .nth(1)
+            .unwrap()
+            .lines()
+            .take_while(|l| l.is_empty() || l.starts_with("    "))
+            .map(|l| format!("{}\n", l.strip_prefix("    ").unwrap_or(l)))
+            .collect();
+        assert!(
+            toml.contains("backend = \"kubernetes\""),
+            "{manifest}: {toml}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("warden.toml");
+        std::fs::write(&file, &toml).unwrap();
+        let out = warden(&["config", "check", file.to_str().unwrap()], dir.path());
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{manifest}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 /// `warden call fs_read` of a FIFO ends (it used to hang past any

@@ -1,7 +1,11 @@
-//! The `[sandbox]` section of `warden.toml`. Every default is safe: no
+//! The `[sandbox]` section of `warden.toml` (the Kubernetes table is in
+//! [`crate::kubernetes`]). Every default is safe: no
 //! network, read-only workspace, small limits, metadata-only logs.
 
 use serde::{Deserialize, Serialize};
+
+use crate::SandboxError;
+use crate::kubernetes::{BackendKind, KubernetesSettings};
 
 /// When containers are created and removed.
 #[derive(
@@ -30,10 +34,17 @@ impl Strategy {
     }
 }
 
-/// Docker sandboxes for the terminal, code, browser and desktop tools.
+/// Sandboxes (Docker containers or Kubernetes pods) for the terminal,
+/// code, browser, desktop and git tools.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct SandboxConfig {
+    /// Where the sandboxes run: `docker` (default, the local engine) or
+    /// `kubernetes` (pods on a cluster, `[sandbox.kubernetes]`).
+    pub backend: BackendKind,
+    /// The Kubernetes backend's namespace, connection and quotas (read
+    /// only with `backend = "kubernetes"`).
+    pub kubernetes: KubernetesSettings,
     /// Lifecycle strategy: `per-agent` (default), `per-task` or `per-call`.
     /// A call whose owner (agent, or task for per-task) is unknown runs
     /// per-call.
@@ -86,6 +97,8 @@ impl Default for SandboxConfig {
     fn default() -> Self {
         SandboxConfig {
             instance: DEFAULT_INSTANCE.to_owned(),
+            backend: BackendKind::Docker,
+            kubernetes: KubernetesSettings::default(),
             strategy: Strategy::PerAgent,
             grace_period_secs: 30,
             memory_mb: 512,
@@ -101,6 +114,22 @@ impl Default for SandboxConfig {
             logs: LogShipping::default(),
             git: GitSettings::default(),
         }
+    }
+}
+
+impl SandboxConfig {
+    /// Checks what deserializing cannot: a Kubernetes table that a
+    /// cluster would reject, named by its key path.
+    pub fn validate(&self) -> Result<(), SandboxError> {
+        if self.backend == BackendKind::Kubernetes {
+            self.kubernetes
+                .validate()
+                .map_err(|e| SandboxError::Config {
+                    key: format!("sandbox.kubernetes.{}", e.key),
+                    reason: e.reason,
+                })?;
+        }
+        Ok(())
     }
 }
 

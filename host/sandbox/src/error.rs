@@ -43,6 +43,24 @@ pub enum SandboxError {
     Image { reason: String },
     #[error("the sandbox is shutting down")]
     ShuttingDown,
+    #[error("`{key}`: {reason}")]
+    Config { key: String, reason: String },
+    #[error(
+        "no Kubernetes API server answers ({reason}); check `[sandbox.kubernetes]` \
+         (connection, kubeconfig, context) — the terminal, code, browser and desktop tools \
+         need it, every other tool keeps working"
+    )]
+    KubernetesUnavailable { reason: String },
+    #[error("the Kubernetes API refused to {operation}: {reason}")]
+    Kubernetes { operation: String, reason: String },
+    #[error(
+        "the sandbox namespace `{namespace}` is out of quota: {reason}; wait for other \
+         sandboxes to end, or raise `[sandbox.kubernetes] quota-pods`, `quota-cpu-millis` \
+         or `quota-memory-mb`"
+    )]
+    QuotaExceeded { namespace: String, reason: String },
+    #[error("sandbox pod {pod} did not start: {reason}")]
+    PodStart { pod: String, reason: String },
     #[error("`[sandbox.git] {key}`: {reason}")]
     GitConfig { key: &'static str, reason: String },
 }

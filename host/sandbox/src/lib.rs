@@ -1,6 +1,7 @@
-//! Docker sandboxes for Warden's heavyweight tools.
+//! Docker and Kubernetes sandboxes for Warden's heavyweight tools.
 //!
-//! Owns: the sandbox images (built locally from Debian packages, keyed by
+//! Owns: the sandbox backends behind one [`Sandbox`] trait (Docker by
+//! default; Kubernetes pods through kube-rs, in [`kubernetes`]), the sandbox images (built locally from Debian packages, keyed by
 //! recipe digest), the pure mapping from a call's grants and the config
 //! to a container spec, the egress firewall, the connection to the Docker
 //! engine ([`Docker`]: bollard, in `docker.rs` only), container lifecycle
@@ -21,6 +22,7 @@ mod docker;
 pub mod egress;
 mod error;
 pub mod images;
+pub mod kubernetes;
 pub mod lifecycle;
 pub mod logs;
 pub mod masks;
@@ -34,6 +36,7 @@ mod tools;
 pub use config::{DEFAULT_INSTANCE, GitSettings, LogShipping, SandboxConfig, Strategy};
 pub use docker::{Docker, ExecOutput, ExecRequest, ManagedContainer};
 pub use error::SandboxError;
+pub use kubernetes::{BackendKind, KubeSandbox, KubernetesSettings};
 pub use sandbox::{DockerSandbox, RunOutput, RunRequest, Sandbox, SharedSandbox, reconcile};
 pub use stdio_server::{ServerHandle, ServerSettings, StdioServer, StdioServers};
 pub use tools::shell::AGENT_SHELL;

@@ -1,5 +1,7 @@
 //! [`Sandbox`]: run a command in a container chosen by the lifecycle
-//! strategy; [`DockerSandbox`] is the implementation on a Docker engine.
+//! strategy — the interface every sandbox backend implements;
+//! [`DockerSandbox`] is the implementation on a Docker engine (the
+//! Kubernetes one is [`crate::KubeSandbox`]).
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -58,7 +60,9 @@ pub struct RunOutput {
     pub cold: bool,
 }
 
-/// Runs commands for calls in containers Warden manages.
+/// Runs commands for calls in containers (or pods) Warden manages: the
+/// sandbox backend interface, implemented for Docker ([`SharedSandbox`])
+/// and Kubernetes ([`crate::KubeSandbox`]).
 pub trait Sandbox: Send + Sync {
     /// Runs one command in the container the strategy picks for the call.
     /// A deadline hit kills every process the command started and is

@@ -319,9 +319,9 @@ impl Loaded {
     /// every other tool works.
     pub async fn start_sandbox(&self) {
         if let Some((tools, _)) = &self.sandbox
-            && let Err(e) = tools.start().await
+            && let Err(e) = tools.connect().await
         {
-            tracing::warn!(error = %e, "the sandboxed tools are unavailable until Docker answers");
+            tracing::warn!(error = %e, "the sandboxed tools are unavailable until the sandbox backend answers");
         }
     }
 

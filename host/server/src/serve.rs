@@ -158,9 +158,9 @@ async fn load(
 ) {
     let sandbox = async {
         if let Some(tools) = &job.sandbox
-            && let Err(e) = tools.start().await
+            && let Err(e) = tools.connect().await
         {
-            tracing::warn!(error = %e, "the sandboxed tools are unavailable until Docker answers");
+            tracing::warn!(error = %e, "the sandboxed tools are unavailable until the sandbox backend answers");
         }
     };
     let (table, whole) = tokio::sync::oneshot::channel();

@@ -27,6 +27,9 @@ pub fn check(file: &Path) -> anyhow::Result<Outcome> {
     )?;
     config.capability_grants.bounds()?;
     config.toolsmith.check()?;
+    if let Some(sandbox) = &config.sandbox {
+        sandbox.validate()?;
+    }
     // Every bridge is checked (secrets resolved) without starting any;
     // the instance only labels containers, and none is started here.
     let bridges =

@@ -2,9 +2,9 @@
 //! `code_run`, `browser_*` and `desktop_*`. The gate decides every call
 //! before it gets here; a call this backend receives was allowed.
 //!
-//! Docker is connected on first use (or by [`SandboxTools::start`]); while
-//! no engine answers, these tools fail with a clear error and every other
-//! backend keeps working.
+//! The configured backend (Docker or Kubernetes) is connected on first use
+//! (or by [`SandboxTools::connect`]); while it does not answer, these
+//! tools fail with a clear error and every other backend keeps working.
 
 mod browser;
 mod desktop;
@@ -19,14 +19,31 @@ use warden_api::{Backend, BackendCall, BoxFuture, Envelope, ErrorType, FsAccess,
 
 use crate::docker::ExecOutput;
 use crate::images::ImageKind;
+use crate::kubernetes::{BackendKind, KubeSandbox};
 use crate::sandbox::{RunOutput, RunRequest, Sandbox};
 use crate::{DockerSandbox, SandboxConfig, SandboxError, SharedSandbox};
+
+/// The backend running the sandboxes, once connected.
+#[derive(Debug, Clone)]
+enum Running {
+    Docker(SharedSandbox),
+    Kubernetes(std::sync::Arc<KubeSandbox>),
+}
+
+impl Running {
+    fn sandbox(&self) -> std::sync::Arc<dyn Sandbox> {
+        match self {
+            Running::Docker(s) => std::sync::Arc::new(s.clone()),
+            Running::Kubernetes(k) => k.clone(),
+        }
+    }
+}
 
 /// The sandboxed tools.
 pub struct SandboxTools {
     config: SandboxConfig,
     specs: Vec<ToolSpec>,
-    sandbox: tokio::sync::Mutex<Option<SharedSandbox>>,
+    sandbox: tokio::sync::Mutex<Option<Running>>,
     clock: std::sync::Arc<dyn warden_api::Clock>,
     /// Resolves git remotes' hosts before they are vetted and pinned.
     git_dns: std::sync::Arc<dyn warden_vcs::Resolve>,
@@ -99,6 +116,12 @@ impl From<SandboxError> for Failure {
     fn from(e: SandboxError) -> Failure {
         let (kind, code) = match &e {
             SandboxError::DockerUnavailable { .. } => (ErrorType::HostError, "docker_unavailable"),
+            SandboxError::KubernetesUnavailable { .. } => {
+                (ErrorType::HostError, "kubernetes_unavailable")
+            }
+            SandboxError::QuotaExceeded { .. } => (ErrorType::LimitExceeded, "quota_exceeded"),
+            SandboxError::PodStart { .. } => (ErrorType::HostError, "pod_start_failed"),
+            SandboxError::Config { .. } => (ErrorType::HostError, "sandbox_config"),
             SandboxError::ImageMissing { .. } => (ErrorType::HostError, "image_missing"),
             SandboxError::Grant { .. } => (ErrorType::PermissionDenied, "grant_not_enforceable"),
             SandboxError::Image { .. } => (ErrorType::ToolError, "bad_image"),
@@ -112,6 +135,7 @@ type Outcome = Result<Value, Failure>;
 
 impl SandboxTools {
     pub fn new(config: SandboxConfig) -> Result<SandboxTools, SandboxError> {
+        config.validate()?;
         let specs = specs::all().map_err(|e| SandboxError::ToolSpec {
             reason: e.to_string(),
         })?;
@@ -143,23 +167,46 @@ impl SandboxTools {
         self
     }
 
-    /// Connects to Docker and reconciles orphans, unless already done.
-    pub async fn start(&self) -> Result<SharedSandbox, SandboxError> {
+    /// Connects to the configured backend (Docker or Kubernetes) and
+    /// reconciles orphans, unless already done.
+    async fn running(&self) -> Result<Running, SandboxError> {
         let mut guard = self.sandbox.lock().await;
         if let Some(s) = guard.as_ref() {
             return Ok(s.clone());
         }
-        let sandbox = SharedSandbox(
-            DockerSandbox::start_with(self.config.clone(), self.clock.clone()).await?,
-        );
-        *guard = Some(sandbox.clone());
-        Ok(sandbox)
+        let running = match self.config.backend {
+            BackendKind::Docker => Running::Docker(SharedSandbox(
+                DockerSandbox::start_with(self.config.clone(), self.clock.clone()).await?,
+            )),
+            BackendKind::Kubernetes => Running::Kubernetes(
+                KubeSandbox::start(self.config.clone(), self.clock.clone()).await?,
+            ),
+        };
+        *guard = Some(running.clone());
+        Ok(running)
     }
 
-    /// Removes every container this host created.
+    /// Connects the configured backend now (else on the first call).
+    pub async fn connect(&self) -> Result<std::sync::Arc<dyn Sandbox>, SandboxError> {
+        Ok(self.running().await?.sandbox())
+    }
+
+    /// The Docker backend, connected and reconciled unless already done;
+    /// an error when `[sandbox] backend` is not `docker`.
+    pub async fn start(&self) -> Result<SharedSandbox, SandboxError> {
+        match self.running().await? {
+            Running::Docker(s) => Ok(s),
+            Running::Kubernetes(_) => Err(SandboxError::Config {
+                key: "sandbox.backend".into(),
+                reason: "is `kubernetes`: there is no Docker sandbox to hand out".into(),
+            }),
+        }
+    }
+
+    /// Removes every container or pod this host created.
     pub async fn shutdown(&self) {
         if let Some(s) = self.sandbox.lock().await.take() {
-            s.shutdown().await;
+            s.sandbox().shutdown().await;
         }
     }
 
@@ -208,7 +255,7 @@ impl SandboxTools {
         stdin: Option<Vec<u8>>,
         max_output: Option<usize>,
     ) -> Result<RunOutput, Failure> {
-        let sandbox = self.start().await?;
+        let sandbox = self.connect().await?;
         let out = sandbox
             .run(RunRequest {
                 kind: place.kind,
@@ -299,7 +346,7 @@ impl Backend for SandboxTools {
         Box::pin(async move {
             let started = self.sandbox.lock().await.clone();
             if let Some(sandbox) = started {
-                sandbox.end_task(task).await;
+                sandbox.sandbox().end_task(task).await;
             }
         })
     }
