@@ -133,6 +133,68 @@ impl Pool {
         let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         slots.keys().cloned().collect()
     }
+
+    /// The containers of every slot idle for `grace_ms` at `now_ms`,
+    /// taken out of the pool, with their keys: for the caller to remove.
+    pub async fn take_expired_containers(&self, now_ms: u64, grace_ms: u64) -> Vec<(Key, String)> {
+        let mut taken = Vec::new();
+        for (key, slot) in self.take_expired(now_ms, grace_ms) {
+            if let Some(id) = slot.container.lock().await.take() {
+                taken.push((key, id));
+            }
+        }
+        taken
+    }
+
+    /// The containers of task `task`'s idle slots, taken out of the pool.
+    pub async fn take_task_containers(&self, task: &str) -> Vec<String> {
+        let owner = format!("task:{task}");
+        let mut taken = Vec::new();
+        for key in self.keys().into_iter().filter(|k| k.owner == owner) {
+            let Some(slot) = self.take_idle(&key) else {
+                continue;
+            };
+            if let Some(id) = slot.container.lock().await.take() {
+                taken.push(id);
+            }
+        }
+        taken
+    }
+
+    /// Every slot's container, leaving the pool empty (shutdown).
+    pub async fn drain_containers(&self) -> Vec<String> {
+        let mut taken = Vec::new();
+        for slot in self.drain() {
+            if let Some(id) = slot.container.lock().await.take() {
+                taken.push(id);
+            }
+        }
+        taken
+    }
+}
+
+/// Runs `step` on the sandbox behind `sandbox` every `every`, until the
+/// sandbox is dropped or `step` answers false (it is closing).
+pub(crate) fn spawn_reaper<T, F, Fut>(
+    sandbox: std::sync::Weak<T>,
+    every: std::time::Duration,
+    step: F,
+) where
+    T: Send + Sync + 'static,
+    F: Fn(Arc<T>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = bool> + Send,
+{
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(every).await;
+            let Some(sandbox) = sandbox.upgrade() else {
+                return;
+            };
+            if !step(sandbox).await {
+                return;
+            }
+        }
+    });
 }
 
 #[cfg(test)]

@@ -139,18 +139,12 @@ impl DockerSandbox {
             reaping: tokio::sync::Mutex::new(()),
             standbys: standby::Standbys::default(),
         });
-        let weak = Arc::downgrade(&sandbox);
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(every).await;
-                let Some(sandbox) = weak.upgrade() else {
-                    return;
-                };
-                if sandbox.closing.load(Ordering::SeqCst) {
-                    return;
-                }
-                sandbox.reap().await;
+        crate::lifecycle::spawn_reaper(Arc::downgrade(&sandbox), every, |s| async move {
+            if s.is_closing() {
+                return false;
             }
+            s.reap().await;
+            true
         });
         Ok(sandbox)
     }
@@ -161,13 +155,14 @@ impl DockerSandbox {
         let _one = self.reaping.lock().await;
         let grace_ms = self.config.grace_period_secs.saturating_mul(1000);
         let mut removed = Vec::new();
-        for (key, slot) in self.pool.take_expired(self.clock.now_ms(), grace_ms) {
-            let taken = slot.container.lock().await.take();
-            if let Some(id) = taken {
-                tracing::debug!(container = %id, owner = %key.owner, "grace period over");
-                self.remove(&id).await;
-                removed.push(id);
-            }
+        for (key, id) in self
+            .pool
+            .take_expired_containers(self.clock.now_ms(), grace_ms)
+            .await
+        {
+            tracing::debug!(container = %id, owner = %key.owner, "grace period over");
+            self.remove(&id).await;
+            removed.push(id);
         }
         removed
     }
@@ -464,15 +459,8 @@ impl Sandbox for SharedSandbox {
 
     fn end_task<'a>(&'a self, task: &'a str) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            let owner = format!("task:{task}");
-            for key in self.0.pool.keys().into_iter().filter(|k| k.owner == owner) {
-                let Some(slot) = self.0.pool.take_idle(&key) else {
-                    continue;
-                };
-                let taken = slot.container.lock().await.take();
-                if let Some(id) = taken {
-                    self.0.remove(&id).await;
-                }
+            for id in self.0.pool.take_task_containers(task).await {
+                self.0.remove(&id).await;
             }
         })
     }
@@ -481,10 +469,8 @@ impl Sandbox for SharedSandbox {
         Box::pin(async move {
             let this = &self.0;
             this.closing.store(true, Ordering::SeqCst);
-            for slot in this.pool.drain() {
-                if let Some(id) = slot.container.lock().await.take() {
-                    this.remove(&id).await;
-                }
+            for id in this.pool.drain_containers().await {
+                this.remove(&id).await;
             }
             this.discard_standbys().await;
             this.settle().await;

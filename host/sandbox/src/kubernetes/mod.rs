@@ -116,18 +116,12 @@ impl KubeSandbox {
             reaping: tokio::sync::Mutex::new(()),
             made: AtomicU64::new(0),
         });
-        let weak = Arc::downgrade(&sandbox);
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(every).await;
-                let Some(sandbox) = weak.upgrade() else {
-                    return;
-                };
-                if sandbox.closing.load(Ordering::SeqCst) {
-                    return;
-                }
-                sandbox.reap().await;
+        crate::lifecycle::spawn_reaper(Arc::downgrade(&sandbox), every, |s| async move {
+            if s.is_closing() {
+                return false;
             }
+            s.reap().await;
+            true
         });
         Ok(sandbox)
     }
@@ -151,12 +145,13 @@ impl KubeSandbox {
         let _one = self.reaping.lock().await;
         let grace_ms = self.config.grace_period_secs.saturating_mul(1000);
         let mut removed = Vec::new();
-        for (_, slot) in self.pool.take_expired(self.clock.now_ms(), grace_ms) {
-            let taken = slot.container.lock().await.take();
-            if let Some(pod) = taken {
-                self.remove(&pod).await;
-                removed.push(pod);
-            }
+        for (_, pod) in self
+            .pool
+            .take_expired_containers(self.clock.now_ms(), grace_ms)
+            .await
+        {
+            self.remove(&pod).await;
+            removed.push(pod);
         }
         removed
     }
@@ -394,15 +389,8 @@ impl Sandbox for KubeSandbox {
 
     fn end_task<'a>(&'a self, task: &'a str) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            let owner = format!("task:{task}");
-            for key in self.pool.keys().into_iter().filter(|k| k.owner == owner) {
-                let Some(slot) = self.pool.take_idle(&key) else {
-                    continue;
-                };
-                let taken = slot.container.lock().await.take();
-                if let Some(pod) = taken {
-                    self.remove(&pod).await;
-                }
+            for pod in self.pool.take_task_containers(task).await {
+                self.remove(&pod).await;
             }
         })
     }
@@ -410,10 +398,8 @@ impl Sandbox for KubeSandbox {
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             self.closing.store(true, Ordering::SeqCst);
-            for slot in self.pool.drain() {
-                if let Some(pod) = slot.container.lock().await.take() {
-                    self.remove(&pod).await;
-                }
+            for pod in self.pool.drain_containers().await {
+                self.remove(&pod).await;
             }
             let left: Vec<String> = self.owned().iter().cloned().collect();
             for pod in left {
