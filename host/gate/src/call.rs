@@ -253,10 +253,7 @@ impl Inner {
                 prepared.shown, decision.decision, decision.layer, decision.reason
             ),
         );
-        let journal = self.durable.journal.as_ref();
-        let with_args = journal.is_some_and(|j| j.audit_args());
-        let event = durable::decision_event(&request, &prepared.shown, &decision, with_args);
-        if let Some(refusal) = durable::audit_async(journal, &event).await {
+        if let Some(refusal) = self.audit_decision(&request, &prepared, &decision).await {
             return refusal;
         }
         let approved = decision.decision == Verdict::Ask;
@@ -303,14 +300,25 @@ impl Inner {
     ) -> Envelope {
         let prepared = self.prepare(entry, request);
         let decision = Decision::allow(Layer::Rule, why);
-        let journal = self.durable.journal.as_ref();
-        let with_args = journal.is_some_and(|j| j.audit_args());
-        let event = durable::decision_event(request, &prepared.shown, &decision, with_args);
-        if let Some(refusal) = durable::audit_async(journal, &event).await {
+        if let Some(refusal) = self.audit_decision(request, &prepared, &decision).await {
             return refusal;
         }
         self.checked_dispatch(entry, request, &prepared, hooks, true)
             .await
+    }
+
+    /// The decision's audit record, durable before anything runs; the
+    /// refusal when it cannot be kept.
+    async fn audit_decision(
+        &self,
+        request: &CallRequest,
+        prepared: &Prepared,
+        decision: &Decision,
+    ) -> Option<Envelope> {
+        let journal = self.durable.journal.as_ref();
+        let with_args = journal.is_some_and(|j| j.audit_args());
+        let event = durable::decision_event(request, &prepared.shown, decision, with_args);
+        durable::audit_async(journal, &event).await
     }
 
     /// Arguments checked against the tool's schema, then the call run:
