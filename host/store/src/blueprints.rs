@@ -63,6 +63,16 @@ pub struct StoredBlueprint {
     pub artifact: Option<String>,
 }
 
+/// Where one blueprint stands, without its texts (what a running host
+/// polls).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlueprintState {
+    pub id: u64,
+    pub name: String,
+    pub state: String,
+    pub expires_ms: u64,
+}
+
 /// A built component and what is known of it, stored with a move (the
 /// bytes are read back with `Store::blueprint_component`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -205,6 +215,24 @@ impl SqliteStore {
         stmt.query_map([], row)
             .and_then(Iterator::collect)
             .map_err(StoreError::sql(what))
+    }
+
+    pub(crate) fn blueprint_states(&self) -> Result<Vec<BlueprintState>, StoreError> {
+        let what = "reading where the blueprints stand";
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached("SELECT id, name, state, expires_ms FROM blueprints ORDER BY id DESC")
+            .map_err(StoreError::sql(what))?;
+        stmt.query_map([], |r| {
+            Ok(BlueprintState {
+                id: r.get::<_, i64>(0)? as u64,
+                name: r.get(1)?,
+                state: r.get(2)?,
+                expires_ms: r.get::<_, i64>(3)? as u64,
+            })
+        })
+        .and_then(Iterator::collect)
+        .map_err(StoreError::sql(what))
     }
 
     pub(crate) fn blueprint(&self, id: u64) -> Result<Option<StoredBlueprint>, StoreError> {

@@ -20,8 +20,9 @@ use warden_policy::CapabilityGrant;
 use warden_signing::{PublicKey, SecretKey};
 
 use crate::{
-    AuditRecord, BlueprintMove, Break, DefinitionPin, GapRule, GapSummary, GapTally, NewBlueprint,
-    NewGap, Others, StoreError, StoredBlueprint, StoredRule, StoredTrust, Verified,
+    AuditRecord, BlueprintMove, BlueprintState, Break, DefinitionPin, GapRule, GapSummary,
+    GapTally, NewBlueprint, NewGap, Others, StoreError, StoredBlueprint, StoredRule, StoredTrust,
+    Verified,
 };
 
 /// How an answered approval was closed.
@@ -147,6 +148,8 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Every blueprint, newest first.
     fn blueprints(&self) -> Result<Vec<StoredBlueprint>, StoreError>;
     fn blueprint(&self, id: u64) -> Result<Option<StoredBlueprint>, StoreError>;
+    /// Where every blueprint stands, newest first, without the texts.
+    fn blueprint_states(&self) -> Result<Vec<BlueprintState>, StoreError>;
     /// Moves a blueprint from `from` to `to` (failing when it is not in
     /// `from`), audited with its digests in the same transaction. Which
     /// moves are legal is the caller's to check.

@@ -46,7 +46,9 @@ mod writer;
 
 pub use anchors::{AnchorBreak, OtherChain, Others, Unendorsed};
 pub use audit::AuditRecord;
-pub use blueprints::{BlueprintArtifact, BlueprintMove, NewBlueprint, StoredBlueprint};
+pub use blueprints::{
+    BlueprintArtifact, BlueprintMove, BlueprintState, NewBlueprint, StoredBlueprint,
+};
 pub use checkpoint::{SIGN_EVERY, SIGN_EVERY_RECORDS};
 pub use db::{Durability, SqliteStore, now_ms};
 pub use error::StoreError;

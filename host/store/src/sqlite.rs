@@ -14,7 +14,7 @@ use crate::{
     AuditRecord, Break, DefinitionPin, SqliteStore, Store, StoreError, StoredRule, StoredTrust,
     Verified,
 };
-use crate::{BlueprintMove, NewBlueprint, StoredBlueprint};
+use crate::{BlueprintMove, BlueprintState, NewBlueprint, StoredBlueprint};
 use crate::{GapRule, GapSummary, GapTally, NewGap};
 
 impl Store for SqliteStore {
@@ -151,6 +151,10 @@ impl Store for SqliteStore {
 
     fn blueprint(&self, id: u64) -> Result<Option<StoredBlueprint>, StoreError> {
         SqliteStore::blueprint(self, id)
+    }
+
+    fn blueprint_states(&self) -> Result<Vec<BlueprintState>, StoreError> {
+        SqliteStore::blueprint_states(self)
     }
 
     fn move_blueprints(&self, steps: &[BlueprintMove]) -> Result<Vec<StoredBlueprint>, StoreError> {

@@ -817,6 +817,20 @@ fn blueprints_move_only_from_where_they_stand(backend: Backend) {
     ));
     let listed: Vec<_> = store.blueprints().unwrap().iter().map(|b| b.id).collect();
     assert_eq!(listed, [second.id, first.id], "newest first");
+    let states: Vec<_> = store
+        .blueprint_states()
+        .unwrap()
+        .into_iter()
+        .map(|b| (b.id, b.name, b.state, b.expires_ms))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            (second.id, "gen_words_count".into(), "pending".into(), 9_000),
+            (first.id, "gen_words_count".into(), "building".into(), 9_000)
+        ],
+        "where they stand, newest first"
+    );
     assert_eq!(
         store.blueprint(first.id).unwrap().unwrap().state,
         "building"

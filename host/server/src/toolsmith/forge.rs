@@ -157,7 +157,8 @@ pub struct Forge {
     key: SecretKey,
     builder: Option<Arc<dyn ComponentBuilder>>,
     /// The generated tools in the gate: name to (blueprint id,
-    /// component digest). One change at a time.
+    /// component digest). One change at a time; an active blueprint's
+    /// component never changes, so its id says whether it is loaded.
     live: tokio::sync::Mutex<BTreeMap<String, (u64, String)>>,
 }
 
@@ -234,7 +235,7 @@ impl Forge {
         let approved: Vec<u64> = self
             .toolsmith
             .store()
-            .blueprints()?
+            .blueprint_states()?
             .iter()
             .filter(|b| b.state == State::Approved.as_str())
             .map(|b| b.id)
@@ -475,10 +476,13 @@ impl Forge {
     /// could not be loaded (logged: it stays unlisted).
     pub async fn reconcile(&self) -> Result<(), ServerError> {
         let mut live = self.live.lock().await;
-        let active: Vec<StoredBlueprint> = self
+        // Where the blueprints stand is all a round reads, unless a tool
+        // must be loaded (blueprints carry components: never read whole
+        // on a timer).
+        let active: Vec<warden_store::BlueprintState> = self
             .toolsmith
             .store()
-            .blueprints()?
+            .blueprint_states()?
             .into_iter()
             .filter(|b| b.state == State::Active.as_str())
             .collect();
@@ -500,13 +504,16 @@ impl Forge {
                 }
             }
         }
-        for b in &active {
-            let component = b.artifact.as_deref().and_then(|a| Artifact::parse(a).ok());
-            let digest = component.map(|a| a.component_sha256).unwrap_or_default();
-            if live.get(&b.name) == Some(&(b.id, digest.clone())) {
+        for head in &active {
+            if live.get(&head.name).is_some_and(|(id, _)| *id == head.id) {
                 continue;
             }
-            match self.load(b).await {
+            let Some(b) = self.toolsmith.store().blueprint(head.id)? else {
+                continue;
+            };
+            let component = b.artifact.as_deref().and_then(|a| Artifact::parse(a).ok());
+            let digest = component.map(|a| a.component_sha256).unwrap_or_default();
+            match self.load(&b).await {
                 Ok(registration) => {
                     match self
                         .gate

@@ -191,7 +191,7 @@ impl Toolsmith {
     pub fn expire(&self) -> Result<Vec<u64>, ServerError> {
         let now = self.clock.now_ms();
         let mut expired = Vec::new();
-        for b in self.store.blueprints()? {
+        for b in self.store.blueprint_states()? {
             if b.state == State::Pending.as_str() && b.expires_ms <= now {
                 let moved = self.store.move_blueprint(&BlueprintMove {
                     id: b.id,

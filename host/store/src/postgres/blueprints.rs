@@ -8,7 +8,8 @@ use sqlx::postgres::PgRow;
 use super::{Inner, audit};
 use crate::StoreError;
 use crate::blueprints::{
-    BlueprintMove, NewBlueprint, StoredBlueprint, blueprint_columns, moved_event, proposed_event,
+    BlueprintMove, BlueprintState, NewBlueprint, StoredBlueprint, blueprint_columns, moved_event,
+    proposed_event,
 };
 use crate::chain::Entry;
 use crate::db::ms;
@@ -100,6 +101,25 @@ pub(crate) async fn list(inner: Arc<Inner>) -> Result<Vec<StoredBlueprint>, Stor
     rows.iter()
         .map(row)
         .collect::<Result<Vec<_>, _>>()
+        .map_err(StoreError::pg(what))
+}
+
+pub(crate) async fn states(inner: Arc<Inner>) -> Result<Vec<BlueprintState>, StoreError> {
+    let what = "reading where the blueprints stand";
+    let rows = sqlx::query("SELECT id, name, state, expires_ms FROM blueprints ORDER BY id DESC")
+        .fetch_all(&inner.pool)
+        .await
+        .map_err(StoreError::pg(what))?;
+    rows.iter()
+        .map(|r| {
+            Ok(BlueprintState {
+                id: r.try_get::<i64, _>(0)? as u64,
+                name: r.try_get(1)?,
+                state: r.try_get(2)?,
+                expires_ms: r.try_get::<i64, _>(3)? as u64,
+            })
+        })
+        .collect::<Result<Vec<_>, sqlx::Error>>()
         .map_err(StoreError::pg(what))
 }
 

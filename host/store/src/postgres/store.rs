@@ -15,7 +15,7 @@ use crate::interface::Closed;
 use crate::{
     AuditRecord, Break, DefinitionPin, Store, StoreError, StoredRule, StoredTrust, Verified, now_ms,
 };
-use crate::{BlueprintMove, NewBlueprint, StoredBlueprint};
+use crate::{BlueprintMove, BlueprintState, NewBlueprint, StoredBlueprint};
 use crate::{GapRule, GapSummary, GapTally, NewGap, Others};
 
 impl Store for PgStore {
@@ -174,6 +174,10 @@ impl Store for PgStore {
 
     fn blueprint(&self, id: u64) -> Result<Option<StoredBlueprint>, StoreError> {
         self.run(move |inner| blueprints::one(inner, id))
+    }
+
+    fn blueprint_states(&self) -> Result<Vec<BlueprintState>, StoreError> {
+        self.run(blueprints::states)
     }
 
     fn move_blueprints(&self, steps: &[BlueprintMove]) -> Result<Vec<StoredBlueprint>, StoreError> {
