@@ -18,7 +18,7 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::{Value, json};
-use support::{Server, admin, setup, text, warden};
+use support::{Server, admin, run, setup, text, warden};
 
 const TOOLSMITH: &str = "\
 [rules]
@@ -68,23 +68,6 @@ fn autonomous(config: &Path, state: &Path) -> Server {
         .arg("--state-dir")
         .arg(state);
     Server::spawn(command)
-}
-
-/// `warden ARGS --config CONFIG --state-dir STATE`, and whether it worked.
-fn run(args: &[&str], config: &Path, state: &Path) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
-        .args(args)
-        .arg("--config")
-        .arg(config)
-        .arg("--state-dir")
-        .arg(state)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn ok(args: &[&str], config: &Path, state: &Path) -> Value {

@@ -95,23 +95,12 @@ fn counts() -> Value {
 
 /// `warden toolsmith ARGS` against `state`; its JSON, or its error text.
 fn toolsmith(args: &[&str], config: &Path, state: &Path) -> Result<Value, String> {
-    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
-        .arg("toolsmith")
-        .args(args)
-        .arg("--config")
-        .arg(config)
-        .arg("--state-dir")
-        .arg(state)
-        .output()
-        .unwrap();
-    if out.status.success() {
-        Ok(serde_json::from_slice(&out.stdout).unwrap())
-    } else {
-        Err(format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
+    let args: Vec<&str> = std::iter::once("toolsmith")
+        .chain(args.iter().copied())
+        .collect();
+    match support::run(&args, config, state) {
+        (true, stdout, _) => Ok(serde_json::from_str(&stdout).unwrap()),
+        (false, stdout, stderr) => Err(format!("{stdout}{stderr}")),
     }
 }
 

@@ -147,6 +147,26 @@ pub(crate) fn moved_event(stored: &StoredBlueprint, m: &BlueprintMove) -> AuditE
     }
 }
 
+/// The move's compare-and-set, the same on every backend: `m` lands only
+/// on a blueprint still in `m.from`. The approval the row keeps after it.
+pub(crate) fn checked_move(
+    stored: &StoredBlueprint,
+    m: &BlueprintMove,
+) -> Result<Option<String>, StoreError> {
+    if stored.state != m.from {
+        return Err(StoreError::BlueprintMoved {
+            id: m.id,
+            expected: m.from.clone(),
+            actual: stored.state.clone(),
+        });
+    }
+    Ok(if m.keep_approval {
+        stored.approval.clone()
+    } else {
+        m.approval.clone()
+    })
+}
+
 /// The component digest kept in an artifact's JSON.
 fn component_digest(meta: &str) -> Option<String> {
     let meta: serde_json::Value = serde_json::from_str(meta).ok()?;
@@ -275,18 +295,7 @@ fn move_in(
     what: &'static str,
 ) -> Result<StoredBlueprint, StoreError> {
     let stored = read_one(conn, m.id, what)?.ok_or(StoreError::NoSuchBlueprint(m.id))?;
-    if stored.state != m.from {
-        return Err(StoreError::BlueprintMoved {
-            id: m.id,
-            expected: m.from.clone(),
-            actual: stored.state,
-        });
-    }
-    let approval = if m.keep_approval {
-        stored.approval.clone()
-    } else {
-        m.approval.clone()
-    };
+    let approval = checked_move(&stored, m)?;
     conn.prepare_cached(
         "UPDATE blueprints SET state = ?2, approval = ?3, actor = ?4, reason = ?5, \
          updated_ms = ?6 WHERE id = ?1 AND state = ?7",

@@ -277,3 +277,20 @@ pub fn admin(socket: &Path, method: &str, path: &str, body: Option<Value>) -> (u
         serde_json::from_str(body).unwrap_or(Value::Null),
     )
 }
+
+/// `warden ARGS --config CONFIG --state-dir STATE`, and whether it worked.
+pub fn run(args: &[&str], config: &Path, state: &Path) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(args)
+        .arg("--config")
+        .arg(config)
+        .arg("--state-dir")
+        .arg(state)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

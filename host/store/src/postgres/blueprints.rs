@@ -8,8 +8,8 @@ use sqlx::postgres::PgRow;
 use super::{Inner, audit};
 use crate::StoreError;
 use crate::blueprints::{
-    BlueprintMove, BlueprintState, NewBlueprint, StoredBlueprint, blueprint_columns, moved_event,
-    proposed_event,
+    BlueprintMove, BlueprintState, NewBlueprint, StoredBlueprint, blueprint_columns, checked_move,
+    moved_event, proposed_event,
 };
 use crate::chain::Entry;
 use crate::db::ms;
@@ -159,18 +159,7 @@ async fn move_in(
     .and_then(|r| r.as_ref().map(row).transpose())
     .map_err(StoreError::pg(what))?
     .ok_or(StoreError::NoSuchBlueprint(m.id))?;
-    if stored.state != m.from {
-        return Err(StoreError::BlueprintMoved {
-            id: m.id,
-            expected: m.from.clone(),
-            actual: stored.state,
-        });
-    }
-    let approval = if m.keep_approval {
-        stored.approval.clone()
-    } else {
-        m.approval.clone()
-    };
+    let approval = checked_move(&stored, m)?;
     sqlx::query(
         "UPDATE blueprints SET state = $2, approval = $3, actor = $4, reason = $5, \
          updated_ms = $6 WHERE id = $1 AND state = $7",
