@@ -14,11 +14,11 @@ from mcp.client.streamable_http import streamable_http_client
 
 
 @contextlib.asynccontextmanager
-async def bearer_session(url: str, token: str):
+async def bearer_session(url: str, token: str, **session_kwargs):
     """A session, not yet initialized, whose requests carry `token`."""
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
         async with streamable_http_client(url, http_client=http) as streams:
-            async with ClientSession(streams[0], streams[1]) as session:
+            async with ClientSession(streams[0], streams[1], **session_kwargs) as session:
                 yield session
 
 

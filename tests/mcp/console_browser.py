@@ -17,7 +17,13 @@
   and removes it (with a reason and the confirmation); the toolsmith page
   approves a pending blueprint;
 - every page carries the Content-Security-Policy; signing out ends the
-  session.
+  session;
+- URL-mode elicitation: a 2026-07-28 client that takes links is given a
+  link to its pending ask in the console instead of a form; whatever it
+  sends back with that link's state answers nothing; the link leads a
+  signed-out person through the sign-in to the ask (and nowhere else);
+  approved there, the client's retry runs; a person who declines the
+  link gets the pending result.
 
 Screenshots of each page go to --shots. Usage:
 console_browser.py --url BASE --token AGENT_TOKEN --admin ADMIN_TOKEN
@@ -59,6 +65,35 @@ def pending_id(result: types.CallToolResult, what: str) -> str:
     found = re.search(r"approval (ap-\d+)", env.get("message", ""))
     expect(found is not None, "the pending result names its approval", env)
     return found.group(1)
+
+
+@contextlib.asynccontextmanager
+async def linked(url: str, token: str):
+    """A 2026-07-28 session whose client takes elicitation, forms and links
+    (as the SDK declares it): an operator's asks must come as links, so a
+    form sent to it fails the test."""
+    async def no_forms(_context, params):
+        raise Check(f"the server sent a form to a client whose asks are an operator's: {params}")
+
+    async with bearer_session(url, token, elicitation_callback=no_forms) as session:
+        await session.discover()
+        expect(session.protocol_version == "2026-07-28", "the linked client speaks 2026-07-28", session.protocol_version)
+        yield session
+
+
+def link_of(result, base: str, what: str) -> tuple[str, str, str]:
+    """The approval id, console URL and sealed state of an input-required
+    result that links to the console."""
+    expect(isinstance(result, types.InputRequiredResult), what, result)
+    requests = result.input_requests or {}
+    expect(list(requests) == ["approval"], "one input request, the approval", requests)
+    params = requests["approval"].params
+    expect(params.mode == "url", "it is a URL-mode elicitation, not a form", params)
+    found = re.fullmatch(re.escape(base) + r"/console/approvals/(ap-\d+)", params.url)
+    expect(found is not None, "the link points at the ask in this server's console", params.url)
+    expect(found.group(1) in params.message, "the message names the approval", params.message)
+    expect(bool(result.request_state), "with a sealed request state", result)
+    return found.group(1), params.url, result.request_state
 
 
 def article(approval: str) -> str:
@@ -213,6 +248,78 @@ async def main(args) -> None:
         expect((await page.eval("location.pathname")) == "/console/login", "signing out returns to the sign-in page")
         status = await page.eval("fetch('/console/pending').then(r => r.status)")
         expect(status == 401, "the ended session lists nothing", status)
+
+        await linked_approvals(args, base, shots, workspace, page, http)
+
+
+async def linked_approvals(args, base, shots, workspace, page, http) -> None:
+    """URL mode: the agent's 2026-07-28 client is sent to the console."""
+    async with linked(base + "/mcp", args.token) as agent:
+        note = {"path": "linked.txt", "content": "approved through a link"}
+        result = await agent.call_tool("fs_write", note, allow_input_required=True)
+        approval, url, state = link_of(result, base, "an operator's ask reaches a link-taking client as a link")
+
+        # Whatever the client sends back with the link's state answers nothing.
+        for answer in ({"action": "accept", "content": {"decision": "allow_once"}},
+                       {"action": "accept", "content": {"decision": "always_allow", "rule": "*"}}):
+            again = await agent.call_tool("fs_write", note, input_responses={"approval": answer},
+                                          request_state=state, allow_input_required=True)
+            expect(link_of(again, base, "a form answer sent with the link's state is not an answer")[0] == approval,
+                   "the ask still waits under the same id", again)
+        expect(not (workspace / "linked.txt").exists(), "the write did not run")
+        refused = await agent.call_tool("fs_write", note, input_responses={"approval": {"action": "accept"}},
+                                        request_state=state[:10] + ("B" if state[10] == "A" else "A") + state[11:],
+                                        allow_input_required=True)
+        env = envelope(refused) if isinstance(refused, types.CallToolResult) else {}
+        expect(env.get("domain_code") == "approval_response_refused", "an altered link state is refused", refused)
+        elsewhere = await agent.call_tool("fs_write", {"path": "other.txt", "content": "x"},
+                                          input_responses={"approval": {"action": "accept"}},
+                                          request_state=state, allow_input_required=True)
+        env = envelope(elsewhere) if isinstance(elsewhere, types.CallToolResult) else {}
+        expect(env.get("domain_code") == "approval_response_refused", "the link's state is refused for another call", elsewhere)
+
+        # Off-site `next` targets are dropped: sign-in lands in the console.
+        r = await http.post(f"{base}/console/login",
+                            data={"actor": "eve", "token": args.admin, "next": "//evil.example/console/x"})
+        expect(r.status_code == 303 and r.headers.get("location") == "/console",
+               "an off-site next is not followed", (r.status_code, r.headers.get("location")))
+
+        # The link leads a signed-out person through the sign-in to the ask.
+        await page.goto(url)
+        expect((await page.eval("location.pathname")) == "/console/login", "a signed-out person signs in first")
+        await page.eval("document.getElementById('actor').value = 'dana';"
+                        f"document.getElementById('token').value = {json.dumps(args.admin)}; true")
+        await page.submit("document.getElementById('signin').click()")
+        expect((await page.eval("location.pathname")) == f"/console/approvals/{approval}",
+               "after the sign-in the person is at the linked ask", await page.eval("location.href"))
+        expect(await page.eval(f"{article(approval)}.classList.contains('marked')"), "the linked ask is marked")
+        expect(await page.eval(f"document.querySelector('#pending article') === {article(approval)}"),
+               "and shown first")
+        expect("approved through a link" in await page.eval(f"{article(approval)}.textContent"),
+               "with its full arguments")
+        await page.screenshot(shots / "linked.png")
+        await page.submit(f"{article(approval)}.querySelector('button[value=approve]').click()")
+
+        # The client comes back after the link: the call runs.
+        done = await agent.call_tool("fs_write", note, input_responses={"approval": {"action": "accept"}},
+                                     request_state=state, allow_input_required=True)
+        expect(isinstance(done, types.CallToolResult) and not done.is_error,
+               "approved in the console, the linked client's retry runs", done)
+        expect((workspace / "linked.txt").read_text() == note["content"], "the file was written")
+        await page.goto(url)
+        expect("no longer waiting" in await page.eval("document.querySelector('.notice').textContent"),
+               "the link of an answered ask says it no longer waits")
+
+        # A person who does not follow the link: the pending result, still waiting.
+        later = {"path": "later.txt", "content": "not now"}
+        result = await agent.call_tool("fs_write", later, allow_input_required=True)
+        second, _, state = link_of(result, base, "a second ask is linked too")
+        declined = await agent.call_tool("fs_write", later, input_responses={"approval": {"action": "decline"}},
+                                         request_state=state, allow_input_required=True)
+        expect(pending_id(declined, "a declined link gives the pending result") == second, "naming the same ask")
+        await page.goto(base + "/console")
+        expect(await page.eval(f"{article(second)} !== null"), "the declined ask still waits for an operator")
+        expect(not (workspace / "later.txt").exists(), "and did not run")
 
 
 if __name__ == "__main__":

@@ -5,8 +5,8 @@
 //! live updates, CSRF- and cookie-less changes refused, hostile
 //! arguments shown as text, a grant revoked, the audit trail filtered
 //! and its chain verified, a plugin installed and removed, a blueprint
-//! approved. The answers are audited with the person's
-//! name. Screenshots of each page land in `target/tmp/console/`.
+//! approved; a 2026-07-28 client given a link to its ask (URL-mode
+//! elicitation). The answers are audited with the person's name. Screenshots of each page land in `target/tmp/console/`.
 
 #![allow(
     clippy::unwrap_used,
@@ -186,6 +186,7 @@ publishers = [{{ name = "warden-tests", key = "{key}" }}]
         "agents",
         "audit",
         "plugins",
+        "linked",
     ] {
         assert!(
             shots.join(format!("{page}.png")).exists(),
@@ -215,26 +216,28 @@ publishers = [{{ name = "warden-tests", key = "{key}" }}]
         .collect();
     assert_eq!(
         by_dana.len(),
-        5,
-        "the approval, the denial, the revoke, the removal and the blueprint's approval name the person: {by_dana:?}\n{audit}"
+        6,
+        "the approval, the denial, the revoke, the removal, the blueprint's approval and the linked ask's approval name the person: {by_dana:?}\n{audit}"
     );
     assert!(by_dana.contains(&"grant revoked".to_owned()), "{by_dana:?}");
 }
 
-#[test]
-fn the_console_needs_an_admin_token_to_sign_in_with() {
+/// `warden serve --http` on `console` (a `[console]` table's lines) and
+/// whatever else `extra` adds; it is expected to refuse to start (one
+/// that serves instead is stopped after 60 s and fails the test).
+fn refused_serve(console: &str, extra: &str) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
     let config_path = dir.path().join("warden.toml");
     std::fs::write(
         &config_path,
         format!(
-            "[[plugins]]\npath = \"{}\"\n[console]\nenabled = true\n[signers]\npublishers = [{{ name = \"t\", key = \"{}\" }}]\n",
+            "[[plugins]]\npath = \"{}\"\n{extra}\n[console]\n{console}\n[signers]\npublishers = [{{ name = \"t\", key = \"{}\" }}]\n",
             warden_test_artifacts::FS,
             warden_test_artifacts::public_key_file().display()
         ),
     )
     .unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_warden"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
         .args([
             "serve",
             "--http",
@@ -244,8 +247,24 @@ fn the_console_needs_an_admin_token_to_sign_in_with() {
         .arg(&config_path)
         .arg("--state-dir")
         .arg(dir.path().join("state"))
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("warden served with [console] {console} instead of refusing it");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn the_console_needs_an_admin_token_to_sign_in_with() {
+    let output = refused_serve("enabled = true", "");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         !output.status.success(),
@@ -255,4 +274,23 @@ fn the_console_needs_an_admin_token_to_sign_in_with() {
         stderr.contains("console.enabled") && stderr.contains("admin-tokens"),
         "the error names the setting and the fix: {stderr}"
     );
+}
+
+#[test]
+fn a_console_url_that_could_lead_links_astray_is_refused() {
+    let admin = format!("[[serve.admin-tokens]]\ntoken = \"{ADMIN_TOKEN}\"");
+    for (url, why) in [
+        ("javascript:alert(1)", "not an http or https URL"),
+        ("https://user:secret@warden.example", "credentials"),
+        ("https://warden.example/?next=x", "query or a fragment"),
+        ("warden.example", "not a URL"),
+    ] {
+        let output = refused_serve(&format!("url = \"{url}\""), &admin);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "served with console url {url}");
+        assert!(
+            stderr.contains("console.url") && stderr.contains(why),
+            "the error names the setting and what is wrong with {url}: {stderr}"
+        );
+    }
 }

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use warden_api::{ApprovalAnswer, ApprovalRequest, Approver};
 use warden_gate::ApprovalBook;
-use warden_mcp::Sealer;
+use warden_mcp::{Purpose, Sealer};
 
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
@@ -78,12 +78,12 @@ fn main() {
     let ttl = Duration::from_secs(300);
     let mut asked = ask(0);
     asked.id = "ap-1".into();
-    let state = sealer.seal(&asked, ttl);
+    let state = sealer.seal(&asked, ttl, Purpose::Answer);
 
     let mut times = Vec::with_capacity(samples);
     for _ in 0..samples {
         let t = Instant::now();
-        black_box(sealer.seal(black_box(&asked), ttl));
+        black_box(sealer.seal(black_box(&asked), ttl, Purpose::Answer));
         times.push(t.elapsed());
     }
     report("seal", times);
@@ -91,7 +91,11 @@ fn main() {
     let mut times = Vec::with_capacity(samples);
     for _ in 0..samples {
         let t = Instant::now();
-        black_box(sealer.open(black_box(&state), &asked).unwrap());
+        black_box(
+            sealer
+                .open(black_box(&state), &asked, Purpose::Answer)
+                .unwrap(),
+        );
         times.push(t.elapsed());
     }
     report("open", times);
@@ -113,7 +117,7 @@ fn main() {
                 };
                 let mut sealed = request;
                 sealed.id = id.clone();
-                black_box(sealer.seal(&sealed, ttl));
+                black_box(sealer.seal(&sealed, ttl, Purpose::Answer));
             }
             times.push(t.elapsed());
         }
@@ -125,7 +129,7 @@ fn main() {
             .map(|n| {
                 let mut request = ask(n);
                 request.id = pending(&book, request.clone());
-                let state = sealer.seal(&request, ttl);
+                let state = sealer.seal(&request, ttl, Purpose::Answer);
                 request.id = String::new();
                 (request, state)
             })
@@ -134,7 +138,7 @@ fn main() {
         for (request, state) in asks {
             let t = Instant::now();
             if with_seal {
-                let id = sealer.open(&state, &request).unwrap();
+                let id = sealer.open(&state, &request, Purpose::Answer).unwrap();
                 let waiting = book.get(&id).unwrap();
                 black_box(&waiting);
                 book.answer_for_call(&id, &request, ApprovalAnswer::AllowOnce)

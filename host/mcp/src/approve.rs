@@ -1,22 +1,31 @@
-//! Asks answered by the person behind the MCP client.
+//! Asks answered by the person behind the MCP client, or linked to the
+//! operator console.
 //!
 //! Who answers is per agent (`approvals = "client" | "operator"`, see
 //! [`crate::ServerOptions`]). For a client-answered agent whose client
-//! declared elicitation: on an older protocol revision the server sends
-//! `elicitation/create` and the call waits for the answer (up to the
-//! approval expiry); on 2026-07-28 the ask is written in the approvals
-//! book and returned as an input-required result whose request state is
-//! sealed (see `seal.rs`), and the retry carries the answer. Every other
-//! ask is a pending approval naming its id, answered by an operator
-//! through `warden approvals` or the admin API; the agent retries.
+//! declared form elicitation: on an older protocol revision the server
+//! sends `elicitation/create` and the call waits for the answer (up to
+//! the approval expiry); on 2026-07-28 the ask is written in the
+//! approvals book and returned as an input-required result whose request
+//! state is sealed (see `seal.rs`), and the retry carries the answer.
+//! For an operator-answered agent whose 2026-07-28 client declared URL
+//! elicitation, when this server has a console: the input-required
+//! result carries a link to the pending approval in the console, where
+//! an operator answers; the client's retry comes back for the result and
+//! answers nothing. Every other ask is a pending approval naming its id,
+//! answered by an operator through the console, `warden approvals` or
+//! the admin API; the agent retries.
 //!
 //! Attack it stops: an agent approving its own asks. An input response is
 //! honoured only with a state this server sealed for this agent and this
 //! exact call, before it expires, while the ask still waits, and only on
 //! a connection whose agent's asks the client may answer; anything else
-//! is refused (and audited by the gate) and the ask keeps waiting. What a
-//! client's answer may make permanent is bounded by the gate.
+//! is refused (and audited by the gate) and the ask keeps waiting. A
+//! retry after a console link records nothing, whatever its responses
+//! say. What a client's answer may make permanent is bounded by the
+//! gate.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -29,7 +38,7 @@ use rmcp::service::Peer;
 use serde_json::{Value, json};
 use warden_api::{Answerer, ApprovalAnswer, ApprovalRequest, Approver, BoxFuture};
 
-use crate::seal::Sealer;
+use crate::seal::{Purpose, Sealer};
 
 /// The key of the approval question among an input-required result's
 /// requests.
@@ -166,60 +175,110 @@ pub(crate) struct Offered {
     pub responses: InputResponses,
 }
 
-/// Asks the book for a call on a client connection: first records the
-/// answer the client sent with this retry, if it is genuine, then looks
-/// the call up; remembers an ask it left pending, so the handler can turn
-/// it into an input-required result.
+/// How a pending ask reaches the person on a connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Prompt {
+    /// The agent's asks are the client's to answer, and its client
+    /// declared form elicitation: a form.
+    Form,
+    /// The agent's asks are an operator's, and its 2026-07-28 client
+    /// declared URL elicitation: a link to the approval in the console
+    /// served at this base URL.
+    Link(String),
+    /// Neither: the pending result names the approval.
+    Nothing,
+}
+
+/// Asks the book for a call on a client connection: first checks what
+/// the client sent with this retry (recording an answer only when the
+/// client may give one), then looks the call up; remembers an ask it
+/// left pending, so the handler can turn it into an input-required
+/// result.
 pub(crate) struct ClientAsk {
     pub book: Arc<dyn warden_api::Approvals>,
     pub sealer: Sealer,
-    /// The agent's asks are the client's to answer, and this client
-    /// declared elicitation.
-    pub may_answer: bool,
+    pub prompt: Prompt,
     pub offered: Option<Offered>,
     pub pending: Mutex<Option<ApprovalRequest>>,
+    /// The person did not follow the console link (declined or
+    /// cancelled): the agent gets the pending result, not the link again.
+    pub stepped_back: AtomicBool,
+}
+
+fn refuse(id: Option<&str>, reason: String) -> ApprovalAnswer {
+    ApprovalAnswer::Refused {
+        id: id.map(str::to_owned),
+        reason,
+    }
 }
 
 impl ClientAsk {
-    /// Records the offered answer for `request`, or says why not (as the
+    /// Checks the offered input for `request` and records the answer it
+    /// carries when the client may answer, or says why not (as the
     /// refusal the gate reports and audits).
     fn accept(&self, offered: &Offered, request: &ApprovalRequest) -> Result<(), ApprovalAnswer> {
-        let refuse = |id: Option<&str>, reason: String| ApprovalAnswer::Refused {
-            id: id.map(str::to_owned),
-            reason,
-        };
-        if !self.may_answer {
-            return Err(refuse(
+        match self.prompt {
+            Prompt::Form => self.record(offered, request),
+            Prompt::Link(_) => {
+                // Only the seal is checked: the retry comes back for the
+                // result and the book says what an operator answered.
+                let id = self.open(offered, request, Purpose::Link)?;
+                let followed = self.response(offered, &id)?.action == ElicitationAction::Accept;
+                self.stepped_back.store(!followed, Ordering::Relaxed);
+                Ok(())
+            }
+            Prompt::Nothing => Err(refuse(
                 None,
                 format!(
-                    "agent `{}`'s asks are answered by an operator (`warden approvals` or the admin \
-                     API), not by input responses from its own connection",
+                    "agent `{}`'s asks are answered by an operator (the console, `warden \
+                     approvals` or the admin API), not by input responses from its own connection",
                     request.agent
                 ),
-            ));
+            )),
         }
-        let id = self.sealer.open(&offered.state, request).map_err(|e| {
-            tracing::warn!(agent = %request.agent, call = %request.call, error = ?e, "an input response's request state was refused");
-            refuse(
-                None,
-                format!(
-                    "{e}; only the request state this server sent with this call's ask counts, \
-                     unaltered and before it expires"
-                ),
-            )
-        })?;
+    }
+
+    /// The approval id sealed in the offered state for `purpose`.
+    fn open(
+        &self,
+        offered: &Offered,
+        request: &ApprovalRequest,
+        purpose: Purpose,
+    ) -> Result<String, ApprovalAnswer> {
+        self.sealer
+            .open(&offered.state, request, purpose)
+            .map_err(|e| {
+                tracing::warn!(agent = %request.agent, call = %request.call, error = ?e, "an input response's request state was refused");
+                refuse(
+                    None,
+                    format!(
+                        "{e}; only the request state this server sent with this call's ask \
+                         counts, unaltered and before it expires"
+                    ),
+                )
+            })
+    }
+
+    /// The elicitation result among the offered responses.
+    fn response(&self, offered: &Offered, id: &str) -> Result<ElicitResult, ApprovalAnswer> {
         let Some(raw) = offered.responses.get(INPUT_KEY) else {
             return Err(refuse(
-                Some(&id),
+                Some(id),
                 format!("the retry carries no `{INPUT_KEY}` input response"),
             ));
         };
-        let result: ElicitResult = serde_json::from_value(raw.clone()).map_err(|e| {
+        serde_json::from_value(raw.clone()).map_err(|e| {
             refuse(
-                Some(&id),
+                Some(id),
                 format!("the `{INPUT_KEY}` input response is not an elicitation result: {e}"),
             )
-        })?;
+        })
+    }
+
+    /// Records the client's answer to the form it was sent.
+    fn record(&self, offered: &Offered, request: &ApprovalRequest) -> Result<(), ApprovalAnswer> {
+        let id = self.open(offered, request, Purpose::Answer)?;
+        let result = self.response(offered, &id)?;
         let Some(asked) = self.book.get(&id) else {
             return Err(refuse(
                 None,
@@ -231,6 +290,26 @@ impl ClientAsk {
             .answer_for_call(&id, request, answer)
             .map(drop)
             .map_err(|e| refuse(Some(&id), e.to_string()))
+    }
+
+    /// The ask this call left pending, with how to put it to the person;
+    /// none when the pending result is the answer.
+    pub(crate) fn input_required(
+        &self,
+        expiry: Duration,
+    ) -> Option<Result<InputRequiredResult, String>> {
+        let link = match &self.prompt {
+            Prompt::Form => None,
+            Prompt::Link(_) if self.stepped_back.load(Ordering::Relaxed) => return None,
+            Prompt::Link(base) => Some(base.as_str()),
+            Prompt::Nothing => return None,
+        };
+        let pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()?;
+        Some(input_required(&pending, &self.sealer, expiry, link))
     }
 }
 
@@ -256,14 +335,50 @@ impl Approver for ClientAsk {
     }
 }
 
+/// Where the console shows pending approval `id`, under `base`.
+pub(crate) fn console_link(base: &str, id: &str) -> String {
+    let mut url = format!("{}/console/approvals/", base.trim_end_matches('/'));
+    for byte in id.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            url.push(char::from(byte));
+        } else {
+            url.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    url
+}
+
+/// What the client shows beside the console link.
+fn link_message(request: &ApprovalRequest) -> String {
+    format!(
+        "Agent `{}` wants to run {}. Why this asks: {}\nOnly an operator can answer it: open \
+         approval {} in the Warden console to approve or deny it, then come back for the result.",
+        request.agent, request.call, request.reason, request.id
+    )
+}
+
 /// The input-required result for a pending ask (2026-07-28), its state
-/// sealed for this agent and call until the ask expires.
+/// sealed for this agent and call until the ask expires: the approval
+/// form, or with `link` (the console's base URL) a link to the ask in
+/// the console.
 pub(crate) fn input_required(
     request: &ApprovalRequest,
     sealer: &Sealer,
     ttl: Duration,
+    link: Option<&str>,
 ) -> Result<InputRequiredResult, String> {
-    let params = elicit_params(request)?;
+    let (params, purpose) = match link {
+        None => (elicit_params(request)?, Purpose::Answer),
+        Some(base) => (
+            ElicitRequestParams::UrlElicitationParams {
+                meta: None,
+                message: link_message(request),
+                url: console_link(base, &request.id),
+                elicitation_id: request.id.clone(),
+            },
+            Purpose::Link,
+        ),
+    };
     let elicit = serde_json::from_value(json!({
         "method": "elicitation/create",
         "params": params,
@@ -273,7 +388,7 @@ pub(crate) fn input_required(
     requests.insert(INPUT_KEY.to_owned(), InputRequest::Elicitation(elicit));
     Ok(InputRequiredResult::new(
         Some(requests),
-        Some(sealer.seal(request, ttl)),
+        Some(sealer.seal(request, ttl, purpose)),
     ))
 }
 
@@ -312,10 +427,54 @@ mod tests {
                 .contains("\"content\": \"hi\"")
         );
         let sealer = Sealer::new(b"0123456789abcdef0123456789abcdef").unwrap();
-        let result = input_required(&request(), &sealer, Duration::from_secs(60)).unwrap();
+        let result = input_required(&request(), &sealer, Duration::from_secs(60), None).unwrap();
         let state = result.request_state.unwrap();
         assert_ne!(state, "ap-1", "the state is sealed, not the bare id");
-        assert_eq!(sealer.open(&state, &request()).unwrap(), "ap-1");
+        assert_eq!(
+            sealer.open(&state, &request(), Purpose::Answer).unwrap(),
+            "ap-1"
+        );
+    }
+
+    #[test]
+    fn a_console_link_is_a_url_request_whose_state_answers_nothing() {
+        let sealer = Sealer::new(b"0123456789abcdef0123456789abcdef").unwrap();
+        let result = input_required(
+            &request(),
+            &sealer,
+            Duration::from_secs(60),
+            Some("https://warden.example/"),
+        )
+        .unwrap();
+        let wire = serde_json::to_value(&result).unwrap();
+        let params = &wire["inputRequests"][INPUT_KEY]["params"];
+        assert_eq!(params["mode"], "url", "{wire}");
+        assert_eq!(
+            params["url"],
+            "https://warden.example/console/approvals/ap-1"
+        );
+        assert!(params.get("requestedSchema").is_none(), "{wire}");
+        let state = result.request_state.unwrap();
+        assert_eq!(
+            sealer.open(&state, &request(), Purpose::Link).unwrap(),
+            "ap-1"
+        );
+        assert!(
+            sealer.open(&state, &request(), Purpose::Answer).is_err(),
+            "a link's state never opens as a form's"
+        );
+    }
+
+    #[test]
+    fn console_links_encode_what_an_id_could_smuggle() {
+        assert_eq!(
+            console_link("http://127.0.0.1:8080", "ap-7"),
+            "http://127.0.0.1:8080/console/approvals/ap-7"
+        );
+        assert_eq!(
+            console_link("http://h", "../../x?y#z"),
+            "http://h/console/approvals/..%2F..%2Fx%3Fy%23z"
+        );
     }
 
     #[test]

@@ -24,7 +24,7 @@ use warden_api::{
     HostCode, ToolHost, ToolSpec, TrustAdmin,
 };
 
-use crate::approve::{self, ClientAsk, ElicitingApprover, Offered};
+use crate::approve::{ClientAsk, ElicitingApprover, Offered, Prompt};
 use crate::convert;
 use crate::disclosure::{self, Disclosure, DisclosureConfig};
 use crate::events::{LogThreshold, McpEvents};
@@ -119,6 +119,9 @@ struct Shared {
     operator: std::sync::OnceLock<Arc<dyn warden_api::OperatorView>>,
     /// A load of the host's tools still under way (see `startup.rs`).
     startup: std::sync::OnceLock<crate::Startup>,
+    /// The base URL of this server's console, when it serves one: asks
+    /// that wait for an operator are linked there (URL elicitation).
+    console_link: std::sync::OnceLock<String>,
 }
 
 /// The MCP face of a host. Cheap to clone.
@@ -164,6 +167,7 @@ impl Server {
                 toolsmith: std::sync::OnceLock::new(),
                 operator: std::sync::OnceLock::new(),
                 startup: std::sync::OnceLock::new(),
+                console_link: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -219,6 +223,14 @@ impl Server {
 
     pub(crate) fn toolsmith_admin(&self) -> Option<Arc<dyn warden_api::ToolsmithAdmin>> {
         self.shared.toolsmith.get().cloned()
+    }
+
+    /// Links asks that wait for an operator to the console at `base`
+    /// (its scheme, host and port, as people reach it) for clients that
+    /// take URL elicitation (set once; a second call is ignored and
+    /// returns false).
+    pub fn set_console_link(&self, base: String) -> bool {
+        self.shared.console_link.set(base).is_ok()
     }
 
     /// Lets the console show agents, grants and the audit trail through
@@ -604,12 +616,29 @@ impl ServerHandler for Session {
             principal: self.principal(&ctx),
         };
         let book = &self.shared.book;
-        let declared = ctx
-            .client_capabilities()
-            .is_some_and(|c| c.elicitation.is_some());
-        let elicits = declared
-            && self.shared.options.channel(&context.agent, token) == ApprovalChannel::Client;
+        let elicitation = ctx.client_capabilities().and_then(|c| c.elicitation);
+        let elicitation = elicitation.as_ref();
+        // An empty `elicitation` capability means forms (the revisions
+        // before URL mode).
+        let declared = elicitation.is_some_and(|e| e.form.is_some() || e.url.is_none());
+        let channel = self.shared.options.channel(&context.agent, token);
+        let elicits = declared && channel == ApprovalChannel::Client;
         let modern = is_modern(&ctx);
+        let prompt = if elicits {
+            Prompt::Form
+        } else {
+            match self.shared.console_link.get() {
+                Some(base)
+                    if modern
+                        && self.shared.options.elicitation
+                        && channel == ApprovalChannel::Operator
+                        && elicitation.is_some_and(|e| e.url.is_some()) =>
+                {
+                    Prompt::Link(base.clone())
+                }
+                _ => Prompt::Nothing,
+            }
+        };
         // Anything the client sent as an answer is checked by the ask.
         let offered = match (request_state, input_responses) {
             (None, None) => None,
@@ -622,9 +651,10 @@ impl ServerHandler for Session {
         let client_ask = Arc::new(ClientAsk {
             book: book.clone(),
             sealer: self.shared.sealer.clone(),
-            may_answer: elicits,
+            prompt,
             offered,
             pending: Mutex::new(None),
+            stepped_back: AtomicBool::new(false),
         });
         let approver: Arc<dyn Approver> = if legacy_prompt {
             Arc::new(ElicitingApprover {
@@ -676,16 +706,11 @@ impl ServerHandler for Session {
         if let Some(forwarder) = forwarder {
             let _ = tokio::time::timeout(DRAIN, forwarder).await;
         }
-        if elicits
-            && modern
+        if modern
             && is_pending(&envelope)
-            && let Some(pending) = client_ask
-                .pending
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .take()
+            && let Some(input) = client_ask.input_required(book.expiry())
         {
-            return match approve::input_required(&pending, &self.shared.sealer, book.expiry()) {
+            return match input {
                 Ok(input) => Ok(CallToolResponse::InputRequired(input)),
                 Err(message) => {
                     Ok(error_result(ErrorType::HostError, "host_error", message).into())

@@ -209,6 +209,20 @@ pub async fn serve_http(
     let bound = listener.local_addr()?;
     let mut options = options;
     options.addr = bound;
+    if let Some(console) = &options.console {
+        let base = console
+            .url
+            .clone()
+            .or_else(|| (!bound.ip().is_unspecified()).then(|| format!("http://{bound}")));
+        match base {
+            Some(base) => {
+                server.set_console_link(base);
+            }
+            None => tracing::info!(
+                "asks are not linked to the console: set [console] url to the address people reach it at"
+            ),
+        }
+    }
     let app = router(&server, &options);
     ready(bound);
     // Small JSON-RPC messages: without TCP_NODELAY, Nagle and delayed ACKs

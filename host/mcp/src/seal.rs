@@ -10,6 +10,10 @@
 //! approval's expiry inside. A forged, altered, expired state, or one
 //! presented for another agent or another call, does not open; a state
 //! replayed after its answer was used finds no waiting ask.
+//!
+//! A state also says what it was sent for ([`Purpose`]): a state sent with
+//! a link to the console (the agent's client may only come back, not
+//! answer) never opens as one sent with a form the client may answer.
 
 use std::time::Duration;
 
@@ -34,10 +38,24 @@ impl std::fmt::Debug for Sealer {
 #[error("the request state does not belong to this call: {0}")]
 pub struct SealError(#[source] RequestStateError);
 
-/// What binds a state to its ask: the agent and the exact call.
-fn binding(request: &ApprovalRequest) -> Vec<u8> {
+/// What a state was sent with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// A form the person behind the client answers.
+    Answer,
+    /// A link to the pending approval in the console: an operator
+    /// answers there; the client's retry only comes back for the result.
+    Link,
+}
+
+/// What binds a state to its ask: its purpose, the agent and the exact
+/// call.
+fn binding(request: &ApprovalRequest, purpose: Purpose) -> Vec<u8> {
     [
-        "warden-approval-state-v1",
+        match purpose {
+            Purpose::Answer => "warden-approval-state-v1",
+            Purpose::Link => "warden-approval-link-v1",
+        },
         &request.agent,
         &request.tool,
         &request.call,
@@ -56,8 +74,8 @@ impl Sealer {
     }
 
     /// The state for ask `request` (its id filled in), valid for `ttl`.
-    pub fn seal(&self, request: &ApprovalRequest, ttl: Duration) -> String {
-        let binding = binding(request);
+    pub fn seal(&self, request: &ApprovalRequest, ttl: Duration, purpose: Purpose) -> String {
+        let binding = binding(request, purpose);
         self.codec.seal_with(
             request.id.as_bytes(),
             &SealOptions::new().associated_data(&binding).ttl(ttl),
@@ -65,11 +83,17 @@ impl Sealer {
     }
 
     /// The approval id sealed in `state`, if it was sealed by this host
-    /// for the agent and call of `request`, and has not expired.
-    pub fn open(&self, state: &str, request: &ApprovalRequest) -> Result<String, SealError> {
+    /// for `purpose` and the agent and call of `request`, and has not
+    /// expired.
+    pub fn open(
+        &self,
+        state: &str,
+        request: &ApprovalRequest,
+        purpose: Purpose,
+    ) -> Result<String, SealError> {
         let id = self
             .codec
-            .open_with(state, &binding(request))
+            .open_with(state, &binding(request, purpose))
             .map_err(SealError)?;
         String::from_utf8(id).map_err(|_| SealError(RequestStateError::MalformedFormat))
     }
@@ -100,14 +124,18 @@ mod tests {
     fn a_state_opens_only_for_its_agent_and_call() {
         let sealer = Sealer::new(KEY).unwrap();
         let asked = ask("a", "fs_write(/w/x)");
-        let state = sealer.seal(&asked, Duration::from_secs(60));
-        assert_eq!(sealer.open(&state, &asked).unwrap(), "ap-7");
+        let state = sealer.seal(&asked, Duration::from_secs(60), Purpose::Answer);
+        assert_eq!(
+            sealer.open(&state, &asked, Purpose::Answer).unwrap(),
+            "ap-7"
+        );
         // Another agent, another call, other arguments.
-        assert!(sealer.open(&state, &ask("b", "fs_write(/w/x)")).is_err());
-        assert!(sealer.open(&state, &ask("a", "fs_write(/w/y)")).is_err());
+        let open = |request: &ApprovalRequest| sealer.open(&state, request, Purpose::Answer);
+        assert!(open(&ask("b", "fs_write(/w/x)")).is_err());
+        assert!(open(&ask("a", "fs_write(/w/y)")).is_err());
         let mut other_args = asked.clone();
         other_args.args_fingerprint = "f2".into();
-        assert!(sealer.open(&state, &other_args).is_err());
+        assert!(sealer.open(&state, &other_args, Purpose::Answer).is_err());
     }
 
     #[test]
@@ -115,34 +143,52 @@ mod tests {
         let sealer = Sealer::new(KEY).unwrap();
         let asked = ask("a", "fs_write(/w/x)");
         // The bare id, as the pre-sealing server sent it.
-        assert!(sealer.open("ap-7", &asked).is_err());
-        assert!(sealer.open("", &asked).is_err());
+        assert!(sealer.open("ap-7", &asked, Purpose::Answer).is_err());
+        assert!(sealer.open("", &asked, Purpose::Answer).is_err());
         // Every single-character change of a real state.
-        let state = sealer.seal(&asked, Duration::from_secs(60));
+        let state = sealer.seal(&asked, Duration::from_secs(60), Purpose::Answer);
         for i in 0..state.len() {
             let mut bytes = state.clone().into_bytes();
             bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
             let altered = String::from_utf8(bytes).unwrap();
             if altered != state {
-                assert!(sealer.open(&altered, &asked).is_err(), "altered at {i}");
+                assert!(
+                    sealer.open(&altered, &asked, Purpose::Answer).is_err(),
+                    "altered at {i}"
+                );
             }
         }
         // Sealed by another host's key.
         let other = Sealer::new(b"another-host-key-0123456789abcdef").unwrap();
         assert!(
             sealer
-                .open(&other.seal(&asked, Duration::from_secs(60)), &asked)
+                .open(
+                    &other.seal(&asked, Duration::from_secs(60), Purpose::Answer),
+                    &asked,
+                    Purpose::Answer
+                )
                 .is_err()
         );
+    }
+
+    #[test]
+    fn a_state_sent_with_a_link_never_opens_as_one_sent_with_a_form() {
+        let sealer = Sealer::new(KEY).unwrap();
+        let asked = ask("a", "fs_write(/w/x)");
+        let link = sealer.seal(&asked, Duration::from_secs(60), Purpose::Link);
+        assert_eq!(sealer.open(&link, &asked, Purpose::Link).unwrap(), "ap-7");
+        assert!(sealer.open(&link, &asked, Purpose::Answer).is_err());
+        let form = sealer.seal(&asked, Duration::from_secs(60), Purpose::Answer);
+        assert!(sealer.open(&form, &asked, Purpose::Link).is_err());
     }
 
     #[test]
     fn an_expired_state_does_not_open() {
         let sealer = Sealer::new(KEY).unwrap();
         let asked = ask("a", "fs_write(/w/x)");
-        let state = sealer.seal(&asked, Duration::from_millis(1));
+        let state = sealer.seal(&asked, Duration::from_millis(1), Purpose::Answer);
         std::thread::sleep(Duration::from_millis(20));
-        let err = sealer.open(&state, &asked).unwrap_err();
+        let err = sealer.open(&state, &asked, Purpose::Answer).unwrap_err();
         assert!(matches!(err.0, RequestStateError::Expired), "{err:?}");
     }
 

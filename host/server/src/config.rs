@@ -161,6 +161,13 @@ pub struct ConsoleConfig {
     pub secure_cookie: Option<bool>,
     /// How long a sign-in lasts, in minutes.
     pub session_minutes: u64,
+    /// The console's address as people reach it: scheme, host and port,
+    /// e.g. `https://warden.example.org` behind a TLS-terminating proxy.
+    /// Agents whose asks wait for an operator get a link to the pending
+    /// approval under it, when their client takes links (URL
+    /// elicitation, MCP 2026-07-28). Default: the listener's address,
+    /// unless it is a wildcard one (then no links are sent).
+    pub url: Option<String>,
 }
 
 impl Default for ConsoleConfig {
@@ -169,6 +176,7 @@ impl Default for ConsoleConfig {
             enabled: None,
             secure_cookie: None,
             session_minutes: 8 * 60,
+            url: None,
         }
     }
 }

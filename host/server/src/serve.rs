@@ -681,9 +681,38 @@ fn console_options(
             "a sign-in must last at least a minute",
         ));
     }
+    let url = config.url.as_deref().map(console_url).transpose()?;
     Ok(Some(warden_mcp::ConsoleOptions {
         admin_tokens: admin_tokens.to_vec(),
         secure_cookie: config.secure_cookie.unwrap_or(!addr.ip().is_loopback()),
         session_ttl: std::time::Duration::from_secs(config.session_minutes * 60),
+        url,
     }))
+}
+
+/// `[console] url`: an http(s) origin, possibly with a path prefix, with
+/// no credentials, query or fragment; returned without a trailing slash.
+fn console_url(raw: &str) -> Result<String, ServerError> {
+    let wrong = |why: &str| {
+        ServerError::config(
+            "console.url",
+            format!(
+                "`{raw}` {why}; give the address people reach the console at, e.g. `https://warden.example.org`"
+            ),
+        )
+    };
+    let url = url::Url::parse(raw.trim()).map_err(|e| wrong(&format!("is not a URL ({e})")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(wrong("is not an http or https URL"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(wrong("names no host"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(wrong("carries credentials"));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(wrong("has a query or a fragment"));
+    }
+    Ok(url.as_str().trim_end_matches('/').to_owned())
 }

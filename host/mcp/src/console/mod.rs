@@ -46,6 +46,10 @@ pub struct ConsoleOptions {
     pub secure_cookie: bool,
     /// How long a sign-in lasts.
     pub session_ttl: Duration,
+    /// The console's base URL as people reach it (scheme, host, port):
+    /// links to pending approvals start with it. `None`: the listener's
+    /// address, unless it is a wildcard one (then no links are sent).
+    pub url: Option<String>,
 }
 
 /// The console's shared state.

@@ -34,17 +34,21 @@ pub(crate) fn layout(title: &str, signin: Option<&SignIn>, body: &str) -> String
     )
 }
 
-/// The sign-in form, with `problem` when the last try failed.
-pub(crate) fn signin(problem: Option<&str>) -> String {
+/// The sign-in form, with `problem` when the last try failed; after it,
+/// the person goes to `next` (a console page) or the approvals.
+pub(crate) fn signin(problem: Option<&str>, next: Option<&str>) -> String {
     let notice = problem
         .map(|p| format!("<p class=\"notice error\" role=\"alert\">{}</p>", esc(p)))
+        .unwrap_or_default();
+    let next = next
+        .map(|n| format!("<input type=\"hidden\" name=\"next\" value=\"{}\">", esc(n)))
         .unwrap_or_default();
     layout(
         "Sign in",
         None,
         &format!(
             "<form class=\"signin\" method=\"post\" action=\"/console/login\">\
-             <h1>Sign in</h1>{notice}\
+             <h1>Sign in</h1>{notice}{next}\
              <label>Your name (recorded with every answer you give)\
              <input type=\"text\" name=\"actor\" id=\"actor\" required maxlength=\"64\" autocomplete=\"username\"></label>\
              <label>Admin token\
@@ -54,11 +58,13 @@ pub(crate) fn signin(problem: Option<&str>) -> String {
     )
 }
 
-/// The pending-approvals page: `notice` after an answer, then the list.
+/// The pending-approvals page: `notice` after an answer, then the list,
+/// with the ask `marked` (the one a link led to) first and marked.
 pub(crate) fn approvals(
     signin: &SignIn,
     pending: &[ApprovalRequest],
     notice: Option<(&str, bool)>,
+    marked: Option<&str>,
 ) -> String {
     let notice = notice
         .map(|(text, error)| {
@@ -75,31 +81,42 @@ pub(crate) fn approvals(
         &format!(
             "<h1>Waiting for a person (<span id=\"pending-count\">{n}</span>)</h1>{notice}{list}",
             n = pending.len(),
-            list = pending_list(signin, pending),
+            list = list(signin, pending, marked),
         ),
     )
 }
 
 /// The list alone: the page's part the script refreshes.
 pub(crate) fn pending_list(signin: &SignIn, pending: &[ApprovalRequest]) -> String {
+    list(signin, pending, None)
+}
+
+fn list(signin: &SignIn, pending: &[ApprovalRequest], marked: Option<&str>) -> String {
     let mut out = String::from("<section id=\"pending\" data-src=\"/console/pending\">");
     out.push_str(&format!(
         "<p class=\"empty muted\"{}>Nothing is waiting.</p>",
         if pending.is_empty() { "" } else { " hidden" }
     ));
-    for asked in pending {
-        out.push_str(&approval(signin, asked));
+    let (first, rest): (Vec<_>, Vec<_>) = pending
+        .iter()
+        .partition(|asked| Some(asked.id.as_str()) == marked);
+    for asked in first {
+        out.push_str(&approval(signin, asked, true));
+    }
+    for asked in rest {
+        out.push_str(&approval(signin, asked, false));
     }
     out.push_str("</section>");
     out
 }
 
-fn approval(signin: &SignIn, asked: &ApprovalRequest) -> String {
+fn approval(signin: &SignIn, asked: &ApprovalRequest, marked: bool) -> String {
     let arguments = serde_json::to_string_pretty(&asked.arguments)
         .unwrap_or_else(|_| asked.arguments.to_string());
     let id = esc(&asked.id);
+    let class = if marked { " class=\"marked\"" } else { "" };
     format!(
-        "<article data-id=\"{id}\" id=\"approval-{id}\">\
+        "<article data-id=\"{id}\" id=\"approval-{id}\"{class}>\
          <h2>{call}</h2>\
          <dl><dt>Agent</dt><dd>{agent}</dd><dt>Tool</dt><dd>{tool}</dd>\
          <dt>Why it asks</dt><dd>{reason}</dd><dt>Approval</dt><dd>{id}</dd></dl>\

@@ -32,7 +32,7 @@ pub(crate) fn router(console: Arc<Console>) -> Router {
         .route("/console/login", get(signin_page).post(signin))
         .route("/console/logout", post(signout))
         .route("/console/pending", get(pending_fragment))
-        .route("/console/approvals/{id}", post(answer))
+        .route("/console/approvals/{id}", get(linked_approval).post(answer))
         .route("/console/agents", get(operate::agents_page))
         .route("/console/grants/{id}/revoke", post(operate::revoke))
         .route("/console/audit", get(operate::audit_page))
@@ -148,8 +148,62 @@ pub(super) fn refused(why: &str) -> Response {
     )
 }
 
-async fn signin_page() -> Response {
-    page(StatusCode::OK, pages::signin(None))
+#[derive(Deserialize)]
+struct AfterSignIn {
+    #[serde(default)]
+    next: String,
+}
+
+async fn signin_page(Query(next): Query<AfterSignIn>) -> Response {
+    page(StatusCode::OK, pages::signin(None, local_page(&next.next)))
+}
+
+/// `next` when it names one of the console's own pages (a path of plain
+/// segments under `/console`), so a link can send a person through the
+/// sign-in to where it points and nowhere else.
+fn local_page(next: &str) -> Option<&str> {
+    let plain = next.strip_prefix("/console/").is_some_and(|rest| {
+        rest.split('/').all(|segment| {
+            !segment.is_empty()
+                && segment != "."
+                && segment != ".."
+                && segment
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-._~%".contains(&b))
+        })
+    });
+    plain.then_some(next)
+}
+
+/// Where a link an agent's client was given leads (URL elicitation): the
+/// approvals page at that ask, after a sign-in when there is none.
+async fn linked_approval(
+    State(console): State<Arc<Console>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let Some((_, signin)) = console.signed_in(&headers) else {
+        // The path is percent-encoded already: only its `%` needs escaping
+        // to pass through a query string.
+        let here = crate::approve::console_link("", &id).replace('%', "%25");
+        return Redirect::to(&format!("/console/login?next={here}")).into_response();
+    };
+    let pending = console.server.book().pending();
+    let notice = if pending.iter().any(|asked| asked.id == id) {
+        (
+            format!("An agent's client sent you here to answer approval {id}, marked below."),
+            false,
+        )
+    } else {
+        (
+            format!("Approval {id} is no longer waiting: it was answered, used or has expired."),
+            true,
+        )
+    };
+    page(
+        StatusCode::OK,
+        pages::approvals(&signin, &pending, Some((&notice.0, notice.1)), Some(&id)),
+    )
 }
 
 #[derive(Deserialize)]
@@ -158,35 +212,42 @@ struct SignInForm {
     actor: String,
     #[serde(default)]
     token: String,
+    #[serde(default)]
+    next: String,
 }
 
 async fn signin(State(console): State<Arc<Console>>, Form(form): Form<SignInForm>) -> Response {
     let actor = form.actor.trim();
+    let next = local_page(&form.next);
     if actor.is_empty() || actor.chars().count() > 64 || actor.chars().any(char::is_control) {
         return page(
             StatusCode::BAD_REQUEST,
-            pages::signin(Some(
-                "give your name (1 to 64 characters): every answer you give records it",
-            )),
+            pages::signin(
+                Some("give your name (1 to 64 characters): every answer you give records it"),
+                next,
+            ),
         );
     }
     if console.tokens.matches(form.token.as_bytes()).is_none() {
         tracing::warn!(actor, "a console sign-in with a wrong admin token");
         return page(
             StatusCode::UNAUTHORIZED,
-            pages::signin(Some("that is not an admin token of this server")),
+            pages::signin(Some("that is not an admin token of this server"), next),
         );
     }
     match console.signins.open(actor) {
         Ok((id, _)) => {
             tracing::info!(actor, "signed in to the console");
-            let mut response = Redirect::to("/console").into_response();
+            let mut response = Redirect::to(next.unwrap_or("/console")).into_response();
             if let Ok(value) = HeaderValue::from_str(&console.cookie(Some(&id))) {
                 response.headers_mut().insert(header::SET_COOKIE, value);
             }
             response
         }
-        Err(e) => page(StatusCode::INTERNAL_SERVER_ERROR, pages::signin(Some(&e))),
+        Err(e) => page(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            pages::signin(Some(&e), next),
+        ),
     }
 }
 
@@ -227,7 +288,12 @@ async fn approvals_page(
     let pending = console.server.book().pending();
     page(
         StatusCode::OK,
-        pages::approvals(&signin, &pending, notice.as_deref().map(|n| (n, false))),
+        pages::approvals(
+            &signin,
+            &pending,
+            notice.as_deref().map(|n| (n, false)),
+            None,
+        ),
     )
 }
 
@@ -269,7 +335,7 @@ async fn answer(
     let again = |status: StatusCode, problem: String| {
         page(
             status,
-            pages::approvals(&signin, &book.pending(), Some((&problem, true))),
+            pages::approvals(&signin, &book.pending(), Some((&problem, true)), None),
         )
     };
     let Some(asked) = book.get(&id) else {
