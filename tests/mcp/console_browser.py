@@ -9,6 +9,7 @@
   with a reason, which the agent's retry carries;
 - state changes without the session cookie, or from the signed-in
   browser without the CSRF token, are refused and change nothing;
+- the agent's trust history is listed;
 - a grant the agent writes under is listed with its time left; revoked
   in the console (a revoke without confirmation and reason is refused),
   the agent's next write waits for a person again;
@@ -183,6 +184,9 @@ async def main(args) -> None:
         grant = f"document.querySelector('section[data-grant=\"{args.grant}\"]')"
         expect(await page.eval(f"{grant} !== null"), "the agents page lists the grant", args.grant)
         expect("Time left" in await page.eval(f"{grant}.textContent"), "with its time left")
+        history = await page.eval(
+            "(document.querySelector('article[data-agent=\"ci\"] ol.history') || {textContent: ''}).textContent")
+        expect("standard → elevated (awaiting a person)" in history, "the agent's trust history is listed", history)
         await page.screenshot(shots / "agents.png")
         status = await page.eval(
             f"fetch('/console/grants/{args.grant}/revoke', {{method: 'POST', "

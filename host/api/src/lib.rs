@@ -69,7 +69,7 @@ pub use manifest::{
     WIT_PACKAGE,
 };
 pub use operator::{
-    AgentSummary, AuditEntry, AuditQuery, ChainSummary, GrantSummary, OperatorView,
+    AgentSummary, AuditEntry, AuditQuery, ChainSummary, GrantSummary, OperatorView, TrustChange,
 };
 pub use principal::Principal;
 pub use sessions::SessionStates;

@@ -17,6 +17,21 @@ pub struct AgentSummary {
     pub mode: String,
     /// Progressive trust's state, when it is enabled.
     pub trust: Option<Value>,
+    /// Its trust level's changes, newest first (the host reads them from
+    /// the audit trail; empty from the gate).
+    pub trust_history: Vec<TrustChange>,
+}
+
+/// One change of an agent's trust level (or a promotion awaiting a
+/// person), as the audit trail records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TrustChange {
+    pub at_ms: u64,
+    pub from: String,
+    pub to: String,
+    pub reason: String,
+    /// The person who made it, when one did.
+    pub by: Option<String>,
 }
 
 /// A capability grant in force.

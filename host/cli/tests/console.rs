@@ -67,6 +67,15 @@ grant-fs = ["{ws}:/workspace:rw"]
 [agents.ci]
 level = "standard"
 
+# The agent's first successful call earns a promotion that waits for a
+# person: a trust change for the agents page's history, the level kept.
+[progressive-trust]
+strategy = "weighted"
+initial-level = "standard"
+sandboxed-to-restricted = 0.1
+restricted-to-standard = 0.2
+standard-to-elevated = 0.3
+
 [[serve.tokens]]
 agent = "ci"
 token = "{AGENT_TOKEN}"

@@ -196,6 +196,7 @@ impl Gate {
                 })?;
                 Some(warden_api::AgentSummary {
                     trust: self.show(&name).ok(),
+                    trust_history: Vec::new(),
                     name,
                     level,
                     mode,

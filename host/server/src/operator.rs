@@ -7,13 +7,17 @@ use std::sync::Arc;
 
 use warden_api::{
     AdminError, AgentSummary, Attribution, AuditEntry, AuditQuery, ChainSummary, Clock,
-    GrantSummary, OperatorView,
+    GrantSummary, OperatorView, TrustChange,
 };
 use warden_gate::Gate;
 use warden_store::Store;
 
 /// How far back the audit page looks for records matching a filter.
 const SCAN: u64 = 5_000;
+/// How many trust changes (of all agents) the agents page reads, and how
+/// many of them it shows per agent.
+const TRUST_CHANGES: u64 = 1_000;
+const TRUST_PER_AGENT: usize = 20;
 
 pub(crate) struct Operator {
     pub store: Arc<dyn Store>,
@@ -28,8 +32,37 @@ fn failed(what: &str, e: impl std::error::Error + Send + Sync + 'static) -> Admi
 }
 
 impl OperatorView for Operator {
+    /// The gate's agents, each with its trust history from the audit
+    /// trail (found by kind, however long the chain).
     fn agents(&self) -> Result<Vec<AgentSummary>, AdminError> {
-        Ok(self.gate.agent_summaries())
+        let mut agents = self.gate.agent_summaries();
+        let changes = self
+            .store
+            .records_of_kind("trust", TRUST_CHANGES)
+            .map_err(|e| failed("reading the trust changes", e))?;
+        for record in changes {
+            let text = |name: &str| record.event.get(name).and_then(|v| v.as_str());
+            let Some(agent) = agents
+                .iter_mut()
+                .find(|a| text("agent") == Some(a.name.as_str()))
+            else {
+                continue;
+            };
+            if agent.trust_history.len() < TRUST_PER_AGENT {
+                agent.trust_history.push(TrustChange {
+                    at_ms: record.at_ms,
+                    from: text("from").unwrap_or_default().to_owned(),
+                    to: text("to").unwrap_or_default().to_owned(),
+                    reason: text("reason").unwrap_or_default().to_owned(),
+                    by: record
+                        .event
+                        .pointer("/by/actor")
+                        .and_then(|v| v.as_str())
+                        .map(str::to_owned),
+                });
+            }
+        }
+        Ok(agents)
     }
 
     fn grants(&self) -> Result<Vec<GrantSummary>, AdminError> {

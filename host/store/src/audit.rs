@@ -54,49 +54,49 @@ impl SqliteStore {
 
     /// Records with `seq > after`, oldest first, at most `limit`.
     pub fn records_after(&self, after: u64, limit: u64) -> Result<Vec<AuditRecord>, StoreError> {
+        self.select(
+            "SELECT seq, at_ms, kind, body, prev, hash, key_id, signature, tag FROM audit \
+             WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+            params![after as i64, limit.min(i64::MAX as u64) as i64],
+        )
+    }
+
+    /// The newest `limit` records of `kind`, newest first (an index
+    /// finds them, however long the chain).
+    pub fn records_of_kind(&self, kind: &str, limit: u64) -> Result<Vec<AuditRecord>, StoreError> {
+        self.select(
+            "SELECT seq, at_ms, kind, body, prev, hash, key_id, signature, tag FROM audit \
+             WHERE kind = ?1 ORDER BY seq DESC LIMIT ?2",
+            params![kind, limit.min(i64::MAX as u64) as i64],
+        )
+    }
+
+    /// The records `sql` selects (the audit columns in table order).
+    fn select(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Vec<AuditRecord>, StoreError> {
+        let read = || StoreError::sql("reading the audit log");
         let conn = self.conn();
-        let mut stmt = conn
-            .prepare_cached(
-                "SELECT seq, at_ms, kind, body, prev, hash, key_id, signature, tag FROM audit \
-                 WHERE seq > ?1 ORDER BY seq LIMIT ?2",
-            )
-            .map_err(StoreError::sql("reading the audit log"))?;
+        let mut stmt = conn.prepare_cached(sql).map_err(read())?;
         let rows = stmt
-            .query_map(
-                params![after as i64, limit.min(i64::MAX as u64) as i64],
-                |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, i64>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, String>(4)?,
-                        r.get::<_, String>(5)?,
-                        r.get::<_, String>(6)?,
-                        r.get::<_, String>(7)?,
-                        r.get::<_, String>(8)?,
-                    ))
-                },
-            )
-            .map_err(StoreError::sql("reading the audit log"))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (seq, at, kind, body, prev, hash, key_id, signature, tag) =
-                row.map_err(StoreError::sql("reading the audit log"))?;
-            let event = serde_json::from_str(&body).unwrap_or(serde_json::Value::String(body));
-            out.push(AuditRecord {
-                seq: seq as u64,
-                at_ms: at as u64,
-                kind,
-                event,
-                prev,
-                hash,
-                key_id,
-                signature,
-                tag,
-            });
-        }
-        Ok(out)
+            .query_map(params, |r| {
+                let body: String = r.get(3)?;
+                Ok(AuditRecord {
+                    seq: r.get::<_, i64>(0)? as u64,
+                    at_ms: r.get::<_, i64>(1)? as u64,
+                    kind: r.get(2)?,
+                    event: serde_json::from_str(&body).unwrap_or(serde_json::Value::String(body)),
+                    prev: r.get(4)?,
+                    hash: r.get(5)?,
+                    key_id: r.get(6)?,
+                    signature: r.get(7)?,
+                    tag: r.get(8)?,
+                })
+            })
+            .map_err(read())?;
+        rows.collect::<Result<_, _>>().map_err(read())
     }
 
     /// The last `n` records, oldest first.

@@ -188,6 +188,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     }
     /// Records with `seq > after`, oldest first, at most `limit`.
     fn records_after(&self, after: u64, limit: u64) -> Result<Vec<AuditRecord>, StoreError>;
+    /// The newest `limit` records of `kind` (`trust`, `grant`, ...),
+    /// newest first; in a shared database, from every host's chain.
+    fn records_of_kind(&self, kind: &str, limit: u64) -> Result<Vec<AuditRecord>, StoreError>;
     /// The last `n` records, oldest first.
     fn tail(&self, n: u64) -> Result<Vec<AuditRecord>, StoreError>;
     /// Signs the chain's head if it carries no signature yet; returns the

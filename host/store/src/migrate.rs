@@ -151,7 +151,11 @@ ALTER TABLE blueprints ADD COLUMN artifact TEXT;
 ALTER TABLE blueprints ADD COLUMN component BLOB;
 ";
 
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9];
+/// Version 10: records found by kind (an agent's trust history on the
+/// console) without walking the chain.
+const V10: &str = "CREATE INDEX audit_kind ON audit (kind, seq);";
+
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

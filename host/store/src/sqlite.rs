@@ -190,6 +190,10 @@ impl Store for SqliteStore {
         SqliteStore::records_after(self, after, limit)
     }
 
+    fn records_of_kind(&self, kind: &str, limit: u64) -> Result<Vec<AuditRecord>, StoreError> {
+        SqliteStore::records_of_kind(self, kind, limit)
+    }
+
     fn tail(&self, n: u64) -> Result<Vec<AuditRecord>, StoreError> {
         SqliteStore::tail(self, n)
     }

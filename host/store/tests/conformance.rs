@@ -422,6 +422,55 @@ fn a_change_by_another_store_moves_the_grants_version(backend: Backend) {
     assert_eq!(a.live_grants(0).unwrap(), vec![issued]);
 }
 
+fn records_are_found_by_kind_newest_first(backend: Backend) {
+    let place = Place::new(backend);
+    let store = place.open("host");
+    let change = |n: u64| AuditEvent::Trust {
+        agent: "a".into(),
+        from: format!("level-{n}"),
+        to: format!("level-{}", n + 1),
+        reason: format!("change {n}"),
+        by: None,
+    };
+    for n in 0..3 {
+        store.append(&outcome(n)).unwrap();
+        store.append(&change(n)).unwrap();
+    }
+    store.append(&outcome(9)).unwrap();
+    let reasons = |records: Vec<warden_store::AuditRecord>| -> Vec<String> {
+        records
+            .iter()
+            .map(|r| {
+                assert_eq!(r.kind, "trust");
+                r.event["reason"].as_str().unwrap().to_owned()
+            })
+            .collect()
+    };
+    assert_eq!(
+        reasons(store.records_of_kind("trust", 2).unwrap()),
+        ["change 2", "change 1"]
+    );
+    assert_eq!(
+        reasons(store.records_of_kind("trust", 10).unwrap()),
+        ["change 2", "change 1", "change 0"]
+    );
+    assert!(
+        store
+            .records_of_kind("no-such-kind", 10)
+            .unwrap()
+            .is_empty()
+    );
+    // A shared database: another host's changes are found too.
+    if matches!(backend, Backend::Postgres) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        place.open("other").append(&change(7)).unwrap();
+        assert_eq!(
+            reasons(store.records_of_kind("trust", 1).unwrap()),
+            ["change 7"]
+        );
+    }
+}
+
 fn stores_of_one_key_share_its_chain(backend: Backend) {
     let place = Place::new(backend);
     let a = place.open("host");
@@ -936,6 +985,7 @@ conformance!(
     state_survives_reopening_and_the_chain_goes_on,
     a_change_by_another_store_moves_the_grants_version,
     stores_of_one_key_share_its_chain,
+    records_are_found_by_kind_newest_first,
     an_answer_never_lands_twice_under_a_race,
     any_text_a_call_carries_is_kept,
     asks_racing_from_two_stores_get_ids_of_their_own,

@@ -74,6 +74,24 @@ pub(crate) fn agents(
                 esc(&pretty(trust))
             ));
         }
+        if !agent.trust_history.is_empty() {
+            body.push_str("<dt>Trust history</dt><dd><ol class=\"history\">");
+            for change in &agent.trust_history {
+                let by = change
+                    .by
+                    .as_deref()
+                    .map(|by| format!(" (by {})", esc(by)))
+                    .unwrap_or_default();
+                body.push_str(&format!(
+                    "<li><time>{when}</time> {from} → {to}: {reason}{by}</li>",
+                    when = esc(&when(change.at_ms)),
+                    from = esc(&change.from),
+                    to = esc(&change.to),
+                    reason = esc(&change.reason),
+                ));
+            }
+            body.push_str("</ol></dd>");
+        }
         body.push_str("</dl>");
         let mine: Vec<&GrantSummary> = grants.iter().filter(|g| g.agent == agent.name).collect();
         if mine.is_empty() {

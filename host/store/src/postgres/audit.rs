@@ -166,7 +166,6 @@ pub(crate) async fn records_after(
     after: u64,
     limit: u64,
 ) -> Result<Vec<AuditRecord>, StoreError> {
-    let read = StoreError::pg("reading the audit log");
     let rows = sqlx::query(
         "SELECT seq, at_ms, kind, body, prev, hash, key_id, signature, tag FROM audit \
          WHERE chain = $1 AND seq > $2 ORDER BY seq LIMIT $3",
@@ -176,7 +175,31 @@ pub(crate) async fn records_after(
     .bind(limit.min(i64::MAX as u64) as i64)
     .fetch_all(&inner.pool)
     .await
-    .map_err(read)?;
+    .map_err(StoreError::pg("reading the audit log"))?;
+    records(&rows)
+}
+
+/// The newest `limit` records of `kind` on every host's chain, newest
+/// first.
+pub(crate) async fn records_of_kind(
+    inner: Arc<Inner>,
+    kind: String,
+    limit: u64,
+) -> Result<Vec<AuditRecord>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT seq, at_ms, kind, body, prev, hash, key_id, signature, tag FROM audit \
+         WHERE kind = $1 ORDER BY at_ms DESC, chain, seq DESC LIMIT $2",
+    )
+    .bind(kind)
+    .bind(limit.min(i64::MAX as u64) as i64)
+    .fetch_all(&inner.pool)
+    .await
+    .map_err(StoreError::pg("reading the audit log"))?;
+    records(&rows)
+}
+
+/// Audit rows (the columns in table order) as records.
+fn records(rows: &[sqlx::postgres::PgRow]) -> Result<Vec<AuditRecord>, StoreError> {
     rows.iter()
         .map(|r| {
             let body: String = r.try_get(3)?;

@@ -157,7 +157,11 @@ ALTER TABLE blueprints ADD COLUMN artifact TEXT;
 ALTER TABLE blueprints ADD COLUMN component BYTEA;
 ";
 
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+/// Records found by kind, across the chains (an agent's trust history
+/// on the console) without walking them.
+const V7: &str = "CREATE INDEX audit_kind ON audit (kind, at_ms);";
+
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
 
 /// The PostgreSQL schema version this build writes.
 pub const PG_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

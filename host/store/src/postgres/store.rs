@@ -219,6 +219,11 @@ impl Store for PgStore {
         self.run(|inner| audit::records_after(inner, after, limit))
     }
 
+    fn records_of_kind(&self, kind: &str, limit: u64) -> Result<Vec<AuditRecord>, StoreError> {
+        let kind = kind.to_owned();
+        self.run(|inner| audit::records_of_kind(inner, kind, limit))
+    }
+
     fn tail(&self, n: u64) -> Result<Vec<AuditRecord>, StoreError> {
         self.run(|inner| async move {
             let chain = inner.chain.clone();
