@@ -8,7 +8,9 @@ Usage: oauth_client.py --url URL --issuer ISS --tokens FILE
 FILE holds tokens by name: `alice` (valid, client `chat-client`), `bob`
 (valid, subject `bob`), `mallory` (valid, client `chat-client`, named by a
 principal rule), `wrong_aud`, `wrong_iss`, `expired`,
-`unknown_key`, `no_scope`, and `static` (a `[[serve.tokens]]` token).
+`unknown_key`, `no_scope`, `static` (a `[[serve.tokens]]` token),
+`operator` (subject `dana`, the operators' scope), `operator_expired` and
+`operator_wrong_aud` (the same, expired or for another resource).
 Every check raises on failure; the script exits non-zero naming it.
 """
 
@@ -81,6 +83,34 @@ async def refusals(args, http: httpx2.AsyncClient) -> None:
                f"{name}: the challenge names the scope and the metadata", params)
 
 
+async def console_signin(args, http: httpx2.AsyncClient) -> None:
+    """An operator signs in to the console with an access token; an
+    agent's valid token, and bad operator tokens, do not."""
+    base = args.url.removesuffix("/mcp")
+
+    async def sign_in(name: str, actor: str = "whoever") -> httpx2.Response:
+        return await http.post(f"{base}/console/login", data={"actor": actor, "token": args.tokens[name]})
+
+    for name in ("alice", "bob", "operator_expired", "operator_wrong_aud"):
+        r = await sign_in(name)
+        expect(r.status_code == 401 and "set-cookie" not in r.headers,
+               f"{name}'s token does not sign in to the console", (r.status_code, r.text[-300:]))
+    r = await sign_in("alice")
+    expect("not an operator" in r.text, "the refusal says why", r.text[-300:])
+    r = await sign_in("operator", actor="someone else")
+    cookie = r.headers.get("set-cookie", "")
+    expect(r.status_code == 303 and cookie.startswith("warden_console=") and "HttpOnly" in cookie,
+           "an operator's access token signs in", (r.status_code, r.headers))
+    session = cookie.split(";")[0]
+    r = await http.get(f"{base}/console", headers={"Cookie": session})
+    expect(r.status_code == 200 and ">dana<" in r.text and "someone else" not in r.text,
+           "signed in as the token's subject, not the name typed", r.text[:600])
+    r = await http.post(args.url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+                        headers={"Accept": "application/json, text/event-stream",
+                                 "Authorization": f"Bearer {args.tokens['operator']}"})
+    expect(r.status_code == 403, "an operator's token is not an agent's", r.status_code)
+
+
 def connect(args, token: str):
     return bearer_session(args.url, token)
 
@@ -142,6 +172,7 @@ async def main() -> int:
         async with httpx2.AsyncClient(timeout=10, limits=limits) as http:
             await discovery(args, http)
             await refusals(args, http)
+            await console_signin(args, http)
         await sessions(args)
     except Check as failed:
         print(f"FAILED - {failed}", flush=True)

@@ -5,7 +5,8 @@
 //! audience, wrong issuer, expired, unknown-key and under-scoped tokens
 //! refused with the right status and challenge; a principal mapped to an
 //! agent gets that agent's rules, and a rule naming a principal applies to
-//! it alone; the audit records carry the principal.
+//! it alone; the audit records carry the principal; an operator signs in
+//! to the console with an access token, an agent's token does not.
 
 #![allow(
     clippy::unwrap_used,
@@ -87,6 +88,10 @@ agent = "alice"
 claim = "client_id"
 equals = "chat-client"
 
+[[serve.oauth.operators]]
+claim = "scope"
+equals = "warden:operate"
+
 [signers]
 publishers = [{{ name = "warden-tests", key = "{key}" }}]
 "#,
@@ -119,6 +124,12 @@ fn an_oauth_client_signs_in_and_bad_tokens_are_refused() {
         c[field] = value;
         issuer.token(&c)
     };
+    let operator = |exp: u64, aud: &str| {
+        json!({
+            "iss": issuer.url, "aud": aud, "sub": "dana", "client_id": "ops-console",
+            "scope": "warden:operate", "exp": exp, "iat": now(),
+        })
+    };
     let (stranger, _) = es256_key("k2");
     let tokens = json!({
         "alice": issuer.token(&claims("alice", "chat-client")),
@@ -130,6 +141,9 @@ fn an_oauth_client_signs_in_and_bad_tokens_are_refused() {
         "unknown_key": sign(&stranger, "k2", &claims("alice", "chat-client")),
         "no_scope": with("scope", json!("profile")),
         "static": STATIC_TOKEN,
+        "operator": issuer.token(&operator(now() + 600, &audience)),
+        "operator_expired": issuer.token(&operator(now() - 3600, &audience)),
+        "operator_wrong_aud": issuer.token(&operator(now() + 600, "http://127.0.0.1:1/mcp")),
     });
     let tokens_path = dir.path().join("tokens.json");
     std::fs::write(&tokens_path, tokens.to_string()).unwrap();

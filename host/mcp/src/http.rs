@@ -168,6 +168,7 @@ fn router(server: &Server, options: &HttpOptions) -> Router {
             server.clone(),
             console,
             hosts,
+            options.oauth.as_ref().map(|o| o.verifier.clone()),
         )));
     }
     if !options.admin_tokens.is_empty() {

@@ -53,7 +53,9 @@ pub use fetch::fetch;
 pub use handler::{Server, ServerOptions};
 pub use http::{HttpOptions, TokenAgent, serve_http};
 pub use plugins::InstallBody;
-pub use resource::{METADATA_PATH, Refusal, ResourceServer, TokenVerifier, Verified};
+pub use resource::{
+    METADATA_PATH, OperatorToken, Refusal, ResourceServer, TokenVerifier, Verified,
+};
 pub use seal::{Purpose, SealError, Sealer};
 pub use startup::{Loading, Startup, startup};
 pub use stdio::{serve_stdio, serve_stream};

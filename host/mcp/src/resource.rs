@@ -45,12 +45,29 @@ pub enum Refusal {
     InsufficientScope { scope: String, description: String },
     /// Valid, but its principal maps to no agent: 403.
     NoAgent { description: String },
+    /// Valid, but presented to sign in to the console by a principal no
+    /// operator rule names.
+    NotAnOperator { description: String },
+}
+
+/// An operator's access token that passed every check: who signs in to
+/// the console, and until when the token is valid (seconds since the
+/// epoch).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperatorToken {
+    pub actor: String,
+    pub expires_at_s: u64,
 }
 
 /// Checks access tokens (signature, issuer, audience, lifetime, scopes)
-/// and maps their principal to an agent.
+/// and maps their principal to an agent, or for the console, to an
+/// operator.
 pub trait TokenVerifier: Send + Sync + std::fmt::Debug {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Verified, Refusal>>;
+    /// The operator `token` names (a console sign-in): checked as any
+    /// token (signature, issuer, audience, lifetime), then against the
+    /// operator rules; a token no rule names (an agent's) is refused.
+    fn operator<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<OperatorToken, Refusal>>;
 }
 
 /// What the listener says about itself as a protected resource, and the
@@ -149,7 +166,7 @@ impl ResourceServer {
                 StatusCode::FORBIDDEN,
                 self.challenge(Some(("insufficient_scope", description)), scope),
             ),
-            Some(Refusal::NoAgent { description }) => (
+            Some(Refusal::NoAgent { description } | Refusal::NotAnOperator { description }) => (
                 StatusCode::FORBIDDEN,
                 self.challenge(Some(("invalid_token", description)), &scope),
             ),
@@ -158,7 +175,8 @@ impl ResourceServer {
             Some(
                 Refusal::InvalidToken { description }
                 | Refusal::InsufficientScope { description, .. }
-                | Refusal::NoAgent { description },
+                | Refusal::NoAgent { description }
+                | Refusal::NotAnOperator { description },
             ) => description.clone(),
             None => "an access token is required".to_owned(),
         };

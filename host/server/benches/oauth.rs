@@ -70,6 +70,7 @@ fn config() -> OAuthConfig {
             equals: "chat".into(),
         }],
         agent_claim: None,
+        operators: Vec::new(),
     }
 }
 

@@ -611,7 +611,11 @@ impl Host {
             None => None,
         };
         let open_agent = (tokens.is_empty() && oauth.is_none()).then(|| self.agent.clone());
-        let console = console_options(&self.loaded.config.console, &admin_tokens, addr)?;
+        let operators = serve
+            .oauth
+            .as_ref()
+            .is_some_and(|o| !o.operators.is_empty());
+        let console = console_options(&self.loaded.config.console, &admin_tokens, operators, addr)?;
         let options = HttpOptions {
             addr,
             tokens,
@@ -658,19 +662,23 @@ pub fn state_dir(flag: Option<&Path>, config: &Config, per_user: bool) -> PathBu
 }
 
 /// The console's settings, when it is served: on by default with admin
-/// tokens (a person signs in with one); asked for without any, an error.
+/// tokens or OAuth `operators` (a person signs in with either); asked for
+/// without any, an error.
 fn console_options(
     config: &crate::config::ConsoleConfig,
     admin_tokens: &[String],
+    oauth_operators: bool,
     addr: std::net::SocketAddr,
 ) -> Result<Option<warden_mcp::ConsoleOptions>, ServerError> {
+    let can_sign_in = !admin_tokens.is_empty() || oauth_operators;
     match config.enabled {
         Some(false) => return Ok(None),
-        None if admin_tokens.is_empty() => return Ok(None),
-        Some(true) if admin_tokens.is_empty() => {
+        None if !can_sign_in => return Ok(None),
+        Some(true) if !can_sign_in => {
             return Err(ServerError::config(
                 "console.enabled",
-                "a person signs in to the console with an admin token: add [[serve.admin-tokens]]",
+                "a person signs in to the console with an admin token or an operator's access \
+                 token: add [[serve.admin-tokens]] or [[serve.oauth.operators]]",
             ));
         }
         _ => {}

@@ -1,5 +1,6 @@
 //! The operator console: `/console` on the HTTP listener, where a person
-//! signs in with an admin token and answers the approvals that wait for
+//! signs in with an admin token (or an operator's OAuth access token) and
+//! answers the approvals that wait for
 //! an operator, seeing every call's full arguments; sees the agents and
 //! revokes their grants; reads the audit trail and verifies its chain;
 //! sees plugins and bridged servers; answers the toolsmith's blueprints. Server-rendered HTML
@@ -39,7 +40,8 @@ pub(crate) use routes::router;
 /// How the console signs people in.
 #[derive(Debug, Clone)]
 pub struct ConsoleOptions {
-    /// The admin tokens a person signs in with.
+    /// The admin tokens a person signs in with (beside operators' access
+    /// tokens, when `[serve.oauth]` names operators).
     pub admin_tokens: Vec<String>,
     /// Mark the session cookie `Secure` (the console is reached over TLS,
     /// for example through a reverse proxy).
@@ -56,6 +58,8 @@ pub struct ConsoleOptions {
 pub(crate) struct Console {
     server: crate::Server,
     tokens: crate::auth::Tokens,
+    /// Checks operators' access tokens (`[serve.oauth] operators`).
+    oauth: Option<Arc<dyn crate::TokenVerifier>>,
     signins: signins::SignIns,
     secure_cookie: bool,
     hosts: Vec<String>,
@@ -66,6 +70,7 @@ impl Console {
         server: crate::Server,
         options: &ConsoleOptions,
         hosts: Vec<String>,
+        oauth: Option<Arc<dyn crate::TokenVerifier>>,
     ) -> Arc<Console> {
         let admins: Vec<(String, String)> = options
             .admin_tokens
@@ -75,6 +80,7 @@ impl Console {
         Arc::new(Console {
             server,
             tokens: crate::auth::Tokens::new(&admins, None),
+            oauth,
             signins: signins::SignIns::new(options.session_ttl),
             secure_cookie: options.secure_cookie,
             hosts,

@@ -49,9 +49,9 @@ pub(crate) fn signin(problem: Option<&str>, next: Option<&str>) -> String {
         &format!(
             "<form class=\"signin\" method=\"post\" action=\"/console/login\">\
              <h1>Sign in</h1>{notice}{next}\
-             <label>Your name (recorded with every answer you give)\
-             <input type=\"text\" name=\"actor\" id=\"actor\" required maxlength=\"64\" autocomplete=\"username\"></label>\
-             <label>Admin token\
+             <label>Your name (recorded with every answer you give; with an access token, its subject is)\
+             <input type=\"text\" name=\"actor\" id=\"actor\" maxlength=\"64\" autocomplete=\"username\"></label>\
+             <label>Admin token, or your access token as an operator\
              <input type=\"password\" name=\"token\" id=\"token\" required autocomplete=\"current-password\"></label>\
              <div class=\"buttons\"><button type=\"submit\" id=\"signin\">Sign in</button></div></form>"
         ),

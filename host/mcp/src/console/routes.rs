@@ -217,25 +217,12 @@ struct SignInForm {
 }
 
 async fn signin(State(console): State<Arc<Console>>, Form(form): Form<SignInForm>) -> Response {
-    let actor = form.actor.trim();
     let next = local_page(&form.next);
-    if actor.is_empty() || actor.chars().count() > 64 || actor.chars().any(char::is_control) {
-        return page(
-            StatusCode::BAD_REQUEST,
-            pages::signin(
-                Some("give your name (1 to 64 characters): every answer you give records it"),
-                next,
-            ),
-        );
-    }
-    if console.tokens.matches(form.token.as_bytes()).is_none() {
-        tracing::warn!(actor, "a console sign-in with a wrong admin token");
-        return page(
-            StatusCode::UNAUTHORIZED,
-            pages::signin(Some("that is not an admin token of this server"), next),
-        );
-    }
-    match console.signins.open(actor) {
+    let (actor, ttl) = match who_signs_in(&console, &form).await {
+        Ok(found) => found,
+        Err((status, problem)) => return page(status, pages::signin(Some(&problem), next)),
+    };
+    match console.signins.open_for(&actor, ttl) {
         Ok((id, _)) => {
             tracing::info!(actor, "signed in to the console");
             let mut response = Redirect::to(next.unwrap_or("/console")).into_response();
@@ -248,6 +235,62 @@ async fn signin(State(console): State<Arc<Console>>, Form(form): Form<SignInForm
             StatusCode::INTERNAL_SERVER_ERROR,
             pages::signin(Some(&e), next),
         ),
+    }
+}
+
+/// Who signs in and for how long: with an admin token, the name given,
+/// for the configured time; with an operator's access token, its
+/// subject, until the token expires. Anything else is refused.
+async fn who_signs_in(
+    console: &Console,
+    form: &SignInForm,
+) -> Result<(String, std::time::Duration), (StatusCode, String)> {
+    if console.tokens.matches(form.token.as_bytes()).is_some() {
+        let actor = form.actor.trim();
+        if actor.is_empty() || actor.chars().count() > 64 || actor.chars().any(char::is_control) {
+            return Err((
+                StatusCode::BAD_REQUEST,
+                "give your name (1 to 64 characters): every answer you give records it".to_owned(),
+            ));
+        }
+        return Ok((actor.to_owned(), console.signins.ttl()));
+    }
+    let refused = || {
+        tracing::warn!(actor = %form.actor.trim(), "a console sign-in with a wrong admin token");
+        (
+            StatusCode::UNAUTHORIZED,
+            "that is not an admin token of this server".to_owned(),
+        )
+    };
+    let Some(verifier) = &console.oauth else {
+        return Err(refused());
+    };
+    let token = form.token.trim();
+    if token.split('.').count() != 3 {
+        return Err(refused());
+    }
+    match verifier.operator(token).await {
+        Ok(operator) => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(u64::MAX);
+            let left = operator.expires_at_s.saturating_sub(now);
+            Ok((operator.actor, std::time::Duration::from_secs(left)))
+        }
+        Err(refusal) => {
+            let why = match refusal {
+                crate::Refusal::InvalidToken { description }
+                | crate::Refusal::InsufficientScope { description, .. }
+                | crate::Refusal::NoAgent { description }
+                | crate::Refusal::NotAnOperator { description } => description,
+            };
+            tracing::warn!(reason = %why, "a console sign-in with an access token was refused");
+            Err((
+                StatusCode::UNAUTHORIZED,
+                format!("that access token does not sign in here: {why}"),
+            ))
+        }
     }
 }
 

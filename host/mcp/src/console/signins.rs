@@ -46,7 +46,15 @@ impl SignIns {
     }
 
     /// Signs `actor` in: the new session's id, or why there is none.
+    /// A sign-in of `actor` for the configured time.
+    #[cfg(test)]
     pub fn open(&self, actor: &str) -> Result<(String, SignIn), String> {
+        self.open_for(actor, self.ttl)
+    }
+
+    /// A sign-in of `actor` for `ttl` (at most the configured time: an
+    /// access token's sign-in ends with the token).
+    pub fn open_for(&self, actor: &str, ttl: Duration) -> Result<(String, SignIn), String> {
         let token = |what: &str| {
             warden_signing::random_token(32).map_err(|e| format!("no {what} could be made: {e}"))
         };
@@ -54,7 +62,7 @@ impl SignIns {
         let signin = SignIn {
             actor: actor.to_owned(),
             csrf: token("CSRF token")?,
-            expires: Instant::now() + self.ttl,
+            expires: Instant::now() + ttl.min(self.ttl),
         };
         let mut table = self.lock();
         let now = Instant::now();
@@ -106,6 +114,14 @@ mod tests {
         let expired = SignIns::new(Duration::ZERO);
         let (id, _) = expired.open("dana").unwrap();
         assert!(expired.get(&id).is_none());
+
+        // A token's sign-in ends with the token, never after the
+        // configured time.
+        let (id, _) = signins.open_for("dana", Duration::ZERO).unwrap();
+        assert!(signins.get(&id).is_none());
+        let (id, s) = signins.open_for("dana", Duration::from_secs(3600)).unwrap();
+        assert!(s.expires <= Instant::now() + Duration::from_secs(60));
+        assert!(signins.get(&id).is_some());
     }
 
     #[test]

@@ -11,6 +11,14 @@ impl TokenVerifier for Never {
             })
         })
     }
+
+    fn operator<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<OperatorToken, Refusal>> {
+        Box::pin(async {
+            Err(Refusal::InvalidToken {
+                description: "no".into(),
+            })
+        })
+    }
 }
 
 fn server(resource: &str) -> ResourceServer {

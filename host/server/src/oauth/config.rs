@@ -50,6 +50,23 @@ pub struct OAuthConfig {
     /// matches is refused.
     #[serde(default)]
     pub agent_claim: Option<String>,
+    /// Which principals are operators: they sign in to the console with
+    /// their access token (any entry matching). Give operators a claim no
+    /// agent's token carries (a scope of their own, their subjects): an
+    /// agent whose token signs in could answer its own asks.
+    #[serde(default)]
+    pub operators: Vec<OperatorRule>,
+}
+
+/// A principal whose claim has a value is an operator.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct OperatorRule {
+    /// The claim, as for `agents`. Default: `sub`.
+    #[serde(default = "default_claim")]
+    pub claim: String,
+    /// The value (for a list claim, or `scope`: one of its members).
+    pub equals: String,
 }
 
 /// A principal whose claim has a value acts as an agent.
@@ -159,6 +176,28 @@ impl OAuthConfig {
                 return Err(ServerError::config(
                     format!("serve.oauth.agents[{i}].claim"),
                     "must not be empty",
+                ));
+            }
+        }
+        for (i, rule) in self.operators.iter().enumerate() {
+            if rule.claim.trim().is_empty() || rule.equals.trim().is_empty() {
+                return Err(ServerError::config(
+                    format!("serve.oauth.operators[{i}]"),
+                    "name a claim and the value that makes an operator",
+                ));
+            }
+            if let Some(agent) = self
+                .agents
+                .iter()
+                .find(|a| a.claim == rule.claim && a.equals == rule.equals)
+            {
+                return Err(ServerError::config(
+                    format!("serve.oauth.operators[{i}]"),
+                    format!(
+                        "`{} = {}` also makes a principal agent `{}`: that agent's token would sign \
+                         in to the console and answer its own asks; give operators a claim of their own",
+                        rule.claim, rule.equals, agent.agent
+                    ),
                 ));
             }
         }

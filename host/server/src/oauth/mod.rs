@@ -10,7 +10,7 @@ pub mod verify;
 
 use std::sync::Arc;
 
-pub use config::{ClaimRule, JwtAlgorithm, KeySource, OAuthConfig};
+pub use config::{ClaimRule, JwtAlgorithm, KeySource, OAuthConfig, OperatorRule};
 pub use keys::{Fetch, KeyCache, Keys};
 pub use verify::{JwtVerifier, base_validation};
 use warden_mcp::ResourceServer;

@@ -65,6 +65,10 @@ fn config() -> OAuthConfig {
             equals: "alice".into(),
         }],
         agent_claim: Some("client_id".into()),
+        operators: vec![OperatorRule {
+            claim: "scope".into(),
+            equals: "warden:operate".into(),
+        }],
     }
 }
 
@@ -285,4 +289,49 @@ async fn a_verified_token_is_remembered_only_while_its_key_set_stands() {
     let stale = sign(&key2, Some("k2"), &old);
     assert!(refused(v.check(&stale).await).contains("expired"));
     assert!(refused(v.check(&stale).await).contains("expired"));
+}
+
+#[tokio::test]
+async fn operators_sign_in_with_their_tokens_and_agents_do_not() {
+    let (key, jwk) = es256_key("k1");
+    let v = verifier(Arc::new(Mutex::new(vec![jwk])), Arc::default());
+    let operator = |exp: u64| json!({"iss": ISSUER, "aud": AUDIENCE, "sub": "dana", "scope": "warden:operate", "exp": exp});
+    let exp = now() + 600;
+    let signed_in = v
+        .check_operator(&sign(&key, Some("k1"), &operator(exp)))
+        .await
+        .unwrap();
+    assert_eq!(signed_in.actor, "dana");
+    assert_eq!(signed_in.expires_at_s, exp);
+    // An agent's valid token is no operator's.
+    match v.check_operator(&sign(&key, Some("k1"), &claims())).await {
+        Err(Refusal::NotAnOperator { .. }) => {}
+        other => panic!("an agent's token signed in: {other:?}"),
+    }
+    // An operator's token is checked like any other.
+    for bad in [
+        operator(now() - 60),
+        json!({"iss": ISSUER, "aud": "http://other/mcp", "sub": "dana", "scope": "warden:operate", "exp": exp}),
+        json!({"iss": "https://evil.test", "aud": AUDIENCE, "sub": "dana", "scope": "warden:operate", "exp": exp}),
+        json!({"iss": ISSUER, "aud": AUDIENCE, "scope": "warden:operate", "exp": exp}),
+    ] {
+        match v.check_operator(&sign(&key, Some("k1"), &bad)).await {
+            Err(Refusal::InvalidToken { .. }) => {}
+            other => panic!("{bad} signed in: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn an_operator_rule_that_also_names_an_agent_is_refused() {
+    let mut shared = config();
+    shared.operators = vec![OperatorRule {
+        claim: "sub".into(),
+        equals: "alice".into(),
+    }];
+    let err = shared.check(&["reader"]).unwrap_err().to_string();
+    assert!(
+        err.contains("serve.oauth.operators[0]") && err.contains("reader"),
+        "{err}"
+    );
 }

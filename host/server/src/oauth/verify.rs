@@ -8,8 +8,10 @@
 //! another resource and replayed here (audience, RFC 8707), minted by
 //! another issuer (issuer), expired or not yet valid ones, `alg: none` and
 //! algorithm confusion (a key verifies only with its own allowed
-//! algorithms), tokens lacking the scopes this server requires, and a
-//! principal acting as an agent nobody mapped it to.
+//! algorithms), tokens lacking the scopes this server requires, a
+//! principal acting as an agent nobody mapped it to, and one signing in to
+//! the console as an operator no operator rule names (an agent's token
+//! answering its own asks).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,9 +20,9 @@ use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Validation, decode, decode_header};
 use serde_json::{Map, Value};
 use warden_api::{BoxFuture, Principal};
-use warden_mcp::{Refusal, TokenVerifier, Verified};
+use warden_mcp::{OperatorToken, Refusal, TokenVerifier, Verified};
 
-use super::config::{ClaimRule, OAuthConfig};
+use super::config::{ClaimRule, OAuthConfig, OperatorRule};
 use super::keys::KeyCache;
 
 /// Checks tokens of one issuer for one resource.
@@ -31,6 +33,8 @@ pub struct JwtVerifier {
     keep_claims: Vec<String>,
     rules: Vec<ClaimRule>,
     agent_claim: Option<String>,
+    /// Who signs in to the console with an access token.
+    operators: Vec<OperatorRule>,
     /// The configured agents (for `agent-claim`).
     agents: Vec<String>,
     /// Tokens verified a moment ago (`seen.rs`).
@@ -102,6 +106,7 @@ impl JwtVerifier {
             keep_claims: config.keep_claims.clone(),
             rules: config.agents.clone(),
             agent_claim: config.agent_claim.clone(),
+            operators: config.operators.clone(),
             agents,
             seen: super::seen::Seen::default(),
         }
@@ -128,23 +133,7 @@ impl JwtVerifier {
     /// The whole check of one token, and its `exp`, whether or not it
     /// was seen a moment ago (what a token's first request costs).
     pub async fn check_fully(&self, token: &str) -> Result<(Verified, u64), Refusal> {
-        let header = decode_header(token).map_err(|e| invalid(describe(e.kind())))?;
-        let keys = self.keys.find(header.kid.as_deref()).await;
-        if keys.is_empty() {
-            return Err(invalid("the token is signed by an unknown key"));
-        }
-        let mut last = invalid("the token is signed by an unknown key");
-        let mut claims = None;
-        for key in &keys {
-            match decode::<Map<String, Value>>(token, &key.decoding, &key.validation) {
-                Ok(data) => {
-                    claims = Some(data.claims);
-                    break;
-                }
-                Err(e) => last = invalid(describe(e.kind())),
-            }
-        }
-        let claims = claims.ok_or(last)?;
+        let claims = self.claims(token).await?;
         let principal = self.principal(&claims);
         let missing: Vec<&str> = self
             .required_scopes
@@ -165,6 +154,54 @@ impl JwtVerifier {
             })?;
         let exp = claims.get("exp").and_then(Value::as_u64).unwrap_or(0);
         Ok((Verified { agent, principal }, exp))
+    }
+
+    /// The operator a token names (a console sign-in): its claims
+    /// checked as any token's, then an operator rule must match. The MCP
+    /// scopes and the agent mapping do not apply.
+    pub async fn check_operator(&self, token: &str) -> Result<OperatorToken, Refusal> {
+        let claims = self.claims(token).await?;
+        let principal = self.principal(&claims);
+        if !self
+            .operators
+            .iter()
+            .any(|rule| Self::has(&claims, &principal, &rule.claim, &rule.equals))
+        {
+            return Err(Refusal::NotAnOperator {
+                description: "this principal is not an operator of this server".to_owned(),
+            });
+        }
+        if principal.subject.trim().is_empty() {
+            return Err(invalid(
+                "the token names no subject to record answers under",
+            ));
+        }
+        Ok(OperatorToken {
+            actor: principal.subject,
+            expires_at_s: claims.get("exp").and_then(Value::as_u64).unwrap_or(0),
+        })
+    }
+
+    /// A token's claims, once its signature (by a key of the issuer's
+    /// set), issuer, audience and lifetime are checked.
+    async fn claims(&self, token: &str) -> Result<Map<String, Value>, Refusal> {
+        let header = decode_header(token).map_err(|e| invalid(describe(e.kind())))?;
+        let keys = self.keys.find(header.kid.as_deref()).await;
+        if keys.is_empty() {
+            return Err(invalid("the token is signed by an unknown key"));
+        }
+        let mut last = invalid("the token is signed by an unknown key");
+        let mut claims = None;
+        for key in &keys {
+            match decode::<Map<String, Value>>(token, &key.decoding, &key.validation) {
+                Ok(data) => {
+                    claims = Some(data.claims);
+                    break;
+                }
+                Err(e) => last = invalid(describe(e.kind())),
+            }
+        }
+        claims.ok_or(last)
     }
 
     fn principal(&self, claims: &Map<String, Value>) -> Principal {
@@ -217,5 +254,9 @@ impl JwtVerifier {
 impl TokenVerifier for JwtVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Verified, Refusal>> {
         Box::pin(self.check(token))
+    }
+
+    fn operator<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<OperatorToken, Refusal>> {
+        Box::pin(self.check_operator(token))
     }
 }
