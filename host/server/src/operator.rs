@@ -32,20 +32,17 @@ fn failed(what: &str, e: impl std::error::Error + Send + Sync + 'static) -> Admi
 }
 
 impl OperatorView for Operator {
-    /// The gate's agents, each with its trust history from the audit
-    /// trail (found by kind, however long the chain).
+    /// The gate's agents, each with its trust history (the changes the
+    /// audit trail holds, kept beside it by the store).
     fn agents(&self) -> Result<Vec<AgentSummary>, AdminError> {
         let mut agents = self.gate.agent_summaries();
         let changes = self
             .store
-            .records_of_kind("trust", TRUST_CHANGES)
+            .trust_changes(TRUST_CHANGES)
             .map_err(|e| failed("reading the trust changes", e))?;
         for record in changes {
             let text = |name: &str| record.event.get(name).and_then(|v| v.as_str());
-            let Some(agent) = agents
-                .iter_mut()
-                .find(|a| text("agent") == Some(a.name.as_str()))
-            else {
+            let Some(agent) = agents.iter_mut().find(|a| a.name == record.agent) else {
                 continue;
             };
             if agent.trust_history.len() < TRUST_PER_AGENT {

@@ -61,16 +61,6 @@ impl SqliteStore {
         )
     }
 
-    /// The newest `limit` records of `kind`, newest first (an index
-    /// finds them, however long the chain).
-    pub fn records_of_kind(&self, kind: &str, limit: u64) -> Result<Vec<AuditRecord>, StoreError> {
-        self.select(
-            "SELECT seq, at_ms, kind, body, prev, hash, key_id, signature, tag FROM audit \
-             WHERE kind = ?1 ORDER BY seq DESC LIMIT ?2",
-            params![kind, limit.min(i64::MAX as u64) as i64],
-        )
-    }
-
     /// The records `sql` selects (the audit columns in table order).
     fn select(
         &self,

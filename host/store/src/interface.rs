@@ -22,7 +22,7 @@ use warden_signing::{PublicKey, SecretKey};
 use crate::{
     AuditRecord, BlueprintMove, BlueprintState, Break, DefinitionPin, GapRule, GapSummary,
     GapTally, NewBlueprint, NewGap, Others, StoreError, StoredBlueprint, StoredRule, StoredTrust,
-    Verified,
+    StoredTrustChange, Verified,
 };
 
 /// How an answered approval was closed.
@@ -111,6 +111,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// An agent's stored trust state.
     fn trust(&self, agent: &str) -> Result<Option<StoredTrust>, StoreError>;
+    /// The newest `limit` trust changes of all agents (each written with
+    /// its `put_trust`), newest first.
+    fn trust_changes(&self, limit: u64) -> Result<Vec<StoredTrustChange>, StoreError>;
     /// Replaces an agent's trust state; `changes` are audited with it.
     fn put_trust(
         &self,
@@ -188,9 +191,6 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     }
     /// Records with `seq > after`, oldest first, at most `limit`.
     fn records_after(&self, after: u64, limit: u64) -> Result<Vec<AuditRecord>, StoreError>;
-    /// The newest `limit` records of `kind` (`trust`, `grant`, ...),
-    /// newest first; in a shared database, from every host's chain.
-    fn records_of_kind(&self, kind: &str, limit: u64) -> Result<Vec<AuditRecord>, StoreError>;
     /// The last `n` records, oldest first.
     fn tail(&self, n: u64) -> Result<Vec<AuditRecord>, StoreError>;
     /// Signs the chain's head if it carries no signature yet; returns the

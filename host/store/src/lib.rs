@@ -61,7 +61,7 @@ pub use pins::DefinitionPin;
 pub use postgres::{PG_SCHEMA_VERSION, PgStore};
 pub use private::private_dir;
 pub use rules::StoredRule;
-pub use trust::StoredTrust;
+pub use trust::{StoredTrust, StoredTrustChange};
 pub use verify::{Break, Verified};
 
 #[cfg(test)]

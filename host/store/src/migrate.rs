@@ -151,9 +151,23 @@ ALTER TABLE blueprints ADD COLUMN artifact TEXT;
 ALTER TABLE blueprints ADD COLUMN component BLOB;
 ";
 
-/// Version 10: records found by kind (an agent's trust history on the
-/// console) without walking the chain.
-const V10: &str = "CREATE INDEX audit_kind ON audit (kind, seq);";
+/// Version 10: each agent's trust changes beside the audit chain (the
+/// console's trust history), written with the change; the chain's
+/// earlier ones copied in. An index on the audit log instead cost every
+/// call's commits an index page.
+const V10: &str = "
+CREATE TABLE trust_changes (
+    id INTEGER PRIMARY KEY,
+    agent TEXT NOT NULL,
+    at_ms INTEGER NOT NULL,
+    event TEXT NOT NULL
+);
+CREATE INDEX trust_changes_agent ON trust_changes (agent, id);
+INSERT INTO trust_changes (agent, at_ms, event)
+    SELECT json_extract(body, '$.agent'), at_ms, body FROM audit
+    WHERE kind = 'trust' AND json_valid(body) AND json_extract(body, '$.agent') IS NOT NULL
+    ORDER BY seq;
+";
 
 pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
 

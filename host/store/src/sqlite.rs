@@ -12,7 +12,7 @@ use warden_signing::{PublicKey, SecretKey};
 use crate::interface::Closed;
 use crate::{
     AuditRecord, Break, DefinitionPin, SqliteStore, Store, StoreError, StoredRule, StoredTrust,
-    Verified,
+    StoredTrustChange, Verified,
 };
 use crate::{BlueprintMove, BlueprintState, NewBlueprint, StoredBlueprint};
 use crate::{GapRule, GapSummary, GapTally, NewGap};
@@ -107,6 +107,10 @@ impl Store for SqliteStore {
         SqliteStore::trust(self, agent)
     }
 
+    fn trust_changes(&self, limit: u64) -> Result<Vec<StoredTrustChange>, StoreError> {
+        SqliteStore::trust_changes(self, limit)
+    }
+
     fn put_trust(
         &self,
         agent: &str,
@@ -188,10 +192,6 @@ impl Store for SqliteStore {
 
     fn records_after(&self, after: u64, limit: u64) -> Result<Vec<AuditRecord>, StoreError> {
         SqliteStore::records_after(self, after, limit)
-    }
-
-    fn records_of_kind(&self, kind: &str, limit: u64) -> Result<Vec<AuditRecord>, StoreError> {
-        SqliteStore::records_of_kind(self, kind, limit)
     }
 
     fn tail(&self, n: u64) -> Result<Vec<AuditRecord>, StoreError> {

@@ -228,6 +228,35 @@ fn an_older_schema_is_migrated_keeping_its_data() {
     assert_eq!(verified.records, 3);
 }
 
+#[test]
+fn trust_changes_audited_before_version_10_become_the_trust_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("warden.db");
+    let change = warden_api::AuditEvent::Trust {
+        agent: "a".into(),
+        from: "standard".into(),
+        to: "elevated (awaiting a person)".into(),
+        reason: "score 0.90 reached 0.80".into(),
+        by: None,
+    };
+    {
+        let v9 = SqliteStore::open_at(&db, key(dir.path()), 9).unwrap();
+        v9.append(&outcome(1)).unwrap();
+        v9.append(&change).unwrap();
+    }
+    let store = SqliteStore::open(&db, key(dir.path())).unwrap();
+    let history = store.trust_changes(10).unwrap();
+    assert_eq!(history.len(), 1, "{history:?}");
+    assert_eq!(history[0].agent, "a");
+    assert_eq!(history[0].event["to"], "elevated (awaiting a person)");
+    assert!(
+        store
+            .verify_with_host_key(&key(dir.path()))
+            .unwrap()
+            .is_ok()
+    );
+}
+
 fn operator() -> warden_api::Attribution {
     warden_api::Attribution {
         actor: "operator".into(),

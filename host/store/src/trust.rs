@@ -13,6 +13,32 @@ pub struct StoredTrust {
     pub updated_ms: u64,
 }
 
+/// One trust change as it was audited, kept beside the chain (the
+/// console's trust history) so it is found without walking the chain.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoredTrustChange {
+    pub agent: String,
+    pub at_ms: u64,
+    /// The audited event (`AuditEvent::Trust`) as JSON.
+    pub event: serde_json::Value,
+}
+
+/// The rows `changes` add to the trust history: each trust event's agent
+/// and JSON.
+pub(crate) fn history_rows(changes: &[AuditEvent]) -> Result<Vec<(String, String)>, StoreError> {
+    changes
+        .iter()
+        .filter_map(|change| match change {
+            AuditEvent::Trust { agent, .. } => Some(
+                serde_json::to_string(change)
+                    .map(|json| (agent.clone(), json))
+                    .map_err(StoreError::data("writing trust")),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
 impl SqliteStore {
     pub fn trust(&self, agent: &str) -> Result<Option<StoredTrust>, StoreError> {
         let row: Option<(String, i64)> = self
@@ -54,6 +80,35 @@ impl SqliteStore {
         )
         .map_err(StoreError::sql("writing trust"))?;
         self.audit_in(&tx, changes, now)?;
+        for (agent, event) in history_rows(changes)? {
+            tx.execute(
+                "INSERT INTO trust_changes (agent, at_ms, event) VALUES (?1, ?2, ?3)",
+                params![agent, now as i64, event],
+            )
+            .map_err(StoreError::sql("writing trust"))?;
+        }
         tx.commit().map_err(StoreError::sql("writing trust"))
+    }
+
+    /// The newest `limit` trust changes of all agents, newest first.
+    pub fn trust_changes(&self, limit: u64) -> Result<Vec<StoredTrustChange>, StoreError> {
+        let read = || StoreError::sql("reading trust changes");
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT agent, at_ms, event FROM trust_changes ORDER BY id DESC LIMIT ?1",
+            )
+            .map_err(read())?;
+        let rows = stmt
+            .query_map(params![limit.min(i64::MAX as u64) as i64], |r| {
+                let event: String = r.get(2)?;
+                Ok(StoredTrustChange {
+                    agent: r.get(0)?,
+                    at_ms: r.get::<_, i64>(1)? as u64,
+                    event: serde_json::from_str(&event).unwrap_or(serde_json::Value::String(event)),
+                })
+            })
+            .map_err(read())?;
+        rows.collect::<Result<_, _>>().map_err(read())
     }
 }

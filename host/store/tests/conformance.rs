@@ -422,11 +422,11 @@ fn a_change_by_another_store_moves_the_grants_version(backend: Backend) {
     assert_eq!(a.live_grants(0).unwrap(), vec![issued]);
 }
 
-fn records_are_found_by_kind_newest_first(backend: Backend) {
+fn trust_changes_are_kept_beside_the_chain_newest_first(backend: Backend) {
     let place = Place::new(backend);
     let store = place.open("host");
-    let change = |n: u64| AuditEvent::Trust {
-        agent: "a".into(),
+    let change = |agent: &str, n: u64| AuditEvent::Trust {
+        agent: agent.into(),
         from: format!("level-{n}"),
         to: format!("level-{}", n + 1),
         reason: format!("change {n}"),
@@ -434,39 +434,55 @@ fn records_are_found_by_kind_newest_first(backend: Backend) {
     };
     for n in 0..3 {
         store.append(&outcome(n)).unwrap();
-        store.append(&change(n)).unwrap();
+        store
+            .put_trust("a", &json!({"n": n}), &[change("a", n), outcome(n)])
+            .unwrap();
     }
-    store.append(&outcome(9)).unwrap();
-    let reasons = |records: Vec<warden_store::AuditRecord>| -> Vec<String> {
-        records
+    // A state written without a change adds no history.
+    store.put_trust("b", &json!({}), &[]).unwrap();
+    let seen = |changes: Vec<warden_store::StoredTrustChange>| -> Vec<(String, String)> {
+        changes
             .iter()
-            .map(|r| {
-                assert_eq!(r.kind, "trust");
-                r.event["reason"].as_str().unwrap().to_owned()
+            .map(|c| {
+                assert!(c.at_ms > 0);
+                (
+                    c.agent.clone(),
+                    c.event["reason"].as_str().unwrap().to_owned(),
+                )
             })
             .collect()
     };
     assert_eq!(
-        reasons(store.records_of_kind("trust", 2).unwrap()),
-        ["change 2", "change 1"]
+        seen(store.trust_changes(2).unwrap()),
+        [
+            ("a".into(), "change 2".into()),
+            ("a".into(), "change 1".into())
+        ]
     );
+    assert_eq!(store.trust_changes(10).unwrap().len(), 3);
+    // Each change is on the audit chain too, and the chain verifies.
     assert_eq!(
-        reasons(store.records_of_kind("trust", 10).unwrap()),
-        ["change 2", "change 1", "change 0"]
+        kinds(store.as_ref())
+            .iter()
+            .filter(|k| k.as_str() == "trust")
+            .count(),
+        3
     );
     assert!(
         store
-            .records_of_kind("no-such-kind", 10)
+            .verify_with_host_key(&place.key("host"))
             .unwrap()
-            .is_empty()
+            .is_ok()
     );
     // A shared database: another host's changes are found too.
     if matches!(backend, Backend::Postgres) {
-        std::thread::sleep(std::time::Duration::from_millis(5));
-        place.open("other").append(&change(7)).unwrap();
+        place
+            .open("other")
+            .put_trust("c", &json!({}), &[change("c", 7)])
+            .unwrap();
         assert_eq!(
-            reasons(store.records_of_kind("trust", 1).unwrap()),
-            ["change 7"]
+            seen(store.trust_changes(1).unwrap()),
+            [("c".into(), "change 7".into())]
         );
     }
 }
@@ -985,7 +1001,7 @@ conformance!(
     state_survives_reopening_and_the_chain_goes_on,
     a_change_by_another_store_moves_the_grants_version,
     stores_of_one_key_share_its_chain,
-    records_are_found_by_kind_newest_first,
+    trust_changes_are_kept_beside_the_chain_newest_first,
     an_answer_never_lands_twice_under_a_race,
     any_text_a_call_carries_is_kept,
     asks_racing_from_two_stores_get_ids_of_their_own,

@@ -179,25 +179,6 @@ pub(crate) async fn records_after(
     records(&rows)
 }
 
-/// The newest `limit` records of `kind` on every host's chain, newest
-/// first.
-pub(crate) async fn records_of_kind(
-    inner: Arc<Inner>,
-    kind: String,
-    limit: u64,
-) -> Result<Vec<AuditRecord>, StoreError> {
-    let rows = sqlx::query(
-        "SELECT seq, at_ms, kind, body, prev, hash, key_id, signature, tag FROM audit \
-         WHERE kind = $1 ORDER BY at_ms DESC, chain, seq DESC LIMIT $2",
-    )
-    .bind(kind)
-    .bind(limit.min(i64::MAX as u64) as i64)
-    .fetch_all(&inner.pool)
-    .await
-    .map_err(StoreError::pg("reading the audit log"))?;
-    records(&rows)
-}
-
 /// Audit rows (the columns in table order) as records.
 fn records(rows: &[sqlx::postgres::PgRow]) -> Result<Vec<AuditRecord>, StoreError> {
     rows.iter()

@@ -383,5 +383,40 @@ pub(crate) async fn put_trust(
     .await
     .map_err(StoreError::pg("writing trust"))?;
     audit::append_in(&mut tx, &inner, &entries(&changes, now)?).await?;
+    for (agent, event) in crate::trust::history_rows(&changes)? {
+        sqlx::query("INSERT INTO trust_changes (agent, at_ms, event) VALUES ($1, $2, $3)")
+            .bind(agent)
+            .bind(ms(now))
+            .bind(event)
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError::pg("writing trust"))?;
+    }
     tx.commit().await.map_err(StoreError::pg("writing trust"))
+}
+
+/// The newest `limit` trust changes of all agents (every host's), newest
+/// first.
+pub(crate) async fn trust_changes(
+    inner: Arc<Inner>,
+    limit: u64,
+) -> Result<Vec<crate::StoredTrustChange>, StoreError> {
+    let read = StoreError::pg("reading trust changes");
+    let rows =
+        sqlx::query("SELECT agent, at_ms, event FROM trust_changes ORDER BY id DESC LIMIT $1")
+            .bind(limit.min(i64::MAX as u64) as i64)
+            .fetch_all(&inner.pool)
+            .await
+            .map_err(read)?;
+    rows.iter()
+        .map(|r| {
+            let event: String = r.try_get(2)?;
+            Ok(crate::StoredTrustChange {
+                agent: r.try_get(0)?,
+                at_ms: r.try_get::<i64, _>(1)? as u64,
+                event: serde_json::from_str(&event).unwrap_or(serde_json::Value::String(event)),
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(StoreError::pg("reading trust changes"))
 }

@@ -157,9 +157,22 @@ ALTER TABLE blueprints ADD COLUMN artifact TEXT;
 ALTER TABLE blueprints ADD COLUMN component BYTEA;
 ";
 
-/// Records found by kind, across the chains (an agent's trust history
-/// on the console) without walking them.
-const V7: &str = "CREATE INDEX audit_kind ON audit (kind, at_ms);";
+/// Each agent's trust changes beside the audit chains (the console's
+/// trust history), written with the change; the chains' earlier ones
+/// copied in.
+const V7: &str = "
+CREATE TABLE trust_changes (
+    id BIGSERIAL PRIMARY KEY,
+    agent TEXT NOT NULL,
+    at_ms BIGINT NOT NULL,
+    event TEXT NOT NULL
+);
+CREATE INDEX trust_changes_agent ON trust_changes (agent, id);
+INSERT INTO trust_changes (agent, at_ms, event)
+    SELECT (body::jsonb)->>'agent', at_ms, body FROM audit
+    WHERE kind = 'trust' AND (body::jsonb)->>'agent' IS NOT NULL
+    ORDER BY at_ms, chain, seq;
+";
 
 const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
 

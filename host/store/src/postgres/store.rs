@@ -13,7 +13,8 @@ use super::{PgStore, anchor, audit, blueprints, data, gaps, pins, sessions};
 use crate::chain::Entry;
 use crate::interface::Closed;
 use crate::{
-    AuditRecord, Break, DefinitionPin, Store, StoreError, StoredRule, StoredTrust, Verified, now_ms,
+    AuditRecord, Break, DefinitionPin, Store, StoreError, StoredRule, StoredTrust,
+    StoredTrustChange, Verified, now_ms,
 };
 use crate::{BlueprintMove, BlueprintState, NewBlueprint, StoredBlueprint};
 use crate::{GapRule, GapSummary, GapTally, NewGap, Others};
@@ -219,9 +220,8 @@ impl Store for PgStore {
         self.run(|inner| audit::records_after(inner, after, limit))
     }
 
-    fn records_of_kind(&self, kind: &str, limit: u64) -> Result<Vec<AuditRecord>, StoreError> {
-        let kind = kind.to_owned();
-        self.run(|inner| audit::records_of_kind(inner, kind, limit))
+    fn trust_changes(&self, limit: u64) -> Result<Vec<StoredTrustChange>, StoreError> {
+        self.run(|inner| data::trust_changes(inner, limit))
     }
 
     fn tail(&self, n: u64) -> Result<Vec<AuditRecord>, StoreError> {
