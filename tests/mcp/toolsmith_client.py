@@ -65,6 +65,7 @@ def blueprint(component: bytes, description: str, cases: list | None = None) -> 
             {"name": "trap", "args": {"text": "trap"}, "expect": {"error": {}}},
         ],
         "rationale": "Agents asked for word counts all week.",
+        "witness": {"text": "how many words is this"},
     }
 
 
@@ -154,6 +155,9 @@ async def main(args) -> None:
                         first = propose_and_approve(args, blueprint(component, "Counts the words of a text."))
                         await one_notice_each("activation")
                         expect(wait_state(args, first, ("active",))["state"] == "active", "version 1 is active")
+                        report = warden(args, "show", str(first)).get("report") or {}
+                        witness = [c for c in report.get("checked", []) if c.get("kind") == "witness"]
+                        expect(len(witness) == 1 and witness[0]["passed"], "the witness ran and passed", report)
                         for session in (legacy, modern):
                             expect(
                                 await described(session) == "Counts the words of a text.",

@@ -254,7 +254,11 @@ fn every_validation_failure_ends_failed_with_nothing_live() {
     let server = Server::start(&config, &state);
     let mut wrong_digest = blueprint("words:count", "Bad digest.", good_cases(), counts());
     wrong_digest["body"]["component"]["sha256"] = json!("0".repeat(64));
+    // Every case passes, but the request the tool exists for does not.
+    let mut bad_witness = blueprint("words:count", "Fails its witness.", good_cases(), counts());
+    bad_witness["witness"] = json!({"text": "trap"});
     let failing = [
+        ("a-witness", bad_witness, "the witness"),
         (
             "a-trap",
             blueprint(

@@ -63,6 +63,12 @@ pub struct Blueprint {
     pub body: Body,
     pub cases: Vec<Case>,
     pub rationale: String,
+    /// The witness: the arguments of a request the gap recorded, as the
+    /// author renders them (the gap log keeps no arguments). Validation
+    /// calls the tool with them and the call must succeed. Required when
+    /// the host recorded requests for the capability.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub witness: Option<Value>,
 }
 
 /// What the tool is made of.
@@ -238,7 +244,30 @@ impl Blueprint {
                 }
             }
         }
+        if let Some(witness) = &self.witness {
+            if !witness.is_object() {
+                return Err(BlueprintError::Invalid {
+                    what: "witness".into(),
+                    reason: "must be the arguments object of a call".into(),
+                });
+            }
+            if witness.to_string().len() > MAX_CASE_BYTES {
+                return Err(BlueprintError::TooLarge {
+                    what: "witness".into(),
+                    limit: MAX_CASE_BYTES,
+                });
+            }
+        }
         crate::cases::check(&self.cases)
+    }
+
+    /// The witness as an acceptance case: a success.
+    pub fn witness_case(&self) -> Option<Case> {
+        self.witness.as_ref().map(|args| Case {
+            name: "witness".into(),
+            args: args.clone(),
+            expect: Expect::Ok(OkExpect::default()),
+        })
     }
 }
 

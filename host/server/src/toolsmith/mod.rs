@@ -74,6 +74,10 @@ pub struct BlueprintView {
     pub reason: Option<String>,
     pub created_ms: u64,
     pub expires_ms: u64,
+    /// The validation report (every call: kind, tool, case, passed,
+    /// detail, microseconds), once validated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<serde_json::Value>,
 }
 
 fn text_digest(text: &str) -> String {
@@ -160,6 +164,30 @@ impl Toolsmith {
         let derived = self.derive(blueprint)?;
         let canonical = blueprint.canonical();
         let now = self.clock.now_ms();
+        // A gap the host recorded: the tool must serve such a request.
+        if blueprint.witness.is_none() {
+            let rule = self.config.gap_rule()?;
+            if let Some(gap) = self
+                .store
+                .gaps(now, &rule)?
+                .into_iter()
+                .find(|g| g.signature == derived.capability)
+            {
+                return Err(ServerError::Blueprint(
+                    warden_toolsmith::BlueprintError::Invalid {
+                        what: "witness".into(),
+                        reason: format!(
+                            "agents asked for `{}` {} times (as {}): add `witness`, the arguments \
+                             of such a request as the agent would pass them; validation calls the \
+                             tool with them and the call must succeed",
+                            gap.signature,
+                            gap.occurrences,
+                            gap.asked.join(", ")
+                        ),
+                    },
+                ));
+            }
+        }
         // One author flooding the store and the operators' queue.
         let day_ago = now.saturating_sub(24 * 60 * 60 * 1000);
         let recent = self
@@ -257,6 +285,11 @@ impl Toolsmith {
             reason: stored.reason.clone(),
             created_ms: stored.created_ms,
             expires_ms: stored.expires_ms,
+            report: stored
+                .artifact
+                .as_deref()
+                .and_then(|text| generated::Artifact::parse(text).ok())
+                .map(|artifact| artifact.report),
         })
     }
 

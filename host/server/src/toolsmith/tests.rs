@@ -127,6 +127,51 @@ fn agents_propose_through_the_desk_and_get_pending() {
 }
 
 #[test]
+fn a_blueprint_for_a_recorded_gap_needs_its_witness() {
+    let w = world();
+    let config = config("\"none\"");
+    let smith = w.smith(&config);
+    // Nobody asked yet: no witness to render.
+    smith.propose_value(blueprint(), "agent:a").unwrap();
+    let rule = config.toolsmith.gap_rule().unwrap();
+    w.store
+        .record_gap(
+            &warden_store::NewGap {
+                signature: "words:count".into(),
+                agent: "alice".into(),
+                session: "s1".into(),
+                asked: "count_words".into(),
+                at_ms: 1_000,
+            },
+            &rule,
+        )
+        .unwrap();
+    let err = smith
+        .propose_value(blueprint(), "agent:b")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("witness") && err.contains("count_words"),
+        "{err}"
+    );
+    let mut witnessed = blueprint();
+    witnessed["witness"] = json!({"text": "three words here"});
+    let kept = smith.propose_value(witnessed.clone(), "agent:b").unwrap();
+    let view = smith.show(kept.id).unwrap();
+    assert_eq!(
+        view.blueprint.witness,
+        Some(json!({"text": "three words here"}))
+    );
+    // A witness is the arguments object of a call.
+    witnessed["witness"] = json!("three words");
+    let err = smith
+        .propose_value(witnessed, "agent:b")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("witness"), "{err}");
+}
+
+#[test]
 fn one_author_cannot_flood_the_operators() {
     let w = world();
     let smith = w.smith(&config("\"none\""));

@@ -1,5 +1,6 @@
-//! The validation gate's calls: every acceptance case, the host's
-//! negative cases and the scorecard of the tools already live, each run
+//! The validation gate's calls: every acceptance case, the witness (the
+//! recorded request the tool exists for), the host's negative cases and
+//! the scorecard of the tools already live, each run
 //! through the gate's real call path with the candidate in a shadow
 //! table that only validation sees.
 //!
@@ -19,7 +20,7 @@ use warden_toolsmith::{Blueprint, Case, Observed, judge, negative_cases};
 /// One call of the validation, as the report keeps it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Checked {
-    /// `case`, `negative` or `scorecard`.
+    /// `case`, `witness`, `negative` or `scorecard`.
     pub kind: &'static str,
     pub tool: String,
     pub name: String,
@@ -43,6 +44,7 @@ impl Report {
         self.checked.iter().find(|c| !c.passed).map(|c| {
             let what = match c.kind {
                 "negative" => "the host's negative case",
+                "witness" => "the witness (the recorded request, as the author rendered it)",
                 "scorecard" => "the scorecard: live tool's case",
                 _ => "case",
             };
@@ -80,6 +82,14 @@ pub async fn validate(
         checked.push(
             caller
                 .case("case", name, case, &blueprint.output_schema)
+                .await?,
+        );
+    }
+    // The recorded request the tool exists for must succeed.
+    if let Some(witness) = blueprint.witness_case() {
+        checked.push(
+            caller
+                .case("witness", name, &witness, &blueprint.output_schema)
                 .await?,
         );
     }
