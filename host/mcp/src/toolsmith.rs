@@ -16,8 +16,10 @@ pub(crate) fn tool() -> Tool {
                 "description": "capability (`domain:action`), title, description, input_schema, \
                     output_schema (JSON Schemas of objects), body ({\"rust\": {\"lib_rs\": ...}} or \
                     {\"component\": {\"sha256\": ..., \"base64\": ...}}), cases (at least 3, at \
-                    least one {\"expect\": {\"ok\": {...}}} and one {\"expect\": {\"error\": {...}}}) \
-                    and rationale; any other field refuses the blueprint"
+                    least one {\"expect\": {\"ok\": {...}}} and one {\"expect\": {\"error\": {...}}}), \
+                    rationale, and witness (the arguments of a call that asked for this capability, \
+                    required when such calls were recorded; it must succeed); any other field \
+                    refuses the blueprint"
             }
         },
         "required": ["blueprint"],
