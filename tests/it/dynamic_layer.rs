@@ -1,7 +1,8 @@
 //! The toolsmith's dynamic layer in the gate, from the attacker's side: a
 //! generated tool never shadows or blocks a static one, and a candidate
 //! called in validation's shadow table is invisible to every agent, has
-//! its arguments checked before it runs, and cannot take a name.
+//! its arguments checked before it runs, and cannot take a name; and
+//! validation sees how each agent's listing would change.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -11,7 +12,7 @@ use warden_api::{
     Backend, BackendCall, BoxFuture, CallHooks, CallRequest, Envelope, ErrorType, ToolHost,
     ToolSpec,
 };
-use warden_gate::{Gate, PolicyEnv, Registration};
+use warden_gate::{Gate, ListingChange, PolicyEnv, Registration};
 use warden_policy::Policy;
 use warden_policy::config::PolicyConfig;
 
@@ -188,4 +189,42 @@ async fn a_candidate_in_the_shadow_table_is_seen_by_validation_only() {
     .unwrap();
     assert!(shadow(json!({"text": "a"})).await.is_err());
     assert_eq!(candidate.runs.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_candidate_changes_each_listing_by_itself_alone() {
+    let g = gate();
+    g.replace(vec![(
+        "text".into(),
+        Some(reg("text", named("text_read", "static"), false)),
+    )])
+    .unwrap();
+    let change = |gained: &[&str], lost: &[&str]| {
+        vec![ListingChange {
+            agent: "test-agent".into(),
+            gained: gained.iter().map(|s| (*s).to_owned()).collect(),
+            lost: lost.iter().map(|s| (*s).to_owned()).collect(),
+        }]
+    };
+    // A new tool: each agent gains it and loses nothing.
+    let first = reg("gen_text_count", named("gen_text_count", "v1"), true);
+    assert_eq!(
+        g.shadow_listings(&first).unwrap(),
+        change(&["gen_text_count"], &[])
+    );
+    // A new version of a live tool: no listing changes.
+    g.replace(vec![("gen_text_count".into(), Some(first))])
+        .unwrap();
+    let next = reg("gen_text_count", named("gen_text_count", "v2"), true);
+    assert_eq!(g.shadow_listings(&next).unwrap(), change(&[], &[]));
+    // A candidate that would take a live tool's place under another
+    // name: the agent would lose that tool (validation fails it).
+    let renamed = reg("gen_text_count", named("gen_text_total", "v3"), true);
+    assert_eq!(
+        g.shadow_listings(&renamed).unwrap(),
+        change(&["gen_text_total"], &["gen_text_count"])
+    );
+    // Nothing was changed by looking.
+    assert!(g.spec("gen_text_total").is_none());
+    assert!(g.spec("gen_text_count").is_some());
 }

@@ -158,6 +158,43 @@ impl Gate {
         Ok(self.inner.run_shadow(&entry, &request, &hooks, why).await)
     }
 
+    /// What each configured agent would list with `candidate` in the
+    /// table, against what it lists now: per agent, the tool names it
+    /// would gain and lose. Validation's check that a new tool changes
+    /// every listing by itself alone.
+    pub fn shadow_listings(
+        &self,
+        candidate: &Registration,
+    ) -> Result<Vec<ListingChange>, GateError> {
+        let live = self.inner.table();
+        let (shadow, _) = live.replace(&candidate.owner, Some(candidate.clone()))?;
+        let agents = &self.inner.agents;
+        let listed = |table: &crate::table::Table, agent: &str| {
+            agents
+                .with(agent, |p| {
+                    table
+                        .tools
+                        .values()
+                        .filter(|e| p.visible(&facts(e)))
+                        .map(|e| e.spec.name.as_str().to_owned())
+                        .collect::<std::collections::BTreeSet<String>>()
+                })
+                .unwrap_or_default()
+        };
+        Ok(agents
+            .ids()
+            .into_iter()
+            .map(|agent| {
+                let (now, then) = (listed(&live, &agent), listed(&shadow, &agent));
+                ListingChange {
+                    gained: then.difference(&now).cloned().collect(),
+                    lost: now.difference(&then).cloned().collect(),
+                    agent,
+                }
+            })
+            .collect())
+    }
+
     /// Which owner (a plugin's name, a bridge's key) registered the tool
     /// `name`, if any did.
     pub fn owner_of(&self, name: &str) -> Option<String> {
@@ -274,6 +311,14 @@ pub(crate) fn file_tools(table: &Table) -> Vec<String> {
         .filter(|e| e.spec.category.as_str() == "file-system")
         .map(|e| e.spec.name.to_string())
         .collect()
+}
+
+/// How one agent's tool listing would change ([`Gate::shadow_listings`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListingChange {
+    pub agent: String,
+    pub gained: Vec<String>,
+    pub lost: Vec<String>,
 }
 
 pub(crate) fn facts(entry: &Entry) -> warden_policy::ToolFacts<'_> {

@@ -47,7 +47,7 @@ pub use builder::GateBuilder;
 pub use call::vcs_op;
 pub use durable::{Clock, GrantStore, SystemClock};
 pub use error::GateError;
-pub use gate::Gate;
+pub use gate::{Gate, ListingChange};
 pub use paths::CallPaths;
 pub use question::{SHOWN_CHARS, shown_arguments};
 pub use table::{Registration, TableChange};

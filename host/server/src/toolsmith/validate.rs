@@ -2,12 +2,15 @@
 //! recorded request the tool exists for), the host's negative cases and
 //! the scorecard of the tools already live, each run
 //! through the gate's real call path with the candidate in a shadow
-//! table that only validation sees.
+//! table that only validation sees; and every agent's listing, which the
+//! candidate may change by itself alone.
 //!
 //! Attack: a tool that goes live without doing what its cases say, that
-//! lets bad arguments through, or whose arrival breaks a live generated
-//! tool. Any failed case, negative case let through, or scorecard
-//! regression fails the validation; nothing is listed.
+//! lets bad arguments through, whose arrival breaks a live generated
+//! tool, or that hides another tool from an agent or brings one along.
+//! Any failed case, negative case let through, scorecard regression or
+//! listing change beyond the candidate fails the validation; nothing is
+//! listed.
 
 use std::time::Instant;
 
@@ -20,7 +23,7 @@ use warden_toolsmith::{Blueprint, Case, Observed, judge, negative_cases};
 /// One call of the validation, as the report keeps it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Checked {
-    /// `case`, `witness`, `negative` or `scorecard`.
+    /// `case`, `witness`, `negative`, `scorecard` or `listing`.
     pub kind: &'static str,
     pub tool: String,
     pub name: String,
@@ -45,6 +48,7 @@ impl Report {
             let what = match c.kind {
                 "negative" => "the host's negative case",
                 "witness" => "the witness (the recorded request, as the author rendered it)",
+                "listing" => "the listing check",
                 "scorecard" => "the scorecard: live tool's case",
                 _ => "case",
             };
@@ -120,6 +124,21 @@ pub async fn validate(
                     .await?,
             );
         }
+    }
+    // Every agent's `tools/list` changes by the candidate alone: it hides
+    // nothing and brings nothing else along.
+    let started_listing = Instant::now();
+    for change in gate.shadow_listings(candidate).map_err(|e| e.to_string())? {
+        let stray: Vec<&String> = change.gained.iter().filter(|g| *g != name).collect();
+        let passed = change.lost.is_empty() && stray.is_empty();
+        checked.push(Checked {
+            kind: "listing",
+            tool: name.to_owned(),
+            name: format!("tools/list of {}", change.agent),
+            passed,
+            detail: (!passed).then(|| format!("gains {stray:?} and loses {:?}", change.lost)),
+            micros: elapsed_micros(started_listing),
+        });
     }
     Ok(Report {
         passed: checked.iter().all(|c| c.passed),
