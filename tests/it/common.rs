@@ -54,6 +54,7 @@ pub fn limits() -> CallLimits {
         memory_bytes: 64 << 20,
         output_bytes: 1 << 20,
         log_bytes: 4096,
+        fuel: None,
     }
 }
 

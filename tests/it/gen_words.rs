@@ -1,7 +1,8 @@
 //! A toolsmith-made tool as the gate serves it (`Generated`), on the real
 //! `gen_words` component: the spec is the host's (category, action
 //! type, side effect, the blueprint's schemas and texts), a call runs
-//! under `[toolsmith.sandbox]`'s limits however generous the host's, and
+//! under `[toolsmith.sandbox]`'s limits (its deadline and its fuel)
+//! however generous the host's, only on a runtime that meters fuel, and
 //! the validation's first checks hold its asks to the grants.
 
 use std::sync::Arc;
@@ -9,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use warden_api::{Backend, BackendCall, CallLimits, Envelope, ErrorType, Grants};
-use warden_server::toolsmith::{Generated, check_component};
+use warden_server::toolsmith::{Generated, check_component, fuel_runtime};
 use warden_toolsmith::{Blueprint, Derived, FsGrant, FsMode, Limits, Sandbox, ToolLimits};
 
 use crate::common;
@@ -41,6 +42,10 @@ fn blueprint() -> Blueprint {
 }
 
 fn derived(fs: bool, deadline_ms: u64) -> Derived {
+    with_fuel(fs, deadline_ms, ToolLimits::default().fuel)
+}
+
+fn with_fuel(fs: bool, deadline_ms: u64, fuel: u64) -> Derived {
     Derived {
         name: "gen_words_count".into(),
         capability: "words:count".into(),
@@ -57,6 +62,7 @@ fn derived(fs: bool, deadline_ms: u64) -> Derived {
             },
             limits: ToolLimits {
                 deadline_ms,
+                fuel,
                 ..ToolLimits::default()
             },
             ..Sandbox::default()
@@ -65,11 +71,41 @@ fn derived(fs: bool, deadline_ms: u64) -> Derived {
     }
 }
 
+/// One call of `generated`'s tool, with a host deadline of 30 s.
+async fn run(
+    generated: &Generated,
+    spec: &warden_api::ToolSpec,
+    args: serde_json::Value,
+) -> Envelope {
+    let context = common::context();
+    generated
+        .invoke(BackendCall {
+            tool: spec,
+            args: &args,
+            context: &context,
+            grants: &Grants::default(),
+            limits: CallLimits {
+                deadline: Duration::from_secs(30),
+                ..CallLimits::default()
+            },
+            events: None,
+            paths: None,
+            cwd: None,
+            remote: None,
+        })
+        .await
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_generated_tool_runs_under_the_hosts_spec_and_limits() {
-    let runtime = common::runtime();
     let wasm = std::fs::read(warden_test_artifacts::GEN_WORDS).unwrap();
     let derived = derived(true, 300);
+    // Only a runtime that meters fuel runs generated tools.
+    let err = check_component(&common::runtime(), &wasm, &derived, &|_| false)
+        .await
+        .unwrap_err();
+    assert!(err.contains("fuel"), "{err}");
+    let runtime = fuel_runtime(None).unwrap();
     let plugin = check_component(&runtime, &wasm, &derived, &|_| false)
         .await
         .unwrap_or_else(|e| panic!("the component passes its first checks: {e}"));
@@ -100,31 +136,8 @@ async fn a_generated_tool_runs_under_the_hosts_spec_and_limits() {
         "the host's side-effect flag, not the component's"
     );
 
-    let grants = Grants::default();
-    let call = |args: serde_json::Value| {
-        let spec = spec.clone();
-        let generated = &generated;
-        let grants = &grants;
-        async move {
-            let context = common::context();
-            generated
-                .invoke(BackendCall {
-                    tool: &spec,
-                    args: &args,
-                    context: &context,
-                    grants,
-                    limits: CallLimits {
-                        deadline: Duration::from_secs(30),
-                        ..CallLimits::default()
-                    },
-                    events: None,
-                    paths: None,
-                    cwd: None,
-                    remote: None,
-                })
-                .await
-        }
-    };
+    let call_on = |generated, args| run(generated, &spec, args);
+    let call = |args| run(&generated, &spec, args);
     assert_eq!(
         call(json!({"text": "a b c"})).await,
         Envelope::ok(json!({"words": 3}))
@@ -140,4 +153,29 @@ async fn a_generated_tool_runs_under_the_hosts_spec_and_limits() {
         "the tool's limit stops it, not the host's 30 s: {:?}",
         started.elapsed()
     );
+
+    // A generous deadline, little fuel: the fuel stops the spin.
+    let frugal = with_fuel(true, 30_000, 50_000_000);
+    let plugin = check_component(&runtime, &wasm, &frugal, &|_| false)
+        .await
+        .unwrap();
+    let frugal = Generated::new(Arc::new(plugin), &frugal, &blueprint()).unwrap();
+    assert_eq!(
+        call_on(&frugal, json!({"text": "a b"})).await,
+        Envelope::ok(json!({"words": 2})),
+        "a small call fits in its fuel"
+    );
+    let started = Instant::now();
+    match call_on(&frugal, json!({"text": "spin"})).await {
+        Envelope::Error {
+            error_type,
+            domain_code,
+            ..
+        } => {
+            assert_eq!(error_type, ErrorType::LimitExceeded);
+            assert_eq!(domain_code, "fuel_exhausted");
+        }
+        other => panic!("a spinning call runs out of fuel: {other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(20));
 }

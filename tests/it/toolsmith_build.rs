@@ -153,7 +153,7 @@ async fn ts_builder_isolation_and_reproducible_builds() {
     );
 
     // The validation gate's first checks, on the real component.
-    let runtime = crate::common::runtime();
+    let runtime = warden_server::toolsmith::fuel_runtime(None).unwrap();
     let derived = Derived {
         name: "gen_text_count".into(),
         capability: "text:count".into(),

@@ -16,6 +16,10 @@ pub struct CallLimits {
     pub output_bytes: u64,
     /// Guest stdout/stderr kept for the logs, per stream, in bytes.
     pub log_bytes: u64,
+    /// Fuel a call may burn (about one unit per wasm instruction), on a
+    /// runtime that meters fuel; `None`: not metered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fuel: Option<u64>,
 }
 
 impl CallLimits {
@@ -26,6 +30,7 @@ impl CallLimits {
         memory_bytes: 256 << 20,
         output_bytes: 4 << 20,
         log_bytes: 64 << 10,
+        fuel: None,
     };
 }
 

@@ -285,7 +285,8 @@ fn every_validation_failure_ends_failed_with_nothing_live() {
                 ]),
                 counts(),
             ),
-            "deadline",
+            // The deadline or the fuel, whichever runs out first.
+            "finish",
         ),
         (
             "a-schema",
@@ -390,7 +391,7 @@ fn a_killed_host_comes_back_with_exactly_the_active_tools_live() {
         let want = active
             .first()
             .map(|b| format!("Version {}.", b["id"].as_u64().unwrap() - 1));
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + Duration::from_secs(90);
         let mut id = 100;
         loop {
             id += 1;
@@ -420,7 +421,7 @@ fn a_killed_host_comes_back_with_exactly_the_active_tools_live() {
     let started = Instant::now();
     while listed(&mut server, 500).is_none() {
         assert!(
-            started.elapsed() < Duration::from_secs(30),
+            started.elapsed() < Duration::from_secs(90),
             "the last version is live"
         );
         std::thread::sleep(Duration::from_millis(100));

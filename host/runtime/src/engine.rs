@@ -39,6 +39,10 @@ pub struct RuntimeConfig {
     pub fs_on_call_thread: bool,
     /// Per-request limits of outgoing HTTP.
     pub http: HttpLimits,
+    /// Meter fuel: each call burns at most its limits' `fuel` (wasm code
+    /// runs some 10-30% slower). Engine-wide, so components that need it
+    /// (the toolsmith's) get a runtime of their own.
+    pub fuel: bool,
 }
 
 impl RuntimeConfig {
@@ -62,7 +66,14 @@ impl RuntimeConfig {
             epoch_tick: Duration::from_millis(5),
             fs_on_call_thread: true,
             http: HttpLimits::DEFAULT,
+            fuel: false,
         }
+    }
+
+    /// This configuration, metering fuel.
+    pub fn with_fuel(mut self) -> RuntimeConfig {
+        self.fuel = true;
+        self
     }
 }
 
@@ -100,6 +111,7 @@ impl Runtime {
         let engine_err = |e: wasmtime::Error| RuntimeError::CreateEngine(e.to_string());
         let mut wasm = Config::new();
         wasm.epoch_interruption(true);
+        wasm.consume_fuel(config.fuel);
         wasm.wasm_component_model(true);
         if config.pooling {
             let n = config.max_concurrent_calls.max(1);
@@ -185,6 +197,11 @@ impl Runtime {
     /// Sweeps the compile cache ([`crate::cache::CompileCache::sweep`]):
     /// what it removed, or `None` without a cache. Reads the directory:
     /// call it off the async workers.
+    /// Whether calls on this runtime burn fuel ([`RuntimeConfig::fuel`]).
+    pub fn meters_fuel(&self) -> bool {
+        self.shared.config.fuel
+    }
+
     pub fn sweep_cache(&self, now: std::time::SystemTime) -> Option<Swept> {
         self.shared.cache.as_ref().map(|cache| cache.sweep(now))
     }

@@ -85,6 +85,11 @@ fn prepare(
     };
     let mut store = Store::new(&shared.engine, state);
     store.limiter(|s| &mut s.limiter);
+    if shared.config.fuel {
+        store
+            .set_fuel(limits.fuel.unwrap_or(u64::MAX))
+            .map_err(|e| format!("setting the call's fuel: {e}"))?;
+    }
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(|ctx| {
         if Instant::now() >= ctx.data().limiter.deadline {
@@ -200,6 +205,7 @@ async fn run_call(plugin: &PluginInner, call: BackendCall<'_>) -> Envelope {
             )
         }
         Ok(Err(e)) if e.is::<DeadlineExceeded>() => deadline(limits),
+        Ok(Err(e)) if out_of_fuel(&e) => fuel(limits),
         Ok(Err(e)) => {
             let (stderr, _) = p.stderr.contents();
             let code = if panic_message(&stderr).is_some() {
@@ -248,6 +254,7 @@ pub(crate) async fn resource(
     match outcome {
         Err(_) => deadline(&limits),
         Ok(Err(e)) if e.is::<DeadlineExceeded>() => deadline(&limits),
+        Ok(Err(e)) if out_of_fuel(&e) => fuel(&limits),
         Ok(Err(e)) => Envelope::error(
             ErrorType::ToolCrashed,
             "guest_trap",
@@ -265,6 +272,22 @@ fn deadline(limits: &CallLimits) -> Envelope {
         format!(
             "the call did not finish within its deadline of {} ms",
             limits.deadline.as_millis()
+        ),
+    )
+}
+
+/// Whether a call trapped because it burnt all its fuel.
+fn out_of_fuel(e: &wasmtime::Error) -> bool {
+    e.downcast_ref::<wasmtime::Trap>() == Some(&wasmtime::Trap::OutOfFuel)
+}
+
+fn fuel(limits: &CallLimits) -> Envelope {
+    Envelope::error(
+        ErrorType::LimitExceeded,
+        "fuel_exhausted",
+        format!(
+            "the call burnt all its fuel ({} units) before it finished",
+            limits.fuel.unwrap_or(u64::MAX)
         ),
     )
 }

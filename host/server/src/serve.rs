@@ -467,7 +467,7 @@ impl Host {
             });
             let forge = Arc::new(crate::toolsmith::Forge::new(
                 blueprints,
-                loaded.runtime.clone(),
+                crate::toolsmith::fuel_runtime(Some(state_dir))?,
                 gate.clone(),
                 mcp.clone(),
                 toolsmith_key,

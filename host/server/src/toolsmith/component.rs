@@ -14,18 +14,40 @@
 use std::path::Path;
 
 use warden_api::{FsAccess, Manifest, RequestedCapabilities};
-use warden_runtime::{Plugin, Runtime};
+use warden_runtime::{Plugin, Runtime, RuntimeConfig};
 use warden_toolsmith::{Derived, FsMode, Network, Sandbox};
+
+/// The runtime generated tools run on: fuel metered (engine-wide, so
+/// the host's plugins keep their own runtime without it), at most 16
+/// calls at once; with `state_dir`, the host's compile cache there (its
+/// entries name the engine's settings, so fuel-metered code is never
+/// mistaken for the plugins').
+pub fn fuel_runtime(state_dir: Option<&Path>) -> Result<Runtime, crate::ServerError> {
+    let mut config = match state_dir {
+        Some(dir) => RuntimeConfig::new(Some(dir.join("cache")))
+            .with_cache_key(crate::state::cache_key(dir)?),
+        None => RuntimeConfig::new(None),
+    }
+    .with_fuel();
+    config.max_concurrent_calls = 16;
+    Ok(Runtime::new(config)?)
+}
 
 /// Loads `wasm` with `runtime` (compiled and linked against Warden's
 /// world, `tools()` checked against its manifest) and checks it against
-/// `derived`; `taken` tells whether a tool name is already served.
+/// `derived`; `taken` tells whether a tool name is already served. The
+/// runtime must meter fuel: `[toolsmith.sandbox]`'s fuel binds every call.
 pub async fn check_component(
     runtime: &Runtime,
     wasm: &[u8],
     derived: &Derived,
     taken: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<Plugin, String> {
+    if !runtime.meters_fuel() {
+        return Err(
+            "generated tools run on a runtime that meters fuel; this one does not".to_owned(),
+        );
+    }
     let path = Path::new("toolsmith").join(format!("{}.wasm", derived.name));
     let plugin = runtime
         .load_bytes(&path, wasm)

@@ -236,6 +236,7 @@ impl Generated {
             memory_bytes: call.memory_bytes.min(self.limits.memory_bytes),
             output_bytes: call.output_bytes.min(self.limits.output_bytes),
             log_bytes: call.log_bytes,
+            fuel: Some(call.fuel.unwrap_or(u64::MAX).min(self.limits.fuel)),
         }
     }
 }

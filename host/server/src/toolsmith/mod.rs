@@ -29,7 +29,7 @@ mod generated;
 mod validate;
 
 pub use builder::{builder_digest, builder_recipe};
-pub use component::{check_component, fits_grants, identity};
+pub use component::{check_component, fits_grants, fuel_runtime, identity};
 pub use forge::{ComponentBuilder, DockerBuilder, Forge, toolsmith_key, verify_all, verify_one};
 pub use generated::{Artifact, Generated, STATEMENT_KIND, Statement};
 pub use validate::{Checked, Report};
