@@ -475,14 +475,22 @@ impl Host {
             ));
             let (startup, shutdown) = (startup.clone(), shutdown.clone());
             tasks.push(tokio::spawn(async move {
-                // Static tools first: a generated tool never shadows one.
-                if startup.wait().await.is_err() {
-                    return;
+                let forging = async {
+                    // Static tools first: a generated tool never shadows one.
+                    if startup.wait().await.is_err() {
+                        return;
+                    }
+                    if let Err(e) = forge.start().await {
+                        tracing::error!(error = %e, "the toolsmith's generated tools were not restored");
+                    }
+                    forge.run(shutdown.clone()).await;
+                };
+                // Shutting down never waits for a build or a validation:
+                // one cut short is failed as interrupted at the next start.
+                tokio::select! {
+                    () = shutdown.cancelled() => {}
+                    () = forging => {}
                 }
-                if let Err(e) = forge.start().await {
-                    tracing::error!(error = %e, "the toolsmith's generated tools were not restored");
-                }
-                forge.run(shutdown).await;
             }));
         }
         let socket = state_dir.join("admin.sock");

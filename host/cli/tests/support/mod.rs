@@ -21,8 +21,17 @@ use serde_json::{Value, json};
 
 pub struct Server {
     child: Child,
-    stdin: ChildStdin,
+    /// `None` once the client hung up ([`Server::close`]).
+    stdin: Option<ChildStdin>,
     lines: Receiver<Value>,
+}
+
+/// A test that fails midway leaves no server behind.
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 impl Server {
@@ -64,7 +73,7 @@ impl Server {
         });
         let mut server = Server {
             child,
-            stdin,
+            stdin: Some(stdin),
             lines,
         };
         server.send(
@@ -78,8 +87,9 @@ impl Server {
     }
 
     pub fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
     }
 
     pub fn call(&mut self, id: u64, tool: &str, args: Value) {
@@ -147,12 +157,9 @@ impl Server {
     /// Closes the server's stdin (the client hangs up) and returns how
     /// it exited, if it does within `limit` (else it is killed and None
     /// returned).
-    pub fn close(self, limit: Duration) -> Option<std::process::ExitStatus> {
-        let Server {
-            mut child, stdin, ..
-        } = self;
-        drop(stdin);
-        exit_within(&mut child, limit)
+    pub fn close(mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        drop(self.stdin.take());
+        exit_within(&mut self.child, limit)
     }
 
     /// How the server exited, if it does within `limit` (else it is

@@ -238,6 +238,12 @@ async fn signin(State(console): State<Arc<Console>>, Form(form): Form<SignInForm
     }
 }
 
+/// A name the audit trail can record for a person: 1 to 64 characters,
+/// none of them control characters.
+fn recordable(actor: &str) -> bool {
+    !actor.is_empty() && actor.chars().count() <= 64 && !actor.chars().any(char::is_control)
+}
+
 /// Who signs in and for how long: with an admin token, the name given,
 /// for the configured time; with an operator's access token, its
 /// subject, until the token expires. Anything else is refused.
@@ -247,7 +253,7 @@ async fn who_signs_in(
 ) -> Result<(String, std::time::Duration), (StatusCode, String)> {
     if console.tokens.matches(form.token.as_bytes()).is_some() {
         let actor = form.actor.trim();
-        if actor.is_empty() || actor.chars().count() > 64 || actor.chars().any(char::is_control) {
+        if !recordable(actor) {
             return Err((
                 StatusCode::BAD_REQUEST,
                 "give your name (1 to 64 characters): every answer you give records it".to_owned(),
@@ -270,6 +276,12 @@ async fn who_signs_in(
         return Err(refused());
     }
     match verifier.operator(token).await {
+        Ok(operator) if !recordable(&operator.actor) => Err((
+            StatusCode::UNAUTHORIZED,
+            "that access token's subject cannot be recorded as a name (1 to 64 printable \
+             characters)"
+                .to_owned(),
+        )),
         Ok(operator) => {
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
