@@ -280,6 +280,17 @@ pub trait Journal: Send + Sync {
     ) -> crate::BoxFuture<'a, Result<(), JournalError>> {
         Box::pin(std::future::ready(self.audit(event)))
     }
+    /// Appends one record nobody waits for (a call's outcome, whose
+    /// answer may go out first): a batching journal queues it for its next
+    /// commit and returns true when the caller must arrange
+    /// [`Journal::flush_async`] soon. By default, [`Journal::audit`].
+    fn audit_later(&self, event: &AuditEvent) -> Result<bool, JournalError> {
+        self.audit(event).map(|()| false)
+    }
+    /// Commits what [`Journal::audit_later`] queued.
+    fn flush_async(&self) -> crate::BoxFuture<'_, Result<(), JournalError>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
     /// Whether decisions carry the arguments themselves (else a digest).
     fn audit_args(&self) -> bool {
         false

@@ -2,10 +2,12 @@
 //! SIGKILL, repeatedly, in the middle of a burst of calls, approvals and
 //! grants. After every restart, everything the host reported done is
 //! there — answered approvals (the retried call runs), issued grants
-//! (they still allow calls), audit records of every call it answered —
-//! and the audit chain verifies with the host key (the killed host's
-//! tagged tail included). A host that then stops cleanly signs the head,
-//! and the public key alone verifies the whole chain.
+//! (they still allow calls), the decision record of every call it
+//! answered, the outcome record of every call answered longer than the
+//! outcome linger before the kill — and the audit chain verifies with the
+//! host key (the killed host's tagged tail included). A host that then
+//! stops cleanly records every outcome and signs the head, and the public
+//! key alone verifies the whole chain.
 
 #![allow(
     clippy::unwrap_used,
@@ -36,6 +38,10 @@ fn a_killed_host_keeps_everything_it_reported_done() {
     // with a refusal or a pending approval.
     let mut reported = BTreeSet::new();
     let mut decided = BTreeSet::new();
+    // Calls that ran and were answered long (a CLI command or more)
+    // before the kill: their outcomes are committed by then, even with
+    // no other call to ride along with.
+    let mut settled = BTreeSet::new();
     for round in 0..5u64 {
         let mut server = Server::start(&config, &state);
         let base = (round + 1) * 1000;
@@ -52,6 +58,7 @@ fn a_killed_host_keeps_everything_it_reported_done() {
                 "round {round}: the answer to {id} survived the kill: {v}"
             );
             reported.insert(base.to_string());
+            settled.insert(base.to_string());
         }
         // Every grant issued so far still allows writes under its path.
         server.call(
@@ -69,6 +76,7 @@ fn a_killed_host_keeps_everything_it_reported_done() {
             decided.insert((base + 1).to_string());
         } else {
             reported.insert((base + 1).to_string());
+            settled.insert((base + 1).to_string());
         }
 
         // A new ask, answered by a person through the admin socket.
@@ -151,10 +159,15 @@ fn a_killed_host_keeps_everything_it_reported_done() {
                 .collect()
         };
         let (decisions, outcomes) = (of_kind("decision"), of_kind("outcome"));
-        let missing: Vec<_> = reported.difference(&outcomes).collect();
+        let missing: Vec<_> = settled.difference(&outcomes).collect();
         assert!(
             missing.is_empty(),
-            "round {round}: calls run but not audited: {missing:?}"
+            "round {round}: calls answered before the burst have no outcome: {missing:?}"
+        );
+        let stray: Vec<_> = outcomes.difference(&decisions).collect();
+        assert!(
+            stray.is_empty(),
+            "round {round}: outcomes of calls never decided: {stray:?}"
         );
         let missing: Vec<_> = reported
             .union(&decided)
@@ -186,11 +199,34 @@ fn a_killed_host_keeps_everything_it_reported_done() {
 
     // A host that stops cleanly signs its head: the public key alone then
     // verifies everything, the killed hosts' tagged tails included.
+    // Its last burst's outcomes, queued when it stops, are all recorded.
     let mut server = Server::start(&config, &state);
-    server.call(9000, "fs_read", json!({"path": "hello.txt"}));
-    assert!(server.response(9000)["result"]["isError"] != true);
+    let last: Vec<u64> = (9000..9020).collect();
+    for id in &last {
+        server.call(*id, "fs_read", json!({"path": "hello.txt"}));
+    }
+    for _ in &last {
+        let v = server.next();
+        assert!(v["result"]["isError"] != true, "{v}");
+    }
     let status = server.close(Duration::from_secs(60));
     assert!(status.is_some_and(|s| s.success()), "{status:?}");
+    let records = warden(&["audit", "export", "--json"], &state);
+    let outcomes: BTreeSet<String> = records
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "outcome")
+        .map(|r| r["event"]["request_id"].as_str().unwrap().to_owned())
+        .collect();
+    let missing: Vec<_> = last
+        .iter()
+        .filter(|id| !outcomes.contains(&id.to_string()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "outcomes lost at a clean stop: {missing:?}"
+    );
     let verified = warden(&["audit", "verify"], &state);
     let (ok, sealed) = verify_public(&state, &public_key(dir.path(), &verified));
     assert!(ok, "{sealed}");

@@ -522,7 +522,10 @@ fn warden_call_is_in_the_signed_audit_chain_beside_served_calls() {
     let mut server = support::Server::start(&config, &state);
     let result = server.tool(1, "fs_read", serde_json::json!({"path": "hello.txt"}));
     assert!(support::text(&result).contains("hello"), "{result}");
-    server.kill();
+    // Stopped cleanly: the served call's outcome, which does not hold up
+    // its answer, is committed on the way out.
+    let status = server.close(std::time::Duration::from_secs(60));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
     let out = call("fs_read", r#"{"path":"hello.txt"}"#);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 

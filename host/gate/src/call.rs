@@ -346,7 +346,8 @@ impl Inner {
             .await
     }
 
-    /// Runs the call on its backend and audits how it ended.
+    /// Runs the call on its backend and audits how it ended (queued for
+    /// the next commit: the answer does not wait for it).
     async fn dispatch(
         &self,
         entry: &Entry,
@@ -383,13 +384,7 @@ impl Inner {
             &envelope,
             started.elapsed(),
         );
-        if let Some(journal) = &self.durable.journal
-            && let Err(e) = journal.audit_async(&event).await
-        {
-            // The call ran; its result stands, but the operator must know
-            // the trail has a gap.
-            tracing::error!(error = %e, "audit append of a call outcome failed");
-        }
+        durable::audit_later(self.durable.journal.as_ref(), &event).await;
         envelope
     }
 

@@ -111,6 +111,43 @@ pub(crate) async fn audit_async(
     refusal(journal?.audit_async(event).await)
 }
 
+/// How long a record appended with [`audit_later`] may wait for another
+/// commit to ride before one is made for it: back-to-back calls pay one
+/// commit each (the next decision takes the last outcome along), and a
+/// killed host loses at most this long's outcome records.
+pub const OUTCOME_LINGER: Duration = Duration::from_millis(5);
+
+/// A record no answer waits on (a call's outcome): queued for the next
+/// commit, and committed within [`OUTCOME_LINGER`] if no other commit
+/// takes it. A failure is logged: the call's result stands, but the
+/// operator must know the trail has a gap.
+pub(crate) async fn audit_later(journal: Option<&Arc<dyn Journal>>, event: &AuditEvent) {
+    let Some(journal) = journal else {
+        return;
+    };
+    match journal.audit_later(event) {
+        Ok(false) => {}
+        Ok(true) => match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                let journal = Arc::clone(journal);
+                runtime.spawn(async move {
+                    tokio::time::sleep(OUTCOME_LINGER).await;
+                    flushed(journal.flush_async().await);
+                });
+            }
+            // No runtime to wait on: commit it now.
+            Err(_) => flushed(journal.flush_async().await),
+        },
+        Err(e) => flushed(Err(e)),
+    }
+}
+
+fn flushed(result: Result<(), JournalError>) {
+    if let Err(e) = result {
+        tracing::error!(error = %e, "audit append of a call outcome failed");
+    }
+}
+
 fn refusal(appended: Result<(), warden_api::JournalError>) -> Option<Envelope> {
     match appended {
         Ok(()) => None,

@@ -39,6 +39,19 @@ impl SqliteStore {
         self.append_grouped(Entry::new(event, now_ms())?).await
     }
 
+    /// Queues `event` for the next commit without waiting for it; true
+    /// when the caller must arrange [`SqliteStore::flush_appends`] soon.
+    /// For records no answer waits on: a killed host may lose those
+    /// queued since the last commit.
+    pub fn append_later(&self, event: &AuditEvent) -> Result<bool, StoreError> {
+        Ok(self.queue_later(Entry::new(event, now_ms())?))
+    }
+
+    /// Commits the records [`SqliteStore::append_later`] queued.
+    pub async fn flush_appends(&self) -> Result<(), StoreError> {
+        self.flush_grouped().await
+    }
+
     /// Appends `events` as one commit (one transaction, one tag),
     /// after whatever is already committed: batches for tests, without
     /// racing threads.
@@ -68,6 +81,8 @@ impl SqliteStore {
         params: impl rusqlite::Params,
     ) -> Result<Vec<AuditRecord>, StoreError> {
         let read = || StoreError::sql("reading the audit log");
+        // What was queued before the read is part of the log it reads.
+        crate::writer::block_on(self.flush_grouped())?;
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(sql).map_err(read())?;
         let rows = stmt

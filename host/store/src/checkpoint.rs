@@ -255,6 +255,8 @@ impl SqliteStore {
     /// signed (the error names it). A serving host calls this every
     /// [`SIGN_EVERY`] and when it stops.
     pub fn seal(&self) -> Result<Option<u64>, StoreError> {
+        // Records queued without a waiter are part of what is sealed.
+        crate::writer::block_on(self.flush_grouped())?;
         let conn = self.conn();
         crate::tx::write(&conn, "sealing the audit chain", |conn| {
             let Some(head) = read_head(conn, self.cover.tagged)? else {

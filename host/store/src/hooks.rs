@@ -49,6 +49,21 @@ impl Journal for Hooks {
         })
     }
 
+    fn audit_later(&self, event: &AuditEvent) -> Result<bool, JournalError> {
+        self.0
+            .append_later(event)
+            .map_err(failed("appending to the audit log"))
+    }
+
+    fn flush_async(&self) -> BoxFuture<'_, Result<(), JournalError>> {
+        Box::pin(async move {
+            self.0
+                .flush_appends()
+                .await
+                .map_err(failed("committing queued audit records"))
+        })
+    }
+
     fn audit_args(&self) -> bool {
         self.0.audit_args()
     }

@@ -185,6 +185,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Appends one audit record; returns its sequence number once it is
     /// committed. Concurrent appends may share a commit.
     fn append_async<'a>(&'a self, event: &'a AuditEvent) -> BoxFuture<'a, Result<u64, StoreError>>;
+    /// Queues one audit record for the next commit without waiting for
+    /// it, for a record no answer waits on (a call's outcome). Returns
+    /// true when the caller must arrange [`Store::flush_appends`] soon,
+    /// or the record could stay queued until the next append.
+    fn append_later(&self, event: &AuditEvent) -> Result<bool, StoreError>;
+    /// Commits what [`Store::append_later`] queued.
+    fn flush_appends(&self) -> BoxFuture<'_, Result<(), StoreError>>;
     /// [`Store::append_async`], waiting on this thread.
     fn append(&self, event: &AuditEvent) -> Result<u64, StoreError> {
         crate::writer::block_on(self.append_async(event))

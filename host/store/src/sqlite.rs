@@ -190,6 +190,14 @@ impl Store for SqliteStore {
         Box::pin(SqliteStore::append_async(self, event))
     }
 
+    fn append_later(&self, event: &AuditEvent) -> Result<bool, StoreError> {
+        SqliteStore::append_later(self, event)
+    }
+
+    fn flush_appends(&self) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(SqliteStore::flush_appends(self))
+    }
+
     fn records_after(&self, after: u64, limit: u64) -> Result<Vec<AuditRecord>, StoreError> {
         SqliteStore::records_after(self, after, limit)
     }

@@ -23,6 +23,14 @@
 //! batch, and a writer's hand-over it received passes to the next
 //! waiter. Synchronous callers (`SqliteStore::append`) drive the same future
 //! on their own thread.
+//!
+//! A record nobody waits for (a call's outcome, whose answer may go out
+//! before it is on disk) is queued with [`SqliteStore::queue_later`]: it
+//! rides the next commit a waiting caller makes, so a run of calls pays
+//! one commit per call, not two. Whoever queued it is told when a flush
+//! must be arranged ([`SqliteStore::flush_grouped`], after a short
+//! linger), so it is never left queued for long; sealing the chain,
+//! reading the log and dropping the store commit it too.
 
 use std::future::Future;
 use std::pin::pin;
@@ -48,6 +56,8 @@ struct State {
     batch: Arc<Batch>,
     /// Whether a writer is committing a batch now.
     writing: bool,
+    /// Whether a flush is arranged for records queued without a waiter.
+    flush_due: bool,
 }
 
 /// One batch as its callers see it.
@@ -108,12 +118,45 @@ impl SqliteStore {
     /// Appends `entry` with whatever else is queued; returns its sequence
     /// number once the commit holding it is done.
     pub(crate) async fn append_grouped(&self, entry: Entry) -> Result<u64, StoreError> {
-        let group = &self.group;
         let (batch, index) = {
-            let mut state = group.lock();
+            let mut state = self.group.lock();
             state.queued.push(entry);
             (Arc::clone(&state.batch), state.queued.len() as u64 - 1)
         };
+        self.commit_batch(&batch).await.map(|first| first + index)
+    }
+
+    /// Queues `entry` for the next commit without waiting for it. Returns
+    /// true when the caller must arrange a [`SqliteStore::flush_grouped`]
+    /// (none is arranged yet): else the record could stay queued until
+    /// the next waiting append.
+    pub(crate) fn queue_later(&self, entry: Entry) -> bool {
+        let mut state = self.group.lock();
+        state.queued.push(entry);
+        !std::mem::replace(&mut state.flush_due, true)
+    }
+
+    /// Commits whatever is queued now (records queued later may join);
+    /// returns at once when nothing is.
+    pub(crate) async fn flush_grouped(&self) -> Result<(), StoreError> {
+        let batch = {
+            let mut state = self.group.lock();
+            state.flush_due = false;
+            if state.queued.is_empty() {
+                // Anything queued before is committed, or in the commit
+                // running now, which ends before the connection is free.
+                return Ok(());
+            }
+            Arc::clone(&state.batch)
+        };
+        self.commit_batch(&batch).await.map(|_| ())
+    }
+
+    /// Waits until `batch` (still queued or being committed) is
+    /// committed, committing it when nobody is; returns its first
+    /// record's sequence number.
+    async fn commit_batch(&self, batch: &Arc<Batch>) -> Result<u64, StoreError> {
+        let group = &self.group;
         loop {
             // Made before the lock is taken and registered under it, so
             // neither the batch's end nor a hand-over slips past unseen.
@@ -123,15 +166,13 @@ impl SqliteStore {
                 if let Some(first) = batch.first.get() {
                     return first
                         .clone()
-                        .map(|first| first + index)
                         .map_err(|detail| StoreError::AuditCommit { detail });
                 }
                 if state.writing {
                     woken.as_mut().enable();
                     None
                 } else {
-                    // Idle, and our record is still queued: write this
-                    // batch.
+                    // Idle, and the batch is still queued: write it.
                     state.writing = true;
                     Some(Writing {
                         group,
@@ -148,6 +189,20 @@ impl SqliteStore {
                     writing.first = Some(first.map_err(|e| e.to_string()));
                 }
             }
+        }
+    }
+}
+
+impl Drop for SqliteStore {
+    /// Commits the records still queued without a waiter: a host that
+    /// stops loses none of them.
+    fn drop(&mut self) {
+        let entries = std::mem::take(&mut self.group.lock().queued);
+        if entries.is_empty() {
+            return;
+        }
+        if let Err(e) = self.commit_entries(&entries) {
+            tracing::error!(error = %e, records = entries.len(), "queued audit records were lost");
         }
     }
 }

@@ -26,13 +26,40 @@ use crate::{AuditRecord, Break, StoreError, Verified};
 
 /// One queued append and where its outcome goes.
 pub(crate) struct Append {
-    pub(crate) entry: Entry,
+    /// None for a flush: answered once what was queued before it is
+    /// committed.
+    pub(crate) entry: Option<Entry>,
     pub(crate) reply: oneshot::Sender<Result<u64, String>>,
 }
 
 /// Queues `entry` for the group-commit writer and waits for the commit
 /// holding it; returns its sequence number.
 pub(crate) async fn append_queued(inner: &Inner, entry: Entry) -> Result<u64, StoreError> {
+    queued(inner, Some(entry)).await
+}
+
+/// Queues `entry` for the writer without waiting: it commits at once,
+/// whether or not anyone hears back.
+pub(crate) fn append_later(inner: &Inner, entry: Entry) -> Result<(), StoreError> {
+    let (reply, _) = oneshot::channel();
+    inner
+        .appends
+        .send(Append {
+            entry: Some(entry),
+            reply,
+        })
+        .map_err(|_| StoreError::AuditCommit {
+            detail: "the audit writer stopped".into(),
+        })
+}
+
+/// Waits until everything queued so far is committed.
+pub(crate) async fn flush(inner: &Inner) -> Result<(), StoreError> {
+    queued(inner, None).await.map(|_| ())
+}
+
+/// Queues `entry` (or a flush) and waits for its commit.
+async fn queued(inner: &Inner, entry: Option<Entry>) -> Result<u64, StoreError> {
     let (reply, answer) = oneshot::channel();
     let stopped = || StoreError::AuditCommit {
         detail: "the audit writer stopped".into(),
@@ -57,13 +84,24 @@ pub(crate) async fn writer(inner: Weak<Inner>, mut queue: mpsc::UnboundedReceive
         let Some(inner) = inner.upgrade() else {
             break;
         };
-        let (entries, replies): (Vec<Entry>, Vec<_>) =
-            batch.drain(..).map(|a| (a.entry, a.reply)).unzip();
-        let first = commit(&inner, &entries).await.map_err(|e| e.to_string());
-        for (i, reply) in replies.into_iter().enumerate() {
-            // A caller that went away (a cancelled call) needs no answer;
-            // its record is committed all the same.
-            let _ = reply.send(first.clone().map(|first| first + i as u64));
+        // Each reply with its record's index in the commit (a flush's
+        // is the next record's, which it reports nothing about).
+        let mut entries = Vec::with_capacity(batch.len());
+        let mut replies = Vec::with_capacity(batch.len());
+        for append in batch.drain(..) {
+            replies.push((entries.len() as u64, append.reply));
+            entries.extend(append.entry);
+        }
+        let first = if entries.is_empty() {
+            Ok(0)
+        } else {
+            commit(&inner, &entries).await.map_err(|e| e.to_string())
+        };
+        for (i, reply) in replies {
+            // A caller that went away (a cancelled call, a record nobody
+            // waits for) needs no answer; its record is committed all the
+            // same.
+            let _ = reply.send(first.clone().map(|first| first + i));
         }
     }
 }

@@ -216,6 +216,15 @@ impl Store for PgStore {
         )
     }
 
+    fn append_later(&self, event: &AuditEvent) -> Result<bool, StoreError> {
+        // The writer task commits it at once: no flush to arrange.
+        audit::append_later(&self.inner, Entry::new(event, now_ms())?).map(|()| false)
+    }
+
+    fn flush_appends(&self) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(audit::flush(&self.inner))
+    }
+
     fn records_after(&self, after: u64, limit: u64) -> Result<Vec<AuditRecord>, StoreError> {
         self.run(|inner| audit::records_after(inner, after, limit))
     }
@@ -236,6 +245,8 @@ impl Store for PgStore {
     /// host's head (the anchor with it).
     fn seal(&self) -> Result<Option<u64>, StoreError> {
         self.run(|inner| async move {
+            // Records queued without a waiter are part of what is sealed.
+            audit::flush(&inner).await?;
             anchor::anchor(&inner).await?;
             audit::seal(inner).await
         })

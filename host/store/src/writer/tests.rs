@@ -228,3 +228,91 @@ fn a_caller_dropped_while_it_waits_strands_nobody() {
         "the dropped caller's record is on record too"
     );
 }
+
+/// The rows of the audit table as another process sees them: request id
+/// and whether the row carries its commit's tag.
+fn committed(dir: &std::path::Path) -> Vec<(String, bool)> {
+    let conn = raw(dir);
+    let mut stmt = conn
+        .prepare("SELECT body, tag FROM audit ORDER BY seq")
+        .unwrap();
+    stmt.query_map([], |r| {
+        let body: String = r.get(0)?;
+        let tag: String = r.get(1)?;
+        Ok((body, !tag.is_empty()))
+    })
+    .unwrap()
+    .map(|row| {
+        let (body, tagged) = row.unwrap();
+        let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+        (body["request_id"].as_str().unwrap().to_owned(), tagged)
+    })
+    .collect()
+}
+
+#[test]
+fn a_record_nobody_waits_for_rides_the_next_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    // Only the first record queued asks for a flush: one is then due.
+    assert!(store.append_later(&outcome(1)).unwrap());
+    assert!(!store.append_later(&outcome(2)).unwrap());
+    assert!(committed(dir.path()).is_empty(), "nothing committed yet");
+    // A waiting append takes them along: one commit, one tag, in order.
+    assert_eq!(store.append(&outcome(3)).unwrap(), 3);
+    assert_eq!(
+        committed(dir.path()),
+        [
+            ("r1".into(), false),
+            ("r2".into(), false),
+            ("r3".into(), true)
+        ]
+    );
+    // The flush arranged for them finds nothing left, and is no longer due.
+    crate::writer::block_on(store.flush_appends()).unwrap();
+    assert!(store.append_later(&outcome(4)).unwrap());
+    crate::writer::block_on(store.flush_appends()).unwrap();
+    assert_eq!(committed(dir.path()).len(), 4);
+    let verified = verified(&store, dir.path());
+    assert_eq!((verified.records, verified.tags), (4, 2));
+}
+
+#[test]
+fn queued_records_are_read_sealed_and_kept_when_the_store_goes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    // Reading the log commits what was queued before the read.
+    store.append_later(&outcome(1)).unwrap();
+    assert_eq!(request_id(&store, 1), "r1");
+    // Sealing signs a head that includes what was queued.
+    store.append_later(&outcome(2)).unwrap();
+    assert_eq!(store.seal().unwrap(), Some(2));
+    // A store dropped with records queued commits them first.
+    store.append_later(&outcome(3)).unwrap();
+    drop(store);
+    assert_eq!(committed(dir.path()).last().unwrap().0, "r3");
+    let store = open(dir.path());
+    assert_eq!(verified(&store, dir.path()).records, 3);
+}
+
+#[test]
+fn a_flush_waits_for_a_running_commit_to_hand_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    std::thread::scope(|scope| {
+        let held = store.conn();
+        let first = scope.spawn(|| store.append(&outcome(1)));
+        wait_for(&store, 0, true);
+        // Queued behind the running commit, with nobody waiting for it.
+        store.append_later(&outcome(2)).unwrap();
+        let flush = scope.spawn(|| crate::writer::block_on(store.flush_appends()));
+        drop(held);
+        assert_eq!(first.join().unwrap().unwrap(), 1);
+        flush.join().unwrap().unwrap();
+    });
+    assert_eq!(
+        committed(dir.path()),
+        [("r1".into(), true), ("r2".into(), true)],
+        "the flush committed the queued record in a commit of its own"
+    );
+}
