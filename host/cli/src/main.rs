@@ -15,6 +15,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// Every call allocates and frees across the runtime's threads (JSON,
+/// the wasm store, the audit record); glibc's allocator spent a tenth of
+/// a served call's CPU there under concurrent calls (`warden bench --mcp`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "warden",
