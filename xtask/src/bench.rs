@@ -348,8 +348,10 @@ fn render(
     writeln!(md, "## The gate in process\n")?;
     writeln!(
         md,
-        "The same plugins called through the gate with no transport and no \
-         durable hooks: what a call costs inside Warden.\n"
+        "The same plugins called through the gate with no transport: what a \
+         call costs inside Warden, without durable hooks and with a state \
+         database as a served host keeps one (the decision committed before \
+         the tool runs, the outcome queued, the grants read).\n"
     )?;
     writeln!(
         md,
@@ -358,6 +360,7 @@ fn render(
     for (label, key) in [
         ("fs_read 1 B", "fs_read_1b"),
         ("fs_read 4 KiB", "fs_read_4k"),
+        ("fs_read 1 B, with a state database", "fs_read_1b_audited"),
     ] {
         writeln!(
             md,

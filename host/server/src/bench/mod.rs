@@ -111,23 +111,7 @@ pub async fn run(args: &BenchOptions) -> Result<Value, ServerError> {
         }],
         ..Default::default()
     };
-    // The benchmark measures the call path, so its agent allows everything.
-    let mut builder = Gate::builder()
-        .limits(host.limits)
-        .env(warden_gate::PolicyEnv {
-            workspace: "/workspace".into(),
-            project: "/workspace".into(),
-            home: "/home/bench".into(),
-        })
-        .agent(AgentPolicy::rules_only(
-            "bench",
-            Mode::Autonomous,
-            RuleSet::default(),
-        ));
-    for (plugin, _) in &host.plugins {
-        builder = builder.backend(plugin.name(), Arc::new(plugin.clone()), grants.clone())?;
-    }
-    let gate = builder.build();
+    let gate = builder(&host, &grants)?.build();
     if gate.spec("fs_read").is_none() {
         return Err(failed(
             "the call benchmark reads a 4 KiB file with fs_read: pass the fs plugin with --plugin",
@@ -157,6 +141,7 @@ pub async fn run(args: &BenchOptions) -> Result<Value, ServerError> {
         small.push(started.elapsed());
         check(envelope)?;
     }
+    let audited = audited(&host, &grants, &tiny, args.iterations, &dir).await?;
 
     let throughput = throughput(&gate, &call_args, args.concurrency, args.iterations).await?;
     let grep = match host.plugins.iter().find(|(p, _)| {
@@ -203,11 +188,67 @@ pub async fn run(args: &BenchOptions) -> Result<Value, ServerError> {
         "loads": loads,
         "fs_read_4k": summary(samples),
         "fs_read_1b": summary(small),
+        "fs_read_1b_audited": audited,
         "throughput": throughput,
         "search_grep_10k_files": grep,
         "decisions": decisions(),
         "mcp": mcp,
     }))
+}
+
+/// A gate over the loaded plugins, their files granted by `grants`, with
+/// an agent that allows everything: the benchmark measures the call path.
+fn builder(host: &Loaded, grants: &Grants) -> Result<warden_gate::GateBuilder, ServerError> {
+    let mut builder = Gate::builder()
+        .limits(host.limits)
+        .env(warden_gate::PolicyEnv {
+            workspace: "/workspace".into(),
+            project: "/workspace".into(),
+            home: "/home/bench".into(),
+        })
+        .agent(AgentPolicy::rules_only(
+            "bench",
+            Mode::Autonomous,
+            RuleSet::default(),
+        ));
+    for (plugin, _) in &host.plugins {
+        builder = builder.backend(plugin.name(), Arc::new(plugin.clone()), grants.clone())?;
+    }
+    Ok(builder)
+}
+
+/// The 1-byte read through a gate that keeps what a served host keeps, in
+/// a state directory of its own under `dir`: the decision committed to the
+/// audit chain before the tool runs, the outcome queued after it, the
+/// grants in force read on every decision.
+async fn audited(
+    host: &Loaded,
+    grants: &Grants,
+    args: &Value,
+    iterations: usize,
+    dir: &Path,
+) -> Result<Value, ServerError> {
+    let state = dir.join("audited-state");
+    std::fs::create_dir_all(&state).map_err(io("creating the audited gate's state"))?;
+    let store = crate::state::open(&state, &host.config.state)?;
+    let clock: Arc<dyn warden_api::Clock> = Arc::new(warden_api::SystemClock);
+    let gate = builder(host, grants)?
+        .journal(Arc::new(warden_store::Hooks(store.clone())))
+        .grants(Arc::new(crate::StoreGrants::new(store, clock.clone())))
+        .clock(clock)
+        .build();
+    for i in 0..50 {
+        check(gate.call(request(args, i)).await)?;
+    }
+    let mut samples = Vec::with_capacity(iterations);
+    for i in 0..iterations {
+        let started = Instant::now();
+        let envelope = gate.call(request(args, i)).await;
+        samples.push(started.elapsed());
+        check(envelope)?;
+    }
+    gate.seal_audit();
+    Ok(summary(samples))
 }
 
 /// `search_grep` over a tree of 10,000 files (no match, so every file is

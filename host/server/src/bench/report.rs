@@ -30,6 +30,12 @@ pub fn render(r: &Value) -> String {
         f["p50_us"].as_f64().unwrap_or_default(),
         f["p99_us"].as_f64().unwrap_or_default(),
     ));
+    let f = &r["fs_read_1b_audited"];
+    out.push_str(&format!(
+        "fs_read 1 B through the gate with a state database (audit, grants): p50 {:.1} us, p99 {:.1} us\n",
+        f["p50_us"].as_f64().unwrap_or_default(),
+        f["p99_us"].as_f64().unwrap_or_default(),
+    ));
     for (label, d) in r["decisions"].as_object().into_iter().flatten() {
         out.push_str(&format!(
             "policy decision, 1,000 rules, {label} specifier: p50 {:.2} us, p99 {:.2} us\n",
