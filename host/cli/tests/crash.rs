@@ -149,15 +149,7 @@ fn a_killed_host_keeps_everything_it_reported_done() {
             "round {round}: {out}"
         );
         let records = warden(&["audit", "export", "--json"], &state);
-        let of_kind = |kind: &str| -> BTreeSet<String> {
-            records
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|r| r["kind"] == kind)
-                .map(|r| r["event"]["request_id"].as_str().unwrap().to_owned())
-                .collect()
-        };
+        let of_kind = |kind: &str| request_ids(&records, kind);
         let (decisions, outcomes) = (of_kind("decision"), of_kind("outcome"));
         let missing: Vec<_> = settled.difference(&outcomes).collect();
         assert!(
@@ -212,13 +204,7 @@ fn a_killed_host_keeps_everything_it_reported_done() {
     let status = server.close(Duration::from_secs(60));
     assert!(status.is_some_and(|s| s.success()), "{status:?}");
     let records = warden(&["audit", "export", "--json"], &state);
-    let outcomes: BTreeSet<String> = records
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["kind"] == "outcome")
-        .map(|r| r["event"]["request_id"].as_str().unwrap().to_owned())
-        .collect();
+    let outcomes = request_ids(&records, "outcome");
     let missing: Vec<_> = last
         .iter()
         .filter(|id| !outcomes.contains(&id.to_string()))
@@ -231,6 +217,17 @@ fn a_killed_host_keeps_everything_it_reported_done() {
     let (ok, sealed) = verify_public(&state, &public_key(dir.path(), &verified));
     assert!(ok, "{sealed}");
     assert_eq!(sealed["signed-through"], verified["records"], "{sealed}");
+}
+
+/// The request ids of the exported audit records of `kind`.
+fn request_ids(records: &Value, kind: &str) -> BTreeSet<String> {
+    records
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == kind)
+        .map(|r| r["event"]["request_id"].as_str().unwrap().to_owned())
+        .collect()
 }
 
 /// The host's public key, as `warden audit verify` printed it, in a file.

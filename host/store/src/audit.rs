@@ -106,6 +106,8 @@ impl SqliteStore {
 
     /// The last `n` records, oldest first.
     pub fn tail(&self, n: u64) -> Result<Vec<AuditRecord>, StoreError> {
+        // The head read below includes what was queued before the call.
+        crate::writer::block_on(self.flush_grouped())?;
         let last: i64 = self
             .conn()
             .query_row("SELECT coalesce(max(seq), 0) FROM audit", [], |r| r.get(0))

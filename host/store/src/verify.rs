@@ -262,6 +262,11 @@ impl SqliteStore {
         tag_key: Option<[u8; 32]>,
     ) -> Result<Result<Verified, Break>, StoreError> {
         let read = StoreError::sql("reading the audit log");
+        if tag_key.is_some() {
+            // With the host key every committed record verifies: what was
+            // queued before the call is committed, and checked, too.
+            crate::writer::block_on(self.flush_grouped())?;
+        }
         let conn = self.conn();
         let last: i64 = conn
             .query_row("SELECT coalesce(max(seq), 0) FROM audit", [], |r| r.get(0))

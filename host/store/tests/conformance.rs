@@ -372,6 +372,38 @@ fn async_appends_are_durable_when_they_return(backend: Backend) {
     assert_eq!(verified.records, 50);
 }
 
+fn records_queued_for_later_are_in_every_read_of_the_log(backend: Backend) {
+    let place = Place::new(backend);
+    let store = place.open("host");
+    // A reader that asks right after a call answered sees the call's
+    // outcome, though the outcome was only queued: the tail, a page of
+    // records after a point, and the kinds of the whole log.
+    store.append(&outcome(0)).unwrap();
+    store.append(&outcome(1)).unwrap();
+    store.append_later(&outcome(2)).unwrap();
+    let tail = store.tail(2).unwrap();
+    assert_eq!(
+        tail.iter()
+            .map(|r| r.event["request_id"].clone())
+            .collect::<Vec<_>>(),
+        ["r1", "r2"],
+        "the tail ends with the queued record"
+    );
+    store.append_later(&outcome(3)).unwrap();
+    let after = store.records_after(3, 10).unwrap();
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert_eq!(after[0].event["request_id"], "r3");
+    store.append_later(&outcome(4)).unwrap();
+    assert_eq!(kinds(&*store).len(), 5);
+    // Verifying with the host key checks every record, queued ones too.
+    store.append_later(&outcome(5)).unwrap();
+    let verified = store
+        .verify_with_host_key(&place.key("host"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(verified.records, 6);
+}
+
 fn state_survives_reopening_and_the_chain_goes_on(backend: Backend) {
     let place = Place::new(backend);
     {
@@ -998,6 +1030,7 @@ conformance!(
     trust_is_replaced_and_its_changes_audited,
     concurrent_appends_make_one_verifiable_chain,
     async_appends_are_durable_when_they_return,
+    records_queued_for_later_are_in_every_read_of_the_log,
     state_survives_reopening_and_the_chain_goes_on,
     a_change_by_another_store_moves_the_grants_version,
     stores_of_one_key_share_its_chain,

@@ -226,7 +226,11 @@ impl Store for PgStore {
     }
 
     fn records_after(&self, after: u64, limit: u64) -> Result<Vec<AuditRecord>, StoreError> {
-        self.run(|inner| audit::records_after(inner, after, limit))
+        self.run(|inner| async move {
+            // What was queued before the read is part of the log it reads.
+            audit::flush(&inner).await?;
+            audit::records_after(inner, after, limit).await
+        })
     }
 
     fn trust_changes(&self, limit: u64) -> Result<Vec<StoredTrustChange>, StoreError> {
@@ -235,6 +239,7 @@ impl Store for PgStore {
 
     fn tail(&self, n: u64) -> Result<Vec<AuditRecord>, StoreError> {
         self.run(|inner| async move {
+            audit::flush(&inner).await?;
             let chain = inner.chain.clone();
             let last = audit::last_seq(&inner, &chain).await?;
             audit::records_after(inner, last.saturating_sub(n), n).await
@@ -269,6 +274,11 @@ impl Store for PgStore {
 
     fn verify_with_host_key(&self, key: &SecretKey) -> Result<Result<Verified, Break>, StoreError> {
         let (public, tag_key) = (key.public(), crate::checkpoint::tag_key(key));
-        self.run(|inner| audit::verify(inner, public, Some(tag_key)))
+        self.run(|inner| async move {
+            // Every committed record verifies with the host key: what was
+            // queued before the call is committed, and checked, too.
+            audit::flush(&inner).await?;
+            audit::verify(inner, public, Some(tag_key)).await
+        })
     }
 }
