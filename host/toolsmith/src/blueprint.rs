@@ -141,10 +141,17 @@ impl Blueprint {
                 limit: limits.max_blueprint_bytes(),
             });
         }
+        let mut read = serde_json::Deserializer::from_str(text);
         let blueprint: Blueprint =
-            serde_json::from_str(text).map_err(|e| BlueprintError::Malformed {
-                reason: e.to_string(),
+            serde_path_to_error::deserialize(&mut read).map_err(|e| BlueprintError::Malformed {
+                reason: match e.path().to_string().as_str() {
+                    "." => e.inner().to_string(),
+                    at => format!("at `{at}`: {}", e.inner()),
+                },
             })?;
+        read.end().map_err(|e| BlueprintError::Malformed {
+            reason: e.to_string(),
+        })?;
         blueprint.check(limits)?;
         Ok(blueprint)
     }
