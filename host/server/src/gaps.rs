@@ -59,6 +59,14 @@ pub struct ToolsmithConfig {
     /// missing). Default `toolsmith.key` in the state directory; replicas
     /// sharing a store need the same file.
     pub key: Option<std::path::PathBuf>,
+    /// An operator's program that writes blueprints for recurring gaps:
+    /// argv (never a shell string), run on the host when a gap becomes
+    /// recurring, with the gap on its stdin and a blueprint expected on
+    /// its stdout (docs/toolsmith.md). Default none.
+    pub author_command: Vec<String>,
+    /// How long the author command may run before its process group is
+    /// killed. Default 120.
+    pub author_deadline_secs: u64,
 }
 
 impl Default for ToolsmithConfig {
@@ -77,6 +85,8 @@ impl Default for ToolsmithConfig {
             approval_ttl_secs: 7 * 24 * 60 * 60,
             max_blueprints_per_day: 5,
             key: None,
+            author_command: Vec::new(),
+            author_deadline_secs: 120,
         }
     }
 }
@@ -125,11 +135,26 @@ impl ToolsmithConfig {
             ("max-component-bytes", self.max_component_bytes),
             ("approval-ttl-secs", self.approval_ttl_secs),
             ("max-blueprints-per-day", self.max_blueprints_per_day),
+            ("author-deadline-secs", self.author_deadline_secs),
         ] {
             if value == 0 {
                 return Err(ServerError::config(
                     format!("toolsmith.{key}"),
                     "must be at least 1",
+                ));
+            }
+        }
+        if let Some(program) = self.author_command.first() {
+            if program.trim().is_empty() {
+                return Err(ServerError::config(
+                    "toolsmith.author-command[0]",
+                    "must name the program to run",
+                ));
+            }
+            if !self.enabled {
+                return Err(ServerError::config(
+                    "toolsmith.author-command",
+                    "authors blueprints only with `enabled = true`",
                 ));
             }
         }
@@ -163,6 +188,9 @@ pub struct StoreGaps {
     pub store: Arc<dyn Store>,
     pub rule: GapRule,
     pub clock: Arc<dyn Clock>,
+    /// Told the signature of each gap this host saw become recurring
+    /// (the author command's queue), when one is configured.
+    pub recurring: Option<tokio::sync::mpsc::Sender<String>>,
 }
 
 impl std::fmt::Debug for StoreGaps {
@@ -207,6 +235,15 @@ impl GapLog for StoreGaps {
                 sessions = tally.sessions,
                 "a capability gap is recurring"
             );
+            if let Some(queue) = &self.recurring
+                && queue.try_send(tally.signature.clone()).is_err()
+            {
+                tracing::warn!(
+                    signature = %tally.signature,
+                    "the author command is busy: no blueprint is asked for this gap \
+                     (`warden toolsmith propose` still takes one)"
+                );
+            }
         }
         Ok(())
     }

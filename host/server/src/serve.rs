@@ -330,6 +330,15 @@ impl Host {
             source,
         })?;
         config.toolsmith.check()?;
+        // Recurring gaps go to the author command, when one is configured.
+        let (recurring, author) =
+            match crate::toolsmith::AuthorCommand::configured(&config.toolsmith) {
+                Some(command) => {
+                    let (tx, rx) = tokio::sync::mpsc::channel(crate::toolsmith::AUTHOR_QUEUE);
+                    (Some(tx), Some((command, rx)))
+                }
+                None => (None, None),
+            };
         let toolsmith = config.toolsmith.enabled.then(|| {
             Arc::new(crate::toolsmith::Toolsmith::new(
                 store.clone(),
@@ -347,6 +356,7 @@ impl Host {
                 store: store.clone(),
                 rule: config.toolsmith.gap_rule()?,
                 clock: clock.clone(),
+                recurring,
             }))
             .clock(clock)
             .fingerprint_key(state::fingerprint_key(&binding_key))
@@ -465,6 +475,14 @@ impl Host {
                     &state_dir.join("toolsmith-build"),
                 )) as Arc<dyn crate::toolsmith::ComponentBuilder>
             });
+            if let Some((command, queue)) = author {
+                tasks.push(tokio::spawn(crate::toolsmith::author_recurring(
+                    blueprints.clone(),
+                    command,
+                    queue,
+                    shutdown.clone(),
+                )));
+            }
             let forge = Arc::new(crate::toolsmith::Forge::new(
                 blueprints,
                 crate::toolsmith::fuel_runtime(Some(state_dir))?,

@@ -3,8 +3,8 @@
 //! configured window that no tool serves, with how often, from how many
 //! sessions and agents, and whether it is recurring.
 //!
-//! `warden toolsmith propose | blueprints | show | approve | reject`: the
-//! blueprints and the `tool:create` approval (an operator channel: the
+//! `warden toolsmith propose | author | blueprints | show | approve |
+//! reject`: the blueprints and the `tool:create` approval (an operator channel: the
 //! agents' MCP connection never reaches these).
 //!
 //! `warden toolsmith retire [--rollback] | verify`: taking a generated
@@ -89,6 +89,15 @@ pub enum ToolsmithCommand {
         /// Who proposes it (default: $WARDEN_ACTOR, else the login name).
         #[arg(long, value_name = "NAME")]
         actor: Option<String>,
+        #[command(flatten)]
+        place: Place,
+    },
+    /// Runs `[toolsmith] author-command` for a gap in the log (a running
+    /// host does so by itself when a gap becomes recurring) and keeps the
+    /// blueprint it writes as pending.
+    Author {
+        /// The gap's `domain:action` (`warden toolsmith gaps`).
+        signature: String,
         #[command(flatten)]
         place: Place,
     },
@@ -195,6 +204,20 @@ pub fn run(command: ToolsmithCommand) -> anyhow::Result<Outcome> {
             print(&serde_json::json!({
                 "id": stored.id, "name": stored.name, "state": stored.state,
                 "blueprint_sha256": stored.blueprint_sha256,
+            }))
+        }
+        ToolsmithCommand::Author { signature, place } => {
+            let config = place.config()?;
+            let command = warden_server::toolsmith::AuthorCommand::configured(&config.toolsmith)
+                .ok_or_else(|| {
+                    anyhow::anyhow!("no author command: set `[toolsmith] author-command`")
+                })?;
+            let smith = place.toolsmith()?;
+            let stored =
+                super::setup::tokio()?.block_on(smith.author_with(&command, &signature))?;
+            print(&serde_json::json!({
+                "id": stored.id, "name": stored.name, "state": stored.state,
+                "author": stored.author, "blueprint_sha256": stored.blueprint_sha256,
             }))
         }
         ToolsmithCommand::Blueprints { place } => {

@@ -22,12 +22,14 @@ use warden_toolsmith::{Binding, Blueprint, DeriveFrom, Derived, Limits, State};
 use crate::gaps::ToolsmithConfig;
 use crate::{Config, ServerError};
 
+mod author;
 mod builder;
 mod component;
 mod forge;
 mod generated;
 mod validate;
 
+pub use author::{AUTHOR_QUEUE, AuthorCommand, author_recurring};
 pub use builder::{builder_digest, builder_recipe};
 pub use component::{check_component, fits_grants, fuel_runtime, identity};
 pub use forge::{ComponentBuilder, DockerBuilder, Forge, toolsmith_key, verify_all, verify_one};
