@@ -44,7 +44,10 @@ pub use approval::{
     AnswerError, Answerer, ApprovalAnswer, ApprovalChannel, ApprovalRequest, Approvals, Approver,
     Attribution,
 };
-pub use blueprints::{BlueprintDesk, ProposalRefused, ProposedBlueprint, TOOLSMITH_PROPOSE};
+pub use blueprints::{
+    AuthorBrief, BlueprintDesk, ProposalRefused, ProposedBlueprint, SamplingAuthor,
+    TOOLSMITH_PROPOSE,
+};
 pub use canonical::canonical_json;
 pub use category::Category;
 pub use clock::{Clock, SystemClock};

@@ -4,6 +4,10 @@
 //! chain records once; a name that is no capability is not recorded.
 //! A configured author command writes up a gap that becomes recurring,
 //! as a proposal waiting for a person, and is held to its deadline.
+//! With `author-sampling`, the client whose call made a gap recurring is
+//! asked through MCP sampling, on both protocol generations, and an
+//! agent cannot pass its own text off as its model's answer
+//! (`tests/mcp/sampling_client.py`, the official Python SDK).
 
 #![allow(
     clippy::unwrap_used,
@@ -13,6 +17,9 @@
 )]
 
 mod support;
+
+#[path = "support/python.rs"]
+mod python;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -96,17 +103,34 @@ fn unknown_tools_asked_for_from_two_sessions_become_a_recurring_gap() {
 }
 
 #[test]
-fn a_gap_rule_of_zero_is_refused_naming_the_key() {
-    let dir = tempfile::tempdir().unwrap();
-    let (config, _) = setup(dir.path(), "[toolsmith]\ngap-threshold = 0\n");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
-        .args(["config", "check"])
-        .arg(&config)
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{said}");
-    assert!(said.contains("toolsmith.gap-threshold"), "{said}");
+fn a_gap_rule_of_zero_or_two_authors_is_refused_naming_the_key() {
+    for (toolsmith, key, says) in [
+        ("gap-threshold = 0", "toolsmith.gap-threshold", "at least 1"),
+        (
+            "author-sampling = true",
+            "toolsmith.author-sampling",
+            "enabled = true",
+        ),
+        (
+            "enabled = true\nauthor-sampling = true\nauthor-command = [\"/bin/true\"]",
+            "toolsmith.author-sampling",
+            "not both",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (config, _) = setup(dir.path(), &format!("[toolsmith]\n{toolsmith}\n"));
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(["config", "check"])
+            .arg(&config)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{toolsmith}: {said}");
+        assert!(
+            said.contains(key) && said.contains(says),
+            "{toolsmith}: {said}"
+        );
+    }
 }
 
 /// `script` as an executable shell script at `path`.
@@ -297,5 +321,38 @@ fn an_author_command_that_overruns_or_fails_leaves_nothing_and_no_process() {
     assert_eq!(
         (kept["state"].as_str(), kept["author"].as_str()),
         (Some("pending"), Some("command:author.sh"))
+    );
+}
+
+#[test]
+fn the_model_behind_the_client_that_made_a_gap_recurring_writes_it_up() {
+    let python = python::python();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, state) = setup(
+        dir.path(),
+        "[[serve.tokens]]\nagent = \"alice\"\ntoken = \"alice-token-0123456789\"\n\n\
+         [toolsmith]\nenabled = true\ngap-threshold = 3\ngap-min-sessions = 2\n\
+         author-sampling = true\nauthor-deadline-secs = 60\n\
+         [toolsmith.capabilities.\"weather:*\"]\ncategory = \"external-data\"\n\
+         action-type = \"external_data:request\"\n\
+         [toolsmith.capabilities.\"pdf:*\"]\ncategory = \"analytics\"\naction-type = \"code:read\"\n\
+         [toolsmith.capabilities.\"map:*\"]\ncategory = \"analytics\"\naction-type = \"code:read\"\n",
+    );
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/sampling_client.py");
+    let output = std::process::Command::new(&python)
+        .arg(script)
+        .args(["--warden", env!("CARGO_BIN_EXE_warden")])
+        .arg("--config")
+        .arg(&config)
+        .arg("--state")
+        .arg(&state)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("all checks passed"),
+        "{stdout}\n--- stderr ---\n{}",
+        String::from_utf8_lossy(&output.stderr)
     );
 }

@@ -30,6 +30,7 @@ use crate::disclosure::{self, Disclosure, DisclosureConfig};
 use crate::events::{LogThreshold, McpEvents};
 use crate::http::TokenAgent;
 use crate::notify::Notifier;
+use crate::sampling::Question;
 use crate::seal::Sealer;
 
 /// How long announcing a list change may hold up the request that made it.
@@ -116,6 +117,8 @@ struct Shared {
     bridges: std::sync::OnceLock<Arc<dyn warden_api::BridgeAdmin>>,
     trust: std::sync::OnceLock<Arc<dyn TrustAdmin>>,
     toolsmith: std::sync::OnceLock<Arc<dyn warden_api::ToolsmithAdmin>>,
+    /// Asks clients' models for blueprints (`[toolsmith] author-sampling`).
+    sampling: std::sync::OnceLock<Arc<dyn warden_api::SamplingAuthor>>,
     operator: std::sync::OnceLock<Arc<dyn warden_api::OperatorView>>,
     /// A load of the host's tools still under way (see `startup.rs`).
     startup: std::sync::OnceLock<crate::Startup>,
@@ -165,6 +168,7 @@ impl Server {
                 bridges: std::sync::OnceLock::new(),
                 trust: std::sync::OnceLock::new(),
                 toolsmith: std::sync::OnceLock::new(),
+                sampling: std::sync::OnceLock::new(),
                 operator: std::sync::OnceLock::new(),
                 startup: std::sync::OnceLock::new(),
                 console_link: std::sync::OnceLock::new(),
@@ -223,6 +227,13 @@ impl Server {
 
     pub(crate) fn toolsmith_admin(&self) -> Option<Arc<dyn warden_api::ToolsmithAdmin>> {
         self.shared.toolsmith.get().cloned()
+    }
+
+    /// Asks the model behind a client that declared sampling for a
+    /// blueprint when its call makes a capability gap recurring, through
+    /// `author` (set once; a second call is ignored and returns false).
+    pub fn set_sampling_author(&self, author: Arc<dyn warden_api::SamplingAuthor>) -> bool {
+        self.shared.sampling.set(author).is_ok()
     }
 
     /// Links asks that wait for an operator to the console at `base`
@@ -639,14 +650,32 @@ impl ServerHandler for Session {
                 _ => Prompt::Nothing,
             }
         };
-        // Anything the client sent as an answer is checked by the ask.
-        let offered = match (request_state, input_responses) {
+        // Anything the client sent as an answer is checked by the ask,
+        // unless it answers a question put to the client's model.
+        let mut offered = match (request_state, input_responses) {
             (None, None) => None,
             (state, responses) => Some(Offered {
                 state: state.unwrap_or_default(),
                 responses: responses.unwrap_or_default(),
             }),
         };
+        if let Some(answer) = offered.take_if(|o| crate::sampling::answers_a_question(o))
+            && let Err(message) = crate::sampling::answer(
+                self.shared.sampling.get().map(|a| a.as_ref()),
+                &self.shared.sealer,
+                &answer,
+                &context.agent,
+                &name,
+                &args,
+            )
+        {
+            return Ok(error_result(
+                ErrorType::ArgumentValidationError,
+                "invalid_argument",
+                message,
+            )
+            .into());
+        }
         let legacy_prompt = elicits && !modern && offered.is_none();
         let client_ask = Arc::new(ClientAsk {
             book: book.clone(),
@@ -682,6 +711,22 @@ impl ServerHandler for Session {
         } else {
             (None, None)
         };
+        // What a question to the client's model would need, kept only
+        // when this server asks clients' models for blueprints.
+        let question = self.shared.sampling.get().map(|author| {
+            let sampling = ctx
+                .client_capabilities()
+                .is_some_and(|c| c.sampling.is_some());
+            Question {
+                author: author.clone(),
+                agent: context.agent.clone(),
+                session: context.session.clone(),
+                tool: name.clone(),
+                // Sealed to on 2026-07-28 only.
+                args: (sampling && modern).then(|| args.clone()),
+                sampling,
+            }
+        });
         let request = CallRequest {
             tool: name,
             args,
@@ -716,6 +761,13 @@ impl ServerHandler for Session {
                     Ok(error_result(ErrorType::HostError, "host_error", message).into())
                 }
             };
+        }
+        // When this call made a capability gap recurring, its client's
+        // model is asked for a blueprint.
+        if let Some(q) = question
+            && let Some(input) = q.ask(&self.shared.sealer, &ctx.peer, modern).await
+        {
+            return Ok(CallToolResponse::InputRequired(input));
         }
         Ok(convert::result(&envelope).into())
     }

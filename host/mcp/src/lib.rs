@@ -34,6 +34,7 @@ mod http;
 mod notify;
 mod plugins;
 mod resource;
+mod sampling;
 mod seal;
 mod sessions;
 mod startup;

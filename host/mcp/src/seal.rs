@@ -65,6 +65,19 @@ fn binding(request: &ApprovalRequest, purpose: Purpose) -> Vec<u8> {
     .into_bytes()
 }
 
+/// What binds a question's state to the call it was put with: the
+/// agent, the tool and the exact arguments.
+fn question_binding(agent: &str, tool: &str, args: &serde_json::Value) -> Vec<u8> {
+    [
+        "warden-author-question-v1",
+        agent,
+        tool,
+        &warden_api::canonical_json(args),
+    ]
+    .join("\0")
+    .into_bytes()
+}
+
 impl Sealer {
     /// A sealer keyed with `key` (at least 32 bytes of secret material).
     pub fn new(key: &[u8]) -> Result<Sealer, crate::McpError> {
@@ -80,6 +93,42 @@ impl Sealer {
             request.id.as_bytes(),
             &SealOptions::new().associated_data(&binding).ttl(ttl),
         )
+    }
+
+    /// The state for the question about gap `signature` put to the
+    /// model of `agent`'s client with its call of `tool` with `args`,
+    /// valid for `ttl`.
+    pub fn seal_question(
+        &self,
+        agent: &str,
+        tool: &str,
+        args: &serde_json::Value,
+        signature: &str,
+        ttl: Duration,
+    ) -> String {
+        self.codec.seal_with(
+            signature.as_bytes(),
+            &SealOptions::new()
+                .associated_data(&question_binding(agent, tool, args))
+                .ttl(ttl),
+        )
+    }
+
+    /// The gap signature sealed in `state`, if it was sealed by this host
+    /// for a question with this agent's call of `tool` with `args`, and
+    /// has not expired.
+    pub fn open_question(
+        &self,
+        state: &str,
+        agent: &str,
+        tool: &str,
+        args: &serde_json::Value,
+    ) -> Result<String, SealError> {
+        let signature = self
+            .codec
+            .open_with(state, &question_binding(agent, tool, args))
+            .map_err(SealError)?;
+        String::from_utf8(signature).map_err(|_| SealError(RequestStateError::MalformedFormat))
     }
 
     /// The approval id sealed in `state`, if it was sealed by this host

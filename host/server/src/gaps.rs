@@ -65,8 +65,14 @@ pub struct ToolsmithConfig {
     /// its stdout (docs/toolsmith.md). Default none.
     pub author_command: Vec<String>,
     /// How long the author command may run before its process group is
-    /// killed. Default 120.
+    /// killed, and how long the client's model has when sampling writes
+    /// the blueprint. Default 120.
     pub author_deadline_secs: u64,
+    /// Asks the model behind an MCP client for a blueprint (MCP
+    /// sampling) when that client's call makes a gap recurring and the
+    /// client declared sampling (docs/toolsmith.md). Default false; not
+    /// with `author-command`.
+    pub author_sampling: bool,
 }
 
 impl Default for ToolsmithConfig {
@@ -87,6 +93,7 @@ impl Default for ToolsmithConfig {
             key: None,
             author_command: Vec::new(),
             author_deadline_secs: 120,
+            author_sampling: false,
         }
     }
 }
@@ -157,6 +164,19 @@ impl ToolsmithConfig {
                     "authors blueprints only with `enabled = true`",
                 ));
             }
+            if self.author_sampling {
+                return Err(ServerError::config(
+                    "toolsmith.author-sampling",
+                    "one author writes up recurring gaps: choose `author-command` or \
+                     `author-sampling`, not both",
+                ));
+            }
+        }
+        if self.author_sampling && !self.enabled {
+            return Err(ServerError::config(
+                "toolsmith.author-sampling",
+                "authors blueprints only with `enabled = true`",
+            ));
         }
         Ok(())
     }
@@ -188,9 +208,18 @@ pub struct StoreGaps {
     pub store: Arc<dyn Store>,
     pub rule: GapRule,
     pub clock: Arc<dyn Clock>,
-    /// Told the signature of each gap this host saw become recurring
-    /// (the author command's queue), when one is configured.
-    pub recurring: Option<tokio::sync::mpsc::Sender<String>>,
+    /// Told of each gap this host saw become recurring, when an author
+    /// writes them up.
+    pub author: Option<RecurringAuthor>,
+}
+
+/// Who is told of a gap that became recurring.
+#[derive(Debug, Clone)]
+pub enum RecurringAuthor {
+    /// The author command's queue: the signature.
+    Command(tokio::sync::mpsc::Sender<String>),
+    /// The model behind the MCP client whose call made it recurring.
+    Sampling(Arc<crate::toolsmith::SamplingDesk>),
 }
 
 impl std::fmt::Debug for StoreGaps {
@@ -235,14 +264,20 @@ impl GapLog for StoreGaps {
                 sessions = tally.sessions,
                 "a capability gap is recurring"
             );
-            if let Some(queue) = &self.recurring
-                && queue.try_send(tally.signature.clone()).is_err()
-            {
-                tracing::warn!(
-                    signature = %tally.signature,
-                    "the author command is busy: no blueprint is asked for this gap \
-                     (`warden toolsmith propose` still takes one)"
-                );
+            match &self.author {
+                Some(RecurringAuthor::Command(queue))
+                    if queue.try_send(tally.signature.clone()).is_err() =>
+                {
+                    tracing::warn!(
+                        signature = %tally.signature,
+                        "the author command is busy: no blueprint is asked for this gap \
+                         (`warden toolsmith author` still asks for one)"
+                    );
+                }
+                Some(RecurringAuthor::Sampling(desk)) => {
+                    desk.recurred(agent, session, &tally.signature);
+                }
+                _ => {}
             }
         }
         Ok(())

@@ -330,14 +330,37 @@ impl Host {
             source,
         })?;
         config.toolsmith.check()?;
-        // Recurring gaps go to the author command, when one is configured.
+        // Operators answer blueprints whether agents may propose or not.
+        let toolsmith_key = crate::toolsmith::toolsmith_key(state_dir, config)?;
+        let blueprints = Arc::new(
+            crate::toolsmith::Toolsmith::new(
+                store.clone(),
+                config,
+                Arc::new(warden_api::SystemClock),
+            )
+            .with_key(crate::toolsmith::toolsmith_key(state_dir, config)?),
+        );
+        // Recurring gaps go to the author command or to the model of the
+        // client whose call made them recurring, when one is configured.
+        let sampling = config.toolsmith.author_sampling.then(|| {
+            Arc::new(crate::toolsmith::SamplingDesk::new(
+                blueprints.clone(),
+                std::time::Duration::from_secs(config.toolsmith.author_deadline_secs),
+            ))
+        });
         let (recurring, author) =
             match crate::toolsmith::AuthorCommand::configured(&config.toolsmith) {
                 Some(command) => {
                     let (tx, rx) = tokio::sync::mpsc::channel(crate::toolsmith::AUTHOR_QUEUE);
-                    (Some(tx), Some((command, rx)))
+                    (
+                        Some(crate::gaps::RecurringAuthor::Command(tx)),
+                        Some((command, rx)),
+                    )
                 }
-                None => (None, None),
+                None => (
+                    sampling.clone().map(crate::gaps::RecurringAuthor::Sampling),
+                    None,
+                ),
             };
         let toolsmith = config.toolsmith.enabled.then(|| {
             Arc::new(crate::toolsmith::Toolsmith::new(
@@ -356,7 +379,7 @@ impl Host {
                 store: store.clone(),
                 rule: config.toolsmith.gap_rule()?,
                 clock: clock.clone(),
-                recurring,
+                author: recurring,
             }))
             .clock(clock)
             .fingerprint_key(state::fingerprint_key(&binding_key))
@@ -391,17 +414,10 @@ impl Host {
             clock: host.clock.clone(),
             state_dir: state_dir.to_path_buf(),
         }));
-        // Operators answer blueprints whether agents may propose or not.
-        let toolsmith_key = crate::toolsmith::toolsmith_key(state_dir, config)?;
-        let blueprints = Arc::new(
-            crate::toolsmith::Toolsmith::new(
-                store.clone(),
-                config,
-                Arc::new(warden_api::SystemClock),
-            )
-            .with_key(crate::toolsmith::toolsmith_key(state_dir, config)?),
-        );
         mcp.set_toolsmith_admin(blueprints.clone());
+        if let Some(desk) = sampling {
+            mcp.set_sampling_author(desk);
+        }
         let (loading, startup) = warden_mcp::startup();
         mcp.set_startup(startup.clone());
         let live = Arc::new(LivePlugins::new(

@@ -155,7 +155,7 @@ impl Toolsmith {
     /// What the author command reads on stdin for `signature`: the gap
     /// as `warden toolsmith gaps` shows it, the name the host will give
     /// the tool, its grants in words and the size limits.
-    fn author_request(&self, signature: &str) -> Result<serde_json::Value, ServerError> {
+    pub(super) fn author_request(&self, signature: &str) -> Result<serde_json::Value, ServerError> {
         let rule = self.config.gap_rule()?;
         let gap = self
             .store

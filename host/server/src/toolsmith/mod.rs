@@ -27,6 +27,7 @@ mod builder;
 mod component;
 mod forge;
 mod generated;
+mod sampling;
 mod validate;
 
 pub use author::{AUTHOR_QUEUE, AuthorCommand, author_recurring};
@@ -34,6 +35,7 @@ pub use builder::{builder_digest, builder_recipe};
 pub use component::{check_component, fits_grants, fuel_runtime, identity};
 pub use forge::{ComponentBuilder, DockerBuilder, Forge, toolsmith_key, verify_all, verify_one};
 pub use generated::{Artifact, Generated, STATEMENT_KIND, Statement};
+pub use sampling::SamplingDesk;
 pub use validate::{Checked, Report};
 
 /// The blueprints of one store under one configuration.

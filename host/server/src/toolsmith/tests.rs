@@ -189,3 +189,74 @@ fn one_author_cannot_flood_the_operators() {
         .store(1_000 + 24 * 60 * 60 * 1000, Ordering::SeqCst);
     smith.propose_value(blueprint(), "agent:a").unwrap();
 }
+
+#[test]
+fn a_clients_model_answers_only_what_it_was_asked_once() {
+    use warden_api::SamplingAuthor;
+    let w = world();
+    let config = config("\"none\"");
+    let smith = Arc::new(w.smith(&config));
+    let rule = config.toolsmith.gap_rule().unwrap();
+    w.store
+        .record_gap(
+            &warden_store::NewGap {
+                signature: "words:count".into(),
+                agent: "alice".into(),
+                session: "s1".into(),
+                asked: "words_count".into(),
+                at_ms: 1_000,
+            },
+            &rule,
+        )
+        .unwrap();
+    let desk = SamplingDesk::new(smith, std::time::Duration::from_secs(60));
+    let mut witnessed = blueprint();
+    witnessed["witness"] = json!({});
+    let text = witnessed.to_string();
+
+    // Nobody was asked: an answer is refused.
+    let err = desk.written("alice", "words:count", &text).unwrap_err();
+    assert!(err.message.contains("was not asked"), "{err}");
+
+    desk.recurred("alice", "s1", "words:count");
+    assert!(desk.take("alice", "s2").is_none(), "another session's call");
+    assert!(desk.take("bob", "s1").is_none(), "another agent's call");
+    let brief = desk.take("alice", "s1").unwrap().unwrap();
+    assert_eq!(brief.signature, "words:count");
+    assert!(
+        brief.request.contains("gen_words_count"),
+        "{}",
+        brief.request
+    );
+    assert!(brief.system.contains("witness"), "{}", brief.system);
+    assert!(desk.take("alice", "s1").is_none(), "asked once");
+
+    // Another agent cannot answer alice's question.
+    let err = desk.written("bob", "words:count", &text).unwrap_err();
+    assert!(err.message.contains("was not asked"), "{err}");
+    // A blueprint in a code fence, for what was asked, is kept, once.
+    let kept = desk
+        .written("alice", "words:count", &format!("```json\n{text}\n```"))
+        .unwrap();
+    assert_eq!(
+        (kept.name.as_str(), kept.state.as_str()),
+        ("gen_words_count", "pending")
+    );
+    let stored = w.store.blueprint(kept.id).unwrap().unwrap();
+    assert_eq!(stored.author, "sampling:alice");
+    let err = desk.written("alice", "words:count", &text).unwrap_err();
+    assert!(err.message.contains("already taken"), "{err}");
+
+    // A blueprint for another capability than the one asked about.
+    desk.recurred("alice", "s1", "words:count");
+    desk.take("alice", "s1").unwrap().unwrap();
+    let mut other = witnessed.clone();
+    other["capability"] = json!("words:split");
+    let err = desk
+        .written("alice", "words:count", &other.to_string())
+        .unwrap_err();
+    assert!(
+        err.message.contains("wrote a blueprint for `words:split`"),
+        "{err}"
+    );
+}
