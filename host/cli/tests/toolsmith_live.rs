@@ -544,3 +544,99 @@ fn a_version_that_breaks_the_live_ones_cases_fails_and_tampered_bytes_never_load
         "{verified}"
     );
 }
+
+/// Waits until blueprint `id` is in one of `states`; its state and reason.
+fn reaches(id: u64, states: &[&str], config: &Path, state: &Path) -> (String, String) {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let (now, reason) = state_of(&blueprints(config, state), id);
+        if states.contains(&now.as_str()) {
+            return (now, reason);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "blueprint {id} stayed {now}, never {states:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Hosts sharing a store (replicas, or the stdio servers of several
+/// clients on one state directory): a host that starts while another
+/// validates a blueprint leaves that work alone, whatever it finds in
+/// the store; a host killed mid-way has its blueprint failed as
+/// interrupted by the other once nobody has worked on it for the lease;
+/// a host that shuts down fails its own at once.
+#[test]
+fn a_starting_host_never_fails_another_hosts_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, state) = config(dir.path(), true);
+    // Validation of a case that spins lasts the whole deadline.
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "limits = { deadline-ms = 1000 }",
+        "limits = { deadline-ms = 8000, fuel = 1000000000000 }",
+    );
+    std::fs::write(&config, text).unwrap();
+    let spins = |description: &str| {
+        blueprint(
+            "words:count",
+            description,
+            json!([
+                {"name": "spin", "args": {"text": "spin"}, "expect": {"ok": {}}},
+                {"name": "two", "args": {"text": "a b"}, "expect": {"ok": {"equals": {"words": 2}}}},
+                {"name": "err", "args": {"text": "trap"}, "expect": {"error": {}}}
+            ]),
+            counts(),
+        )
+    };
+
+    // The first host validates; a second one starts and runs its rounds.
+    let first = Server::start(&config, &state);
+    let id = propose_and_approve(&spins("Spins once."), "ops", &config, &state);
+    reaches(id, &["validating"], &config, &state);
+    let second = Server::start(&config, &state);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        state_of(&blueprints(&config, &state), id).0,
+        "validating",
+        "the second host left the first one's validation alone"
+    );
+    let (now, reason) = reaches(id, &["failed", "active"], &config, &state);
+    assert_eq!(now, "failed");
+    assert!(
+        !reason.contains("interrupted") && reason.contains("finish"),
+        "the first host's own validation ended it: {reason}"
+    );
+    second
+        .close(Duration::from_secs(20))
+        .expect("the second host stops");
+
+    // The first host is killed while it validates; the second fails that
+    // blueprint once its lease has run out, and not before.
+    let id = propose_and_approve(&spins("Spins twice."), "ops", &config, &state);
+    reaches(id, &["validating"], &config, &state);
+    let second = Server::start(&config, &state);
+    first.kill();
+    let killed = Instant::now();
+    let (now, reason) = reaches(id, &["failed"], &config, &state);
+    assert!(
+        reason.contains("interrupted") && reason.contains("no word from it"),
+        "{now}: {reason}"
+    );
+    assert!(
+        killed.elapsed() >= Duration::from_secs(10),
+        "failed only once the lease ran out, after {:?}",
+        killed.elapsed()
+    );
+
+    // The second host shuts down while it validates: failed at once.
+    let id = propose_and_approve(&spins("Spins thrice."), "ops", &config, &state);
+    reaches(id, &["validating"], &config, &state);
+    second
+        .close(Duration::from_secs(20))
+        .expect("the second host stops");
+    let (now, reason) = state_of(&blueprints(&config, &state), id);
+    assert_eq!(now, "failed", "{reason}");
+    assert!(reason.contains("the host shut down"), "{reason}");
+    audit_verifies(&state);
+}

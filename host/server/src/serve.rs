@@ -517,14 +517,15 @@ impl Host {
                     if let Err(e) = forge.start().await {
                         tracing::error!(error = %e, "the toolsmith's generated tools were not restored");
                     }
-                    forge.run(shutdown.clone()).await;
+                    forge.clone().run(shutdown.clone()).await;
                 };
                 // Shutting down never waits for a build or a validation:
-                // one cut short is failed as interrupted at the next start.
+                // one cut short is failed as interrupted.
                 tokio::select! {
                     () = shutdown.cancelled() => {}
                     () = forging => {}
                 }
+                forge.abandon();
             }));
         }
         let socket = state_dir.join("admin.sock");

@@ -71,6 +71,9 @@ pub struct BlueprintState {
     pub name: String,
     pub state: String,
     pub expires_ms: u64,
+    /// When it last moved, or (while a host builds or validates it) when
+    /// that host last said it still works on it.
+    pub updated_ms: u64,
 }
 
 /// A built component and what is known of it, stored with a move (the
@@ -241,7 +244,9 @@ impl SqliteStore {
         let what = "reading where the blueprints stand";
         let conn = self.conn();
         let mut stmt = conn
-            .prepare_cached("SELECT id, name, state, expires_ms FROM blueprints ORDER BY id DESC")
+            .prepare_cached(
+                "SELECT id, name, state, expires_ms, updated_ms FROM blueprints ORDER BY id DESC",
+            )
             .map_err(StoreError::sql(what))?;
         stmt.query_map([], |r| {
             Ok(BlueprintState {
@@ -249,10 +254,24 @@ impl SqliteStore {
                 name: r.get(1)?,
                 state: r.get(2)?,
                 expires_ms: r.get::<_, i64>(3)? as u64,
+                updated_ms: r.get::<_, i64>(4)? as u64,
             })
         })
         .and_then(Iterator::collect)
         .map_err(StoreError::sql(what))
+    }
+
+    pub(crate) fn touch_blueprint(
+        &self,
+        id: u64,
+        state: &str,
+        at_ms: u64,
+    ) -> Result<bool, StoreError> {
+        self.conn()
+            .prepare_cached("UPDATE blueprints SET updated_ms = ?3 WHERE id = ?1 AND state = ?2")
+            .and_then(|mut s| s.execute(params![ms(id), state, ms(at_ms)]))
+            .map(|changed| changed == 1)
+            .map_err(StoreError::sql("marking a blueprint as worked on"))
     }
 
     pub(crate) fn blueprint(&self, id: u64) -> Result<Option<StoredBlueprint>, StoreError> {

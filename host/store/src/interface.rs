@@ -153,6 +153,11 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn blueprint(&self, id: u64) -> Result<Option<StoredBlueprint>, StoreError>;
     /// Where every blueprint stands, newest first, without the texts.
     fn blueprint_states(&self) -> Result<Vec<BlueprintState>, StoreError>;
+    /// Sets blueprint `id`'s `updated_ms` to `at_ms` while it is in
+    /// `state` (a host building or validating it says it still does),
+    /// unaudited; false when it is not in `state` (it moved on, or
+    /// another host failed it).
+    fn touch_blueprint(&self, id: u64, state: &str, at_ms: u64) -> Result<bool, StoreError>;
     /// Moves a blueprint from `from` to `to` (failing when it is not in
     /// `from`), audited with its digests in the same transaction. Which
     /// moves are legal is the caller's to check.

@@ -161,6 +161,10 @@ impl Store for SqliteStore {
         SqliteStore::blueprint_states(self)
     }
 
+    fn touch_blueprint(&self, id: u64, state: &str, at_ms: u64) -> Result<bool, StoreError> {
+        SqliteStore::touch_blueprint(self, id, state, at_ms)
+    }
+
     fn move_blueprints(&self, steps: &[BlueprintMove]) -> Result<Vec<StoredBlueprint>, StoreError> {
         SqliteStore::move_blueprints(self, steps)
     }

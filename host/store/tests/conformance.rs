@@ -914,17 +914,40 @@ fn blueprints_move_only_from_where_they_stand(backend: Backend) {
     ));
     let listed: Vec<_> = store.blueprints().unwrap().iter().map(|b| b.id).collect();
     assert_eq!(listed, [second.id, first.id], "newest first");
+    // The host building it says it still does, while it is building;
+    // nothing of it is audited.
+    let audited = kinds(store.as_ref()).len();
+    assert!(store.touch_blueprint(first.id, "building", 3_000).unwrap());
+    assert!(
+        !store
+            .touch_blueprint(first.id, "validating", 4_000)
+            .unwrap()
+    );
+    assert!(!store.touch_blueprint(999, "building", 4_000).unwrap());
+    assert_eq!(kinds(store.as_ref()).len(), audited);
     let states: Vec<_> = store
         .blueprint_states()
         .unwrap()
         .into_iter()
-        .map(|b| (b.id, b.name, b.state, b.expires_ms))
+        .map(|b| (b.id, b.name, b.state, b.expires_ms, b.updated_ms))
         .collect();
     assert_eq!(
         states,
         [
-            (second.id, "gen_words_count".into(), "pending".into(), 9_000),
-            (first.id, "gen_words_count".into(), "building".into(), 9_000)
+            (
+                second.id,
+                "gen_words_count".into(),
+                "pending".into(),
+                9_000,
+                1_000
+            ),
+            (
+                first.id,
+                "gen_words_count".into(),
+                "building".into(),
+                9_000,
+                3_000
+            )
         ],
         "where they stand, newest first"
     );

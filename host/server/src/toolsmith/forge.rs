@@ -12,6 +12,13 @@
 //! loaded only when its signed statement verifies with the toolsmith
 //! key. After a crash, the same reconciliation makes "active" and "live"
 //! equal again, and a build the crash interrupted ends `failed`.
+//!
+//! Attack (availability): one host failing another's work. Hosts that
+//! share a store (replicas, several stdio servers on one state
+//! directory) each build what they claimed; a host building or
+//! validating says so every [`HEARTBEAT`], and any host fails a
+//! blueprint as interrupted only once nobody has said so for [`LEASE`],
+//! never because it itself restarted.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -160,6 +167,8 @@ pub struct Forge {
     /// component digest). One change at a time; an active blueprint's
     /// component never changes, so its id says whether it is loaded.
     live: tokio::sync::Mutex<BTreeMap<String, (u64, String)>>,
+    /// The blueprint this host is building or validating, if any.
+    working: std::sync::Mutex<Option<u64>>,
 }
 
 impl std::fmt::Debug for Forge {
@@ -171,6 +180,24 @@ impl std::fmt::Debug for Forge {
 /// How often a running host looks for approved blueprints and retired
 /// or activated tools (another replica's, an offline command's).
 pub const RECONCILE_EVERY: Duration = Duration::from_secs(2);
+
+/// How often a host building or validating a blueprint says in the
+/// store that it still does (its `updated_ms`).
+pub const HEARTBEAT: Duration = Duration::from_secs(2);
+
+/// How long a blueprint may stay `building` or `validating` without its
+/// host's word before any host fails it as interrupted (that host
+/// stopped): ten heartbeats, so that a busy store or clocks of replicas
+/// a few seconds apart never fail a build that is going on.
+pub const LEASE: Duration = Duration::from_secs(20);
+
+/// What building and validating a blueprint made of it.
+enum Made {
+    /// Validated, signed, and ready to activate.
+    Validated(StoredBlueprint, Registration),
+    /// Failed, with the reason kept.
+    Failed(StoredBlueprint),
+}
 
 impl Forge {
     pub fn new(
@@ -189,27 +216,123 @@ impl Forge {
             key,
             builder,
             live: tokio::sync::Mutex::new(BTreeMap::new()),
+            working: std::sync::Mutex::new(None),
         }
     }
 
-    /// A restarted host: builds and validations a crash interrupted end
-    /// `failed`; then the live tools are made from the store.
-    pub async fn start(&self) -> Result<(), ServerError> {
-        for b in self.toolsmith.store().blueprints()? {
-            let to_fail =
-                b.state == State::Building.as_str() || b.state == State::Validating.as_str();
-            if to_fail {
-                let reason = format!("interrupted: the host stopped while it was {}", b.state);
-                let step = self
-                    .toolsmith
-                    .transition(&b, State::Failed, "host", Some(reason))?;
-                if let Err(e) = self.toolsmith.apply(&[step]) {
-                    tracing::warn!(id = b.id, error = %e, "an interrupted blueprint was not failed");
-                }
+    fn working(&self) -> std::sync::MutexGuard<'_, Option<u64>> {
+        self.working
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The host shuts down with a build or validation cut short: it is
+    /// failed as interrupted now, not once its lease runs out.
+    pub fn abandon(&self) {
+        let Some(id) = self.working().take() else {
+            return;
+        };
+        let failed = self.toolsmith.store().blueprint(id).map(|stored| {
+            stored.filter(|b| {
+                b.state == State::Building.as_str() || b.state == State::Validating.as_str()
+            })
+        });
+        let outcome = match failed {
+            Ok(Some(b)) => {
+                let reason = format!("interrupted: the host shut down while it was {}", b.state);
+                self.step(&b, State::Failed, Some(reason), None).map(drop)
             }
+            Ok(None) => Ok(()),
+            Err(e) => Err(e.into()),
+        };
+        if let Err(e) = outcome {
+            tracing::warn!(id, error = %e, "a build cut short by the shutdown was not failed");
         }
+    }
+
+    /// A (re)started host: builds and validations whose host stopped
+    /// end `failed`; then the live tools are made from the store.
+    pub async fn start(&self) -> Result<(), ServerError> {
+        self.fail_abandoned()?;
         self.reconcile().await?;
         Ok(())
+    }
+
+    /// Fails every blueprint left `building` or `validating` by a host
+    /// that stopped: nobody said it works on it for [`LEASE`]. A build
+    /// going on here or on another host is left alone.
+    fn fail_abandoned(&self) -> Result<(), ServerError> {
+        let now = self.toolsmith.now_ms();
+        let lease = LEASE.as_millis() as u64;
+        for b in self.toolsmith.store().blueprint_states()? {
+            let in_flight =
+                b.state == State::Building.as_str() || b.state == State::Validating.as_str();
+            if !in_flight || now.saturating_sub(b.updated_ms) < lease {
+                continue;
+            }
+            let Some(stored) = self.toolsmith.store().blueprint(b.id)? else {
+                continue;
+            };
+            let reason = format!(
+                "interrupted: the host stopped while it was {} (no word from it for {} s)",
+                b.state,
+                now.saturating_sub(b.updated_ms) / 1000
+            );
+            let step = self
+                .toolsmith
+                .transition(&stored, State::Failed, "host", Some(reason))?;
+            // A host racing this one may have failed it first: the
+            // move then finds it moved, and it is not failed twice.
+            if let Err(e) = self.toolsmith.apply(&[step]) {
+                tracing::warn!(id = b.id, error = %e, "an interrupted blueprint was not failed");
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `work` on blueprint `id` while saying, every [`HEARTBEAT`],
+    /// that this host still builds or validates it.
+    async fn leased<T>(&self, id: u64, work: impl std::future::Future<Output = T>) -> T {
+        let mut work = std::pin::pin!(work);
+        let mut beat = tokio::time::interval(HEARTBEAT);
+        beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // The first tick is at once; the move that claimed it just wrote.
+        beat.tick().await;
+        *self.working() = Some(id);
+        loop {
+            tokio::select! {
+                done = &mut work => {
+                    *self.working() = None;
+                    return done;
+                }
+                _ = beat.tick() => self.beat(id),
+            }
+        }
+    }
+
+    fn beat(&self, id: u64) {
+        let now = self.toolsmith.now_ms();
+        let store = self.toolsmith.store();
+        let said =
+            [State::Building, State::Validating]
+                .into_iter()
+                .try_fold(false, |said, state| {
+                    if said {
+                        Ok(true)
+                    } else {
+                        store.touch_blueprint(id, state.as_str(), now)
+                    }
+                });
+        match said {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!(
+                id,
+                "a blueprint this host is building moved on elsewhere (failed as interrupted?)"
+            ),
+            Err(e) => {
+                tracing::warn!(id, error = %e, "could not say this host still builds a blueprint")
+            }
+        }
     }
 
     /// Until `shutdown`: builds what is approved and keeps the live tools
@@ -229,9 +352,11 @@ impl Forge {
         }
     }
 
-    /// One round: expiry, every approved blueprint built, reconciliation.
+    /// One round: expiry, builds whose host stopped failed, every
+    /// approved blueprint built, reconciliation.
     pub async fn tick(&self) -> Result<(), ServerError> {
         self.toolsmith.expire()?;
+        self.fail_abandoned()?;
         let approved: Vec<u64> = self
             .toolsmith
             .store()
@@ -256,25 +381,45 @@ impl Forge {
         let (blueprint, derived) = self.toolsmith.read(&approved)?;
         let building = self.step(&approved, State::Building, None, None)?;
         tracing::info!(id, name = %derived.name, "building a generated tool");
-        let wasm = match self.obtain(&blueprint).await {
+        let made = self
+            .leased(id, self.make(&approved, &building, &blueprint, &derived))
+            .await?;
+        match made {
+            Made::Validated(validated, candidate) => self.activate(&validated, candidate).await,
+            Made::Failed(failed) => Ok(failed),
+        }
+    }
+
+    /// Builds blueprint `building`, validates, signs and keeps it as
+    /// `validated`; or fails it with the reason.
+    async fn make(
+        &self,
+        approved: &StoredBlueprint,
+        building: &StoredBlueprint,
+        blueprint: &Blueprint,
+        derived: &Derived,
+    ) -> Result<Made, ServerError> {
+        let failed = |from: &StoredBlueprint, reason: String| {
+            self.step(from, State::Failed, Some(reason), None)
+                .map(Made::Failed)
+        };
+        let wasm = match self.obtain(blueprint).await {
             Ok(wasm) => wasm,
-            Err(reason) => return self.step(&building, State::Failed, Some(reason), None),
+            Err(reason) => return failed(building, reason),
         };
         let digest = warden_signing::sha256_digest(&wasm);
         let validating = self.step(
-            &building,
+            building,
             State::Validating,
             Some(format!("built {digest}")),
             None,
         )?;
-        let (report, manifest, candidate) = match self
-            .validate(&validating, &blueprint, &derived, &wasm)
-            .await
-        {
-            Ok(found) => found,
-            Err(reason) => return self.step(&validating, State::Failed, Some(reason), None),
-        };
-        let artifact = self.sign(&approved, &blueprint, &wasm, &manifest, report)?;
+        let (report, manifest, candidate) =
+            match self.validate(&validating, blueprint, derived, &wasm).await {
+                Ok(found) => found,
+                Err(reason) => return failed(&validating, reason),
+            };
+        let artifact = self.sign(approved, blueprint, &wasm, &manifest, report)?;
         let validated = self.step(
             &validating,
             State::Validated,
@@ -285,7 +430,7 @@ impl Forge {
                 component: wasm,
             }),
         )?;
-        self.activate(&validated, candidate).await
+        Ok(Made::Validated(validated, candidate))
     }
 
     fn step(

@@ -355,6 +355,11 @@ impl Toolsmith {
     }
 
     /// The store these blueprints live in.
+    /// The time on this toolsmith's clock.
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
     pub(crate) fn store(&self) -> &Arc<dyn Store> {
         &self.store
     }

@@ -106,10 +106,12 @@ pub(crate) async fn list(inner: Arc<Inner>) -> Result<Vec<StoredBlueprint>, Stor
 
 pub(crate) async fn states(inner: Arc<Inner>) -> Result<Vec<BlueprintState>, StoreError> {
     let what = "reading where the blueprints stand";
-    let rows = sqlx::query("SELECT id, name, state, expires_ms FROM blueprints ORDER BY id DESC")
-        .fetch_all(&inner.pool)
-        .await
-        .map_err(StoreError::pg(what))?;
+    let rows = sqlx::query(
+        "SELECT id, name, state, expires_ms, updated_ms FROM blueprints ORDER BY id DESC",
+    )
+    .fetch_all(&inner.pool)
+    .await
+    .map_err(StoreError::pg(what))?;
     rows.iter()
         .map(|r| {
             Ok(BlueprintState {
@@ -117,10 +119,27 @@ pub(crate) async fn states(inner: Arc<Inner>) -> Result<Vec<BlueprintState>, Sto
                 name: r.try_get(1)?,
                 state: r.try_get(2)?,
                 expires_ms: r.try_get::<i64, _>(3)? as u64,
+                updated_ms: r.try_get::<i64, _>(4)? as u64,
             })
         })
         .collect::<Result<Vec<_>, sqlx::Error>>()
         .map_err(StoreError::pg(what))
+}
+
+pub(crate) async fn touch(
+    inner: Arc<Inner>,
+    id: u64,
+    state: String,
+    at_ms: u64,
+) -> Result<bool, StoreError> {
+    sqlx::query("UPDATE blueprints SET updated_ms = $3 WHERE id = $1 AND state = $2")
+        .bind(ms(id))
+        .bind(&state)
+        .bind(ms(at_ms))
+        .execute(&inner.pool)
+        .await
+        .map(|done| done.rows_affected() == 1)
+        .map_err(StoreError::pg("marking a blueprint as worked on"))
 }
 
 pub(crate) async fn one(inner: Arc<Inner>, id: u64) -> Result<Option<StoredBlueprint>, StoreError> {

@@ -181,6 +181,11 @@ impl Store for PgStore {
         self.run(blueprints::states)
     }
 
+    fn touch_blueprint(&self, id: u64, state: &str, at_ms: u64) -> Result<bool, StoreError> {
+        let state = state.to_owned();
+        self.run(move |inner| blueprints::touch(inner, id, state, at_ms))
+    }
+
     fn move_blueprints(&self, steps: &[BlueprintMove]) -> Result<Vec<StoredBlueprint>, StoreError> {
         let steps = steps.to_vec();
         self.run(|inner| blueprints::move_all(inner, steps))
