@@ -15,31 +15,8 @@ use warden_sandbox::builder::{
 use warden_sandbox::spec::Network;
 use warden_sandbox::{ExecRequest, SandboxConfig};
 use warden_server::toolsmith::check_component;
+use warden_toolsmith::EXAMPLE_LIB_RS as WORD_COUNT;
 use warden_toolsmith::{Derived, Sandbox};
-
-/// The smallest useful generated tool: `gen_text_count`.
-pub const WORD_COUNT: &str = r#"#[warden_sdk::plugin(name = "gen_text")]
-mod tool {
-    use warden_sdk::prelude::*;
-
-    #[derive(Deserialize)]
-    pub struct Args {
-        /// The text to count the words of.
-        pub text: String,
-    }
-
-    #[derive(Serialize)]
-    pub struct Count {
-        pub words: u64,
-    }
-
-    /// Count the words of a text.
-    #[tool(name = "gen_text_count", category = "analytics", action = "code:read", side_effect = false)]
-    fn count(args: Args) -> Result<Count, ToolError> {
-        Ok(Count { words: args.text.split_whitespace().count() as u64 })
-    }
-}
-"#;
 
 pub fn image_options() -> ImageOptions {
     let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));

@@ -640,3 +640,31 @@ fn a_starting_host_never_fails_another_hosts_build() {
     assert!(reason.contains("the host shut down"), "{reason}");
     audit_verifies(&state);
 }
+
+/// `warden bench --toolsmith`: versions of a ten-case blueprint go live
+/// on a served host, and each is measured from the audit chain and the
+/// client's notice.
+#[test]
+fn the_toolsmith_bench_measures_validation_and_activation() {
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["bench", "--toolsmith", warden_test_artifacts::GEN_WORDS])
+        .args(["--versions", "2"])
+        .env("WARDEN_LOG", "error")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["versions"], 2, "{report}");
+    assert_eq!(report["cases_per_blueprint"], 10, "{report}");
+    for figure in ["validation_ms", "activation_to_list_changed_ms"] {
+        assert_eq!(report[figure]["n"], 2, "{report}");
+        let p50 = report[figure]["p50"].as_f64().unwrap();
+        assert!((0.0..60_000.0).contains(&p50), "{figure}: {report}");
+    }
+    // An approval is picked up at the host's next round at the latest.
+    let approval = report["approval_to_list_changed_ms"]["p50"]
+        .as_f64()
+        .unwrap();
+    assert!(approval > 0.0, "{report}");
+}

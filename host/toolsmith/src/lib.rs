@@ -24,6 +24,7 @@ mod builder;
 mod cases;
 mod derive;
 mod error;
+mod example;
 mod judge;
 mod schema;
 mod signature;
@@ -42,6 +43,7 @@ pub use derive::{
     CapabilityRule, DeriveFrom, Derived, FsGrant, FsMode, Network, Sandbox, ToolLimits, derive,
 };
 pub use error::{BlueprintError, TransitionError};
+pub use example::EXAMPLE_LIB_RS;
 pub use judge::{NegativeCase, Observed, judge, negative_cases};
 pub use signature::{CapabilitySig, SignatureError};
 pub use state::State;

@@ -44,6 +44,17 @@ pub struct BenchArgs {
     /// too.
     #[arg(long, value_name = "IMAGE", requires = "bridge")]
     pub bridge_image: Option<String>,
+    /// Measure the toolsmith instead: versions of a ten-case blueprint for
+    /// this prebuilt component validated and activated by a served host,
+    /// to the client's list change. The component is the `gen-words` test
+    /// component: `cargo build --release --target wasm32-wasip2` in
+    /// `tests/components` makes
+    /// `tests/components/target/wasm32-wasip2/release/warden_gen_words.wasm`.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["mcp", "bridge"])]
+    pub toolsmith: Option<std::path::PathBuf>,
+    /// With --toolsmith: how many versions to measure (after a warm-up).
+    #[arg(long, default_value_t = 20, requires = "toolsmith")]
+    pub versions: usize,
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
@@ -54,6 +65,16 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
             fixture,
             args.bridge_image.as_deref(),
             args.iterations,
+        ))?;
+        out!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(Outcome::Ok);
+    }
+    if let Some(component) = &args.toolsmith {
+        let warden = std::env::current_exe().context("locating the warden binary")?;
+        let report = setup::tokio()?.block_on(warden_server::bench::toolsmith::run(
+            &warden,
+            component,
+            args.versions,
         ))?;
         out!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(Outcome::Ok);

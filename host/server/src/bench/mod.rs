@@ -7,6 +7,7 @@ pub mod bridge;
 mod console;
 mod mcp;
 mod report;
+pub mod toolsmith;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -37,7 +37,7 @@ const FRESH: Duration = Duration::from_secs(30);
 /// The most tokens the model may write: a blueprint with its source.
 const MAX_TOKENS: u32 = 16_384;
 
-/// What the model is told a blueprint is.
+/// What the model is told a blueprint is (`{example}`: an SDK plugin).
 const SYSTEM: &str = r#"You write tools for Warden, a tool host for AI agents. Agents asked for a capability no tool offers; write a blueprint for a tool that provides it. Answer with one JSON object and nothing else.
 
 The blueprint's fields (any other field, at any depth, refuses it):
@@ -50,28 +50,7 @@ The blueprint's fields (any other field, at any depth, refuses it):
 
 The host names the tool (the request says its name), chooses its category, grants and limits; you cannot. The source is an ordinary SDK plugin whose one tool has that name, for example for gen_text_count:
 
-#[warden_sdk::plugin(name = "gen_text")]
-mod tool {
-    use warden_sdk::prelude::*;
-
-    #[derive(Deserialize)]
-    pub struct Args {
-        /// The text to count the words of.
-        pub text: String,
-    }
-
-    #[derive(Serialize)]
-    pub struct Count {
-        pub words: u64,
-    }
-
-    /// Count the words of a text.
-    #[tool(name = "gen_text_count", category = "analytics", action = "code:read", side_effect = false)]
-    fn count(args: Args) -> Result<Count, ToolError> {
-        Ok(Count { words: args.text.split_whitespace().count() as u64 })
-    }
-}
-
+{example}
 A person reads the blueprint, its source and its cases before anything is built."#;
 
 /// One question: a gap a call of `agent` in `session` made recurring.
@@ -166,7 +145,7 @@ impl SamplingDesk {
         let request = self.smith.author_request(signature)?;
         Ok(AuthorBrief {
             signature: signature.to_owned(),
-            system: SYSTEM.to_owned(),
+            system: SYSTEM.replace("{example}", warden_toolsmith::EXAMPLE_LIB_RS),
             request: format!(
                 "Write a blueprint for this recurring gap. The request, as JSON:\n{request}"
             ),
