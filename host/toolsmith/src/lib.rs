@@ -11,8 +11,9 @@
 //! `Cargo.toml`, lock file and cargo configuration the host writes). The
 //! gap log and the blueprints themselves are durable state (the store),
 //! fed by the gate and the server; the builder image and the build
-//! container are the sandbox crate's. The validation gate and activation
-//! are not built yet.
+//! container are the sandbox crate's; the validation gate, signing and
+//! activation are the server's (`warden_server::toolsmith`). Also the
+//! example tool's source the sampling author shows a model.
 //!
 //! Does not own: deciding whether a request is allowed (the gate and the
 //! policy), where gaps and blueprints are kept (the store), or digests

@@ -354,12 +354,12 @@ impl Toolsmith {
         Ok(self.store.move_blueprints(steps)?)
     }
 
-    /// The store these blueprints live in.
     /// The time on this toolsmith's clock.
     pub(crate) fn now_ms(&self) -> u64 {
         self.clock.now_ms()
     }
 
+    /// The store these blueprints live in.
     pub(crate) fn store(&self) -> &Arc<dyn Store> {
         &self.store
     }
