@@ -572,8 +572,13 @@ impl Forge {
             "host",
             Some("validated and signed".into()),
         )?];
-        for b in self.toolsmith.store().blueprints()? {
-            if b.name == validated.name && b.state == State::Active.as_str() {
+        // Where the blueprints stand, and only the version this one
+        // supersedes read whole (blueprints carry their components).
+        for head in self.toolsmith.store().blueprint_states()? {
+            if head.name != validated.name || head.state != State::Active.as_str() {
+                continue;
+            }
+            if let Some(b) = self.toolsmith.store().blueprint(head.id)? {
                 steps.push(self.toolsmith.transition(
                     &b,
                     State::Superseded,
