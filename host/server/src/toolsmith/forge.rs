@@ -499,13 +499,12 @@ impl Forge {
         let manifest = warden_signing::sha256_digest(manifest.as_bytes());
         let candidate = registration(stored.id, Arc::new(plugin), derived, blueprint)?;
         let mut live = Vec::new();
-        for b in self
-            .toolsmith
-            .store()
-            .blueprints()
-            .map_err(|e| e.to_string())?
-        {
-            if b.state == State::Active.as_str() {
+        let store = self.toolsmith.store();
+        for head in store.blueprint_states().map_err(|e| e.to_string())? {
+            if head.state != State::Active.as_str() {
+                continue;
+            }
+            if let Some(b) = store.blueprint(head.id).map_err(|e| e.to_string())? {
                 let (other, _) = self.toolsmith.read(&b).map_err(|e| e.to_string())?;
                 live.push((b.name.clone(), other));
             }
