@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use warden_sandbox::Docker;
 use warden_sandbox::builder::{
-    BuildError, BuildLimits, ImageOptions, build, build_spec, ensure_image,
+    BuildError, BuildLimits, ImageOptions, build, build_spec, cold_build, ensure_image,
 };
 use warden_sandbox::spec::Network;
 use warden_sandbox::{ExecRequest, SandboxConfig};
@@ -168,4 +168,21 @@ async fn ts_builder_isolation_and_reproducible_builds() {
         }
         other => panic!("a compile error must fail the build: {other:?}"),
     }
+}
+
+/// A cold build (what `cargo bench --bench builder` times) compiles the
+/// source it is given, with the whole dependency set from the vendored
+/// sources: a mistake in that source fails it with rustc's words, after
+/// the dependencies built. Needs root and `unshare`, as making the image
+/// does; not Docker.
+#[tokio::test(flavor = "multi_thread")]
+async fn ts_a_cold_build_compiles_the_source_it_is_given() {
+    let recipe = warden_server::toolsmith::builder_recipe();
+    let broken = WORD_COUNT.replace("split_whitespace", "split_whitespace_cold");
+    let err = cold_build(&recipe, &image_options(), &broken)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("split_whitespace_cold"), "{err}");
+    assert!(err.contains("pre-building"), "the step is named: {err}");
 }

@@ -2,16 +2,19 @@
 //! build figure): a generated tool built from the image's pre-built
 //! dependency set (target p50 <= 5 s), in a build container as the host
 //! makes it (no network, read-only root, tmpfs build directory, limits),
-//! timed from container start to component. Also prints how long the
-//! builder image took to be ready: its making (the toolchain and the
-//! dependency set compiled from the vendored sources) when this run had
-//! to make it. A build container cannot compile the dependencies itself
-//! (it has no C linker for their build scripts), so that making is the
-//! only cold build there is.
+//! timed from container start to component; and a cold build (target
+//! <= 60 s): the same tool with nothing pre-built, its crate and the whole
+//! dependency set compiled from the vendored sources, as making the image
+//! pre-builds them (`warden_sandbox::builder::cold_build`). A build
+//! container cannot compile the dependencies itself (it has no C linker
+//! for their build scripts), so that is the only cold build there is.
+//! Also prints how long the builder image took to be ready (its making,
+//! when this run had to make it).
 //!
 //! cargo bench -p warden-server --bench builder [-- WARM_BUILDS]
 //! (needs Docker and the sandbox base image: `scripts/ensure-docker`,
-//! `warden sandbox build-images`).
+//! `warden sandbox build-images`; the cold build needs root and
+//! `unshare`, as making the image does).
 
 #![allow(
     clippy::unwrap_used,
@@ -23,7 +26,7 @@
 
 use std::time::{Duration, Instant};
 
-use warden_sandbox::builder::build;
+use warden_sandbox::builder::{build, cold_build};
 use warden_sandbox::{Docker, SandboxConfig};
 use warden_server::toolsmith::{DockerBuilder, builder_recipe};
 use warden_toolsmith::EXAMPLE_LIB_RS;
@@ -62,4 +65,12 @@ async fn main() {
         secs(times[times.len() / 2]),
         secs(times[times.len() - 1])
     );
+
+    match cold_build(&recipe, &builder.options, EXAMPLE_LIB_RS).await {
+        Ok(took) => println!(
+            "cold build, nothing pre-built (the tool and its dependency set from source): {}  [target <= 60 s]",
+            secs(took)
+        ),
+        Err(e) => println!("cold build: not measured: {e}"),
+    }
 }

@@ -70,6 +70,47 @@ pub async fn ensure_image(
     Ok(image)
 }
 
+/// A cold build of `lib_rs`: the tool's crate and the recipe's whole
+/// dependency set compiled from their sources (the SDK copied, the crates
+/// vendored), nothing pre-built, exactly as making the image pre-builds
+/// its template; returns how long that took. A build container cannot do
+/// this itself (it has no C linker for the dependencies' build scripts),
+/// so this is the one cold build there is, for measuring it. Needs what
+/// making the image needs (root, `unshare`, the pinned toolchain), not
+/// Docker.
+pub async fn cold_build(
+    recipe: &BuilderRecipe,
+    options: &ImageOptions,
+    lib_rs: &str,
+) -> Result<std::time::Duration, SandboxError> {
+    let toolchain = find_toolchain(&recipe.toolchain, &recipe.target).await?;
+    let dir = options
+        .work_dir
+        .join(format!("toolsmith-cold-{}", std::process::id()));
+    let _ = tokio::fs::remove_dir_all(&dir).await;
+    let recipe = BuilderRecipe {
+        template_lib_rs: lib_rs.to_owned(),
+        ..recipe.clone()
+    };
+    let started = std::time::Instant::now();
+    let result = stage::assemble(&Inputs {
+        recipe: &recipe,
+        source_root: &options.source_root,
+        toolchain: &toolchain.dir,
+        cargo_home: &options.cargo_home,
+        dir: &dir,
+        image: "(a cold build)",
+    })
+    .await
+    .map(|()| started.elapsed());
+    let cleaned = tokio::fs::remove_dir_all(&dir)
+        .await
+        .map_err(|e| SandboxError::io(format!("removing {}", dir.display()), e));
+    let took = result?;
+    cleaned?;
+    Ok(took)
+}
+
 /// A rustup toolchain on this machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Toolchain {

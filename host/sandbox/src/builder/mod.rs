@@ -26,6 +26,6 @@ mod recipe;
 mod run;
 mod stage;
 
-pub use image::{ImageOptions, Toolchain, ensure_image, find_toolchain};
+pub use image::{ImageOptions, Toolchain, cold_build, ensure_image, find_toolchain};
 pub use recipe::BuilderRecipe;
 pub use run::{BuildError, BuildLimits, Built, build, build_spec};

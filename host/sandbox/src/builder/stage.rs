@@ -133,7 +133,7 @@ mount --bind "$STAGE_VENDOR" "$VENDOR"
 mount --bind "$STAGE_TEMPLATE" "$BUILD"
 cd "$BUILD"
 CARGO_HOME="$HOST_CARGO_HOME" cargo vendor --locked --versioned-dirs "$VENDOR/crates" >/dev/null
-CARGO_HOME="$BUILD/.cargo-home" cargo build -j 1 --frozen --offline --release --target "$TARGET"
+CARGO_HOME="$BUILD/.cargo-home" cargo build --frozen --offline --release --target "$TARGET"
 "#;
     run(
         inputs,
