@@ -30,6 +30,7 @@ const CARGO_BENCHES: &[(&str, &str)] = &[
     ("warden-api", "name_lookup"),
     ("warden-mcp", "approval"),
     ("warden-server", "oauth"),
+    ("warden-server", "builder"),
     ("warden-runtime", "runtime"),
     ("warden-runtime", "http_hook"),
     ("warden-sandbox", "sandbox"),
