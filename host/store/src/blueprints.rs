@@ -70,6 +70,9 @@ pub struct BlueprintState {
     pub id: u64,
     pub name: String,
     pub state: String,
+    /// Who proposed it (`agent:NAME`, `operator:NAME`, ...).
+    pub author: String,
+    pub created_ms: u64,
     pub expires_ms: u64,
     /// When it last moved, or (while a host builds or validates it) when
     /// that host last said it still works on it.
@@ -245,7 +248,8 @@ impl SqliteStore {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(
-                "SELECT id, name, state, expires_ms, updated_ms FROM blueprints ORDER BY id DESC",
+                "SELECT id, name, state, author, created_ms, expires_ms, updated_ms \
+                 FROM blueprints ORDER BY id DESC",
             )
             .map_err(StoreError::sql(what))?;
         stmt.query_map([], |r| {
@@ -253,8 +257,10 @@ impl SqliteStore {
                 id: r.get::<_, i64>(0)? as u64,
                 name: r.get(1)?,
                 state: r.get(2)?,
-                expires_ms: r.get::<_, i64>(3)? as u64,
-                updated_ms: r.get::<_, i64>(4)? as u64,
+                author: r.get(3)?,
+                created_ms: r.get::<_, i64>(4)? as u64,
+                expires_ms: r.get::<_, i64>(5)? as u64,
+                updated_ms: r.get::<_, i64>(6)? as u64,
             })
         })
         .and_then(Iterator::collect)

@@ -931,6 +931,17 @@ fn blueprints_move_only_from_where_they_stand(backend: Backend) {
         .into_iter()
         .map(|b| (b.id, b.name, b.state, b.expires_ms, b.updated_ms))
         .collect();
+    let proposed: Vec<_> = store
+        .blueprint_states()
+        .unwrap()
+        .into_iter()
+        .map(|b| (b.author, b.created_ms))
+        .collect();
+    assert_eq!(
+        proposed,
+        [("agent:a".to_owned(), 1_000), ("agent:a".to_owned(), 1_000)],
+        "who proposed them and when, for the per-day limit"
+    );
     assert_eq!(
         states,
         [

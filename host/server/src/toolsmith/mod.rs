@@ -196,7 +196,7 @@ impl Toolsmith {
         let day_ago = now.saturating_sub(24 * 60 * 60 * 1000);
         let recent = self
             .store
-            .blueprints()?
+            .blueprint_states()?
             .iter()
             .filter(|b| b.author == author && b.created_ms > day_ago)
             .count() as u64;

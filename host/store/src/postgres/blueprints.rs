@@ -107,7 +107,8 @@ pub(crate) async fn list(inner: Arc<Inner>) -> Result<Vec<StoredBlueprint>, Stor
 pub(crate) async fn states(inner: Arc<Inner>) -> Result<Vec<BlueprintState>, StoreError> {
     let what = "reading where the blueprints stand";
     let rows = sqlx::query(
-        "SELECT id, name, state, expires_ms, updated_ms FROM blueprints ORDER BY id DESC",
+        "SELECT id, name, state, author, created_ms, expires_ms, updated_ms \
+         FROM blueprints ORDER BY id DESC",
     )
     .fetch_all(&inner.pool)
     .await
@@ -118,8 +119,10 @@ pub(crate) async fn states(inner: Arc<Inner>) -> Result<Vec<BlueprintState>, Sto
                 id: r.try_get::<i64, _>(0)? as u64,
                 name: r.try_get(1)?,
                 state: r.try_get(2)?,
-                expires_ms: r.try_get::<i64, _>(3)? as u64,
-                updated_ms: r.try_get::<i64, _>(4)? as u64,
+                author: r.try_get(3)?,
+                created_ms: r.try_get::<i64, _>(4)? as u64,
+                expires_ms: r.try_get::<i64, _>(5)? as u64,
+                updated_ms: r.try_get::<i64, _>(6)? as u64,
             })
         })
         .collect::<Result<Vec<_>, sqlx::Error>>()
