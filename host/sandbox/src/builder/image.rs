@@ -45,29 +45,41 @@ pub async fn ensure_image(
         return Err(SandboxError::ImageMissing { image: parent });
     }
     let toolchain = find_toolchain(&recipe.toolchain, &recipe.target).await?;
-    let dir = options
-        .work_dir
-        .join(format!("toolsmith-builder-{}", std::process::id()));
-    let _ = tokio::fs::remove_dir_all(&dir).await;
-    let result = async {
+    let (tag, toolchain) = (&image, &toolchain);
+    in_stage(options, "builder", |dir| async move {
         stage::assemble(&Inputs {
             recipe,
             source_root: &options.source_root,
             toolchain: &toolchain.dir,
             cargo_home: &options.cargo_home,
             dir: &dir,
-            image: &image,
+            image: tag,
         })
         .await?;
-        commit(docker, &parent, &image, recipe, &toolchain, &dir).await
-    }
-    .await;
+        commit(docker, &parent, tag, recipe, toolchain, &dir).await
+    })
+    .await?;
+    Ok(image)
+}
+
+/// Runs `work` in a stage directory of its own under the work directory
+/// (`toolsmith-WHAT-PID`): emptied first, removed whatever happened.
+async fn in_stage<T, F, Fut>(options: &ImageOptions, what: &str, work: F) -> Result<T, SandboxError>
+where
+    F: FnOnce(PathBuf) -> Fut,
+    Fut: std::future::Future<Output = Result<T, SandboxError>>,
+{
+    let dir = options
+        .work_dir
+        .join(format!("toolsmith-{what}-{}", std::process::id()));
+    let _ = tokio::fs::remove_dir_all(&dir).await;
+    let result = work(dir.clone()).await;
     let cleaned = tokio::fs::remove_dir_all(&dir)
         .await
         .map_err(|e| SandboxError::io(format!("removing {}", dir.display()), e));
-    result?;
+    let value = result?;
     cleaned?;
-    Ok(image)
+    Ok(value)
 }
 
 /// A cold build of `lib_rs`: the tool's crate and the recipe's whole
@@ -84,31 +96,24 @@ pub async fn cold_build(
     lib_rs: &str,
 ) -> Result<std::time::Duration, SandboxError> {
     let toolchain = find_toolchain(&recipe.toolchain, &recipe.target).await?;
-    let dir = options
-        .work_dir
-        .join(format!("toolsmith-cold-{}", std::process::id()));
-    let _ = tokio::fs::remove_dir_all(&dir).await;
     let recipe = BuilderRecipe {
         template_lib_rs: lib_rs.to_owned(),
         ..recipe.clone()
     };
-    let started = std::time::Instant::now();
-    let result = stage::assemble(&Inputs {
-        recipe: &recipe,
-        source_root: &options.source_root,
-        toolchain: &toolchain.dir,
-        cargo_home: &options.cargo_home,
-        dir: &dir,
-        image: "(a cold build)",
+    in_stage(options, "cold", |dir| async move {
+        let started = std::time::Instant::now();
+        stage::assemble(&Inputs {
+            recipe: &recipe,
+            source_root: &options.source_root,
+            toolchain: &toolchain.dir,
+            cargo_home: &options.cargo_home,
+            dir: &dir,
+            image: "(a cold build)",
+        })
+        .await
+        .map(|()| started.elapsed())
     })
     .await
-    .map(|()| started.elapsed());
-    let cleaned = tokio::fs::remove_dir_all(&dir)
-        .await
-        .map_err(|e| SandboxError::io(format!("removing {}", dir.display()), e));
-    let took = result?;
-    cleaned?;
-    Ok(took)
 }
 
 /// A rustup toolchain on this machine.
