@@ -925,17 +925,14 @@ fn blueprints_move_only_from_where_they_stand(backend: Backend) {
     );
     assert!(!store.touch_blueprint(999, "building", 4_000).unwrap());
     assert_eq!(kinds(store.as_ref()).len(), audited);
-    let states: Vec<_> = store
-        .blueprint_states()
-        .unwrap()
+    let heads = store.blueprint_states().unwrap();
+    let proposed: Vec<_> = heads
+        .iter()
+        .map(|b| (b.author.clone(), b.created_ms))
+        .collect();
+    let states: Vec<_> = heads
         .into_iter()
         .map(|b| (b.id, b.name, b.state, b.expires_ms, b.updated_ms))
-        .collect();
-    let proposed: Vec<_> = store
-        .blueprint_states()
-        .unwrap()
-        .into_iter()
-        .map(|b| (b.author, b.created_ms))
         .collect();
     assert_eq!(
         proposed,

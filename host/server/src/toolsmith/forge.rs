@@ -499,15 +499,13 @@ impl Forge {
         let manifest = warden_signing::sha256_digest(manifest.as_bytes());
         let candidate = registration(stored.id, Arc::new(plugin), derived, blueprint)?;
         let mut live = Vec::new();
-        let store = self.toolsmith.store();
-        for head in store.blueprint_states().map_err(|e| e.to_string())? {
-            if head.state != State::Active.as_str() {
-                continue;
-            }
-            if let Some(b) = store.blueprint(head.id).map_err(|e| e.to_string())? {
-                let (other, _) = self.toolsmith.read(&b).map_err(|e| e.to_string())?;
-                live.push((b.name.clone(), other));
-            }
+        for b in self
+            .toolsmith
+            .blueprints_where(|b| b.state == State::Active.as_str())
+            .map_err(|e| e.to_string())?
+        {
+            let (other, _) = self.toolsmith.read(&b).map_err(|e| e.to_string())?;
+            live.push((b.name.clone(), other));
         }
         let report = validate(&self.gate, &candidate, stored.id, name, blueprint, &live).await?;
         if let Some(failure) = report.failure() {
@@ -571,20 +569,16 @@ impl Forge {
             "host",
             Some("validated and signed".into()),
         )?];
-        // Where the blueprints stand, and only the version this one
-        // supersedes read whole (blueprints carry their components).
-        for head in self.toolsmith.store().blueprint_states()? {
-            if head.name != validated.name || head.state != State::Active.as_str() {
-                continue;
-            }
-            if let Some(b) = self.toolsmith.store().blueprint(head.id)? {
-                steps.push(self.toolsmith.transition(
-                    &b,
-                    State::Superseded,
-                    "host",
-                    Some(format!("superseded by blueprint {}", validated.id)),
-                )?);
-            }
+        let superseded = self
+            .toolsmith
+            .blueprints_where(|b| b.name == validated.name && b.state == State::Active.as_str())?;
+        for b in &superseded {
+            steps.push(self.toolsmith.transition(
+                b,
+                State::Superseded,
+                "host",
+                Some(format!("superseded by blueprint {}", validated.id)),
+            )?);
         }
         let active = self.toolsmith.apply(&steps)?;
         let digest = validated

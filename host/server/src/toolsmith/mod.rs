@@ -16,7 +16,9 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use warden_api::{Attribution, Clock};
-use warden_store::{BlueprintMove, NewBlueprint, Store, StoreError, StoredBlueprint};
+use warden_store::{
+    BlueprintMove, BlueprintState, NewBlueprint, Store, StoreError, StoredBlueprint,
+};
 use warden_toolsmith::{Binding, Blueprint, DeriveFrom, Derived, Limits, State};
 
 use crate::gaps::ToolsmithConfig;
@@ -364,6 +366,24 @@ impl Toolsmith {
         &self.store
     }
 
+    /// The blueprints whose standing `keep` picks, newest first: where
+    /// they all stand is read, and only the picked ones whole (a stored
+    /// blueprint can carry a component).
+    pub(crate) fn blueprints_where(
+        &self,
+        keep: impl Fn(&BlueprintState) -> bool,
+    ) -> Result<Vec<StoredBlueprint>, StoreError> {
+        let mut picked = Vec::new();
+        for head in self.store.blueprint_states()? {
+            if keep(&head)
+                && let Some(b) = self.store.blueprint(head.id)?
+            {
+                picked.push(b);
+            }
+        }
+        Ok(picked)
+    }
+
     /// A stored blueprint read strictly again, and what the host derives
     /// from it under today's configuration.
     pub(crate) fn read(
@@ -392,7 +412,10 @@ impl Toolsmith {
         rollback: bool,
         verify: &dyn Fn(&StoredBlueprint) -> Result<(), String>,
     ) -> Result<Vec<StoredBlueprint>, ServerError> {
-        let all = self.store.blueprints()?;
+        let all = self.blueprints_where(|b| {
+            b.name == name
+                && (b.state == State::Active.as_str() || b.state == State::Superseded.as_str())
+        })?;
         let unknown = |message: String| ServerError::Toolsmith { id: 0, message };
         let active = all
             .iter()
