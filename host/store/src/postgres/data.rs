@@ -8,7 +8,7 @@ use sqlx::Row;
 use warden_api::{ApprovalAnswer, ApprovalRequest, Attribution, AuditEvent, OpenApproval};
 use warden_policy::CapabilityGrant;
 
-use super::{Inner, audit, notify};
+use super::{Inner, audit};
 use crate::chain::Entry;
 use crate::db::ms;
 use crate::{StoreError, StoredRule, StoredTrust, now_ms};
@@ -245,11 +245,10 @@ pub(crate) async fn issue_grant(
     .map_err(StoreError::pg("issuing a grant"))?;
     let event = crate::events::grant_issued(&grant, by.as_ref());
     audit::append_in(&mut tx, &inner, &entries([&event], now_ms())?).await?;
-    announce_grants(&mut tx).await?;
+    grants_moved(&mut tx).await?;
     tx.commit()
         .await
         .map_err(StoreError::pg("issuing a grant"))?;
-    inner.grants_moved();
     Ok(grant)
 }
 
@@ -283,22 +282,32 @@ pub(crate) async fn revoke_grant(
         .map_err(StoreError::pg("revoking a grant"))?;
     let event = crate::events::grant_revoked(&grant, &by);
     audit::append_in(&mut tx, &inner, &entries([&event], now)?).await?;
-    announce_grants(&mut tx).await?;
+    grants_moved(&mut tx).await?;
     tx.commit()
         .await
         .map_err(StoreError::pg("revoking a grant"))?;
-    inner.grants_moved();
     Ok(grant)
 }
 
-/// Tells every replica, when the transaction commits, that grants changed.
-async fn announce_grants(conn: &mut sqlx::PgConnection) -> Result<(), StoreError> {
-    sqlx::query("SELECT pg_notify($1, '')")
-        .bind(notify::GRANTS)
+/// Moves the grant epoch in the transaction that changes grants: every
+/// replica reading it after the commit sees the change.
+async fn grants_moved(conn: &mut sqlx::PgConnection) -> Result<(), StoreError> {
+    sqlx::query("UPDATE grant_epoch SET epoch = epoch + 1")
         .execute(&mut *conn)
         .await
-        .map_err(StoreError::pg("announcing a grant change"))?;
+        .map_err(StoreError::pg("recording a grant change"))?;
     Ok(())
+}
+
+/// Where the grants stand: moved by every committed grant change, on any
+/// replica.
+pub(crate) async fn grant_epoch(inner: Arc<Inner>) -> Result<u64, StoreError> {
+    let epoch: i64 = sqlx::query("SELECT epoch FROM grant_epoch")
+        .fetch_one(&inner.pool)
+        .await
+        .and_then(|r| r.try_get(0))
+        .map_err(StoreError::pg("reading where the grants stand"))?;
+    Ok(epoch as u64)
 }
 
 fn grants_of(rows: &[sqlx::postgres::PgRow]) -> Result<Vec<CapabilityGrant>, StoreError> {

@@ -7,16 +7,15 @@
 //! runtime, and its connections never depend on the caller's runtime
 //! staying alive. Each host key has its own audit chain (`audit.rs`);
 //! every process that writes with that key appends to it in turn, under a
-//! row lock. Grants changed by any replica are announced with
-//! `NOTIFY warden_grants`, which moves [`Store::grants_version`] of every
-//! other replica (`notify.rs`).
+//! row lock. Every grant change moves one epoch row in its transaction,
+//! which [`Store::grants_version`] reads, so a grant revoked on any
+//! replica stops applying at every replica's next call.
 
 mod anchor;
 mod audit;
 mod blueprints;
 mod data;
 mod gaps;
-mod notify;
 mod pins;
 mod schema;
 mod sessions;
@@ -25,7 +24,6 @@ mod store;
 use std::future::Future;
 use std::str::FromStr;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
@@ -53,21 +51,10 @@ pub(crate) struct Inner {
     pub(crate) chain: String,
     pub(crate) cover: Cover,
     pub(crate) audit_args: std::sync::atomic::AtomicBool,
-    /// Moves on every grant change any replica announces.
-    pub(crate) grant_changes: AtomicU64,
     /// The group-commit writer's queue (`audit.rs`).
     pub(crate) appends: tokio::sync::mpsc::UnboundedSender<audit::Append>,
     /// The other chains' heads this host last anchored (`anchor.rs`).
     pub(crate) anchored: std::sync::Mutex<Vec<warden_api::ChainHead>>,
-}
-
-impl Inner {
-    /// Grants changed through this store: its own version moves at once,
-    /// not only when the announcement comes back.
-    pub(crate) fn grants_moved(&self) {
-        self.grant_changes
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    }
 }
 
 impl std::fmt::Debug for PgStore {
@@ -163,7 +150,6 @@ impl PgStore {
             chain,
             cover: Cover::new(key, true),
             audit_args: std::sync::atomic::AtomicBool::new(false),
-            grant_changes: AtomicU64::new(0),
             appends,
             anchored: std::sync::Mutex::new(Vec::new()),
         });
@@ -184,9 +170,7 @@ impl PgStore {
             .map_err(StoreError::pg("registering this host's audit chain"))?;
             Ok(())
         })?;
-        let listening = store.run(notify::listen)?;
         if let Some(runtime) = &store.runtime {
-            runtime.spawn(listening);
             runtime.spawn(audit::writer(Arc::downgrade(&store.inner), queue));
         }
         Ok(store)

@@ -174,7 +174,18 @@ INSERT INTO trust_changes (agent, at_ms, event)
     ORDER BY at_ms, chain, seq;
 ";
 
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
+/// One row whose epoch every grant change moves in its own transaction
+/// (`data.rs`), so each replica reads, before a decision, whether the
+/// grants it holds are still the ones in force: a revocation committed
+/// anywhere applies to every replica's next call. (Versions before this
+/// announced changes with `NOTIFY`, which arrives some time after the
+/// commit.)
+const V8: &str = "
+CREATE TABLE grant_epoch (epoch BIGINT NOT NULL);
+INSERT INTO grant_epoch VALUES (0);
+";
+
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
 
 /// The PostgreSQL schema version this build writes.
 pub const PG_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -116,7 +116,7 @@ impl Store for PgStore {
     }
 
     fn grants_version(&self) -> Result<u64, StoreError> {
-        Ok(self.inner.grant_changes.load(Ordering::SeqCst))
+        self.run(data::grant_epoch)
     }
 
     fn trust(&self, agent: &str) -> Result<Option<StoredTrust>, StoreError> {
