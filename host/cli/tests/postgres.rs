@@ -146,3 +146,58 @@ fn replicas_share_approvals_through_the_database() {
     a.kill();
     b.kill();
 }
+
+/// Trust is one state per agent across replicas: an agent demoted by its
+/// failures on replica A is demoted on replica B at its next call, though
+/// B held the agent's earlier, higher level in memory. (Otherwise an
+/// agent fails on one replica and acts on another.)
+#[test]
+fn an_agent_demoted_on_one_replica_is_demoted_on_every_replica() {
+    let url = postgres_database();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, state_a) = setup(
+        dir.path(),
+        &format!(
+            "[state]\nurl = \"{url}\"\nshared-key = \"shared.key\"\n\
+             [progressive-trust]\nstrategy = \"weighted\"\ninitial-level = \"sandboxed\"\n\
+             sandboxed-to-restricted = 0.3\nrestricted-to-standard = 0.5\n\
+             standard-to-elevated = 0.6\n"
+        ),
+    );
+    let state_b = dir.path().join("state-b");
+    let mut a = Server::start(&config, &state_a);
+    let mut b = Server::start(&config, &state_b);
+    let fetch = json!({"url": "http://127.0.0.1:9/"});
+    let refused_by_trust = |r: &Value| support::text(r).contains("earned trust level");
+
+    // Earned on A, seen on B.
+    for id in 1..5 {
+        let read = a.tool(id, "fs_read", json!({"path": "hello.txt"}));
+        assert!(!is_error(&read), "{read}");
+    }
+    let on_b = b.tool(10, "http_fetch", fetch.clone());
+    assert!(
+        !refused_by_trust(&on_b),
+        "B sees the level earned on A: {on_b}"
+    );
+
+    // Failures on A demote the agent; B, which held the higher level,
+    // applies the demotion to the very next call.
+    let mut demoted = false;
+    for id in 20..60 {
+        let failed = a.tool(id, "fs_read", json!({"path": "no-such-file.txt"}));
+        assert!(is_error(&failed), "{failed}");
+        if refused_by_trust(&a.tool(id + 100, "http_fetch", fetch.clone())) {
+            demoted = true;
+            break;
+        }
+    }
+    assert!(demoted, "failures demote the agent on A");
+    let on_b = b.tool(11, "http_fetch", fetch);
+    assert!(
+        refused_by_trust(&on_b),
+        "the demotion applies on B too: {on_b}"
+    );
+    a.kill();
+    b.kill();
+}

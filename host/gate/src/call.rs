@@ -146,6 +146,9 @@ impl Inner {
         request: &CallRequest,
         prepared: &Prepared,
     ) -> Decision {
+        if let Some(refused) = self.refresh_trust(&request.context.agent) {
+            return refused;
+        }
         let call = prepared.call_by(entry, request.context.principal.as_ref());
         let env = self.env(prepared);
         let grants = self.durable.grants.as_ref().map(|g| g.current());
@@ -386,6 +389,26 @@ impl Inner {
         );
         durable::audit_later(self.durable.journal.as_ref(), &event).await;
         envelope
+    }
+
+    /// With a store other hosts share, the agent's trust as stored now
+    /// applies to its policy before the decision; a state that cannot be
+    /// read refuses the call (fail closed: it may have gone down).
+    fn refresh_trust(&self, agent: &str) -> Option<Decision> {
+        let trust = self.trust.as_ref()?;
+        // An agent the gate does not know is refused by the decision.
+        self.agents.with(agent, |_| ())?;
+        match trust.refresh(agent) {
+            Ok(Some(levels)) => self.agents.set_trust(agent, levels),
+            Ok(None) => {}
+            Err(e) => {
+                return Some(Decision::deny(
+                    Layer::Category,
+                    format!("the trust of agent `{agent}` could not be read ({e}); try again"),
+                ));
+            }
+        }
+        None
     }
 
     /// Progressive trust learns from a call that ran.

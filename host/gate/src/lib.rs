@@ -51,6 +51,6 @@ pub use gate::{Gate, ListingChange};
 pub use paths::CallPaths;
 pub use question::{SHOWN_CHARS, shown_arguments};
 pub use table::{Registration, TableChange};
-pub use trust::{DEFAULT_DIFFICULTY, TrustKeeper, TrustStore};
+pub use trust::{DEFAULT_DIFFICULTY, Stored, TrustKeeper, TrustStore};
 pub use validate::ArgsValidator;
 pub use warden_api::{Answerer, ApprovalAnswer, ApprovalRequest, Approver, Attribution};

@@ -11,6 +11,14 @@
 //! level are written at the next [`TrustKeeper::tick`] or
 //! [`TrustKeeper::flush`] (a killed host loses at most those counts, never
 //! a level change). Time is the gate's clock.
+//!
+//! Attack: an agent that fails on one replica and acts on another, which
+//! still holds its earlier, higher level. When other hosts share the
+//! store ([`TrustStore::shared`]), every change is written at once, the
+//! state is read again before each decision ([`TrustKeeper::refresh`]),
+//! and a write made from a state another host moved meanwhile is refused
+//! by the store and made again from the stored one: one state per agent,
+//! no update lost.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -28,21 +36,46 @@ pub const DEFAULT_DIFFICULTY: f64 = 0.5;
 
 /// Where trust states are kept between runs.
 pub trait TrustStore: Send + Sync {
-    /// `agent`'s stored state, if any.
-    fn load(&self, agent: &str) -> Result<Option<TrustState>, JournalError>;
+    /// `agent`'s stored state, if any, with the form it is stored in.
+    fn load(&self, agent: &str) -> Result<Option<Stored>, JournalError>;
     /// Stores `state` and appends `events` to the audit log, in one
-    /// transaction.
+    /// transaction, when the stored form is still `prior` (`None`: none
+    /// stored). Returns the form stored, or `None`: another process
+    /// changed it, and nothing was written.
     fn save(
         &self,
         agent: &str,
+        prior: Option<&serde_json::Value>,
         state: &TrustState,
         events: &[AuditEvent],
-    ) -> Result<(), JournalError>;
+    ) -> Result<Option<serde_json::Value>, JournalError>;
+    /// Whether other running hosts change these states too (replicas on
+    /// one database).
+    fn shared(&self) -> bool {
+        false
+    }
+}
+
+/// How many times a change is made again from the stored state, when
+/// other hosts keep moving it, before it fails.
+const ATTEMPTS: usize = 16;
+
+/// A state as the store holds it.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    pub state: TrustState,
+    /// The form it is stored in, which a write from it must find there
+    /// still (compared as stored: an older build's form is not rewritten
+    /// into this build's before the comparison).
+    pub form: serde_json::Value,
 }
 
 struct Kept {
     state: TrustState,
-    /// Counters moved since the last save.
+    /// The stored form as this keeper last read or wrote it (`None`:
+    /// none stored).
+    stored: Option<serde_json::Value>,
+    /// Counters moved since then, not yet written.
     dirty: bool,
 }
 
@@ -101,28 +134,37 @@ impl TrustKeeper {
         self.states.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// `agent`'s kept state, loaded from the store the first time.
+    /// `agent`'s kept state, loaded from the store the first time, and
+    /// every time when the store is shared.
     fn kept<'m>(
         &self,
         states: &'m mut BTreeMap<String, Kept>,
         agent: &str,
     ) -> Result<&'m mut Kept, JournalError> {
-        if !states.contains_key(agent) {
-            let state = match self.store.load(agent)? {
-                Some(state) => state,
-                None => self.config.initial_state(self.clock.now_ms()),
-            };
-            states.insert(
-                agent.to_owned(),
-                Kept {
-                    state,
-                    dirty: false,
-                },
-            );
+        if self.store.shared() || !states.contains_key(agent) {
+            self.reload(states, agent)?;
         }
         states
             .get_mut(agent)
             .ok_or_else(|| JournalError::new("a trust state vanished while held"))
+    }
+
+    /// Reads `agent`'s state from the store, in place of the kept one.
+    fn reload(&self, states: &mut BTreeMap<String, Kept>, agent: &str) -> Result<(), JournalError> {
+        let kept = match self.store.load(agent)? {
+            Some(Stored { state, form }) => Kept {
+                state,
+                stored: Some(form),
+                dirty: false,
+            },
+            None => Kept {
+                state: self.config.initial_state(self.clock.now_ms()),
+                stored: None,
+                dirty: false,
+            },
+        };
+        states.insert(agent.to_owned(), kept);
+        Ok(())
     }
 
     /// The levels trust gives `agent` now (`None`: trust is disabled).
@@ -135,29 +177,60 @@ impl TrustKeeper {
         Ok(self.config.levels(&kept.state))
     }
 
+    /// Before a decision: when other hosts share the store, `agent`'s
+    /// state as stored now, and its levels when they moved since this
+    /// keeper last saw them (`None`: they did not, or nothing is shared).
+    pub fn refresh(&self, agent: &str) -> Result<Option<Levels>, JournalError> {
+        if !self.enabled() || !self.store.shared() {
+            return Ok(None);
+        }
+        let mut states = self.states();
+        let before = states.get(agent).map(|k| self.config.levels(&k.state));
+        let kept = self.kept(&mut states, agent)?;
+        let now = self.config.levels(&kept.state);
+        Ok((before != Some(now.clone())).then_some(now))
+    }
+
     /// Applies `event` to `agent`'s state. A step that changed a level or
     /// asks for a person is written now, with its audit records; other
-    /// changes wait for the next tick or flush. Returns the new levels
-    /// when they changed.
+    /// changes wait for the next tick or flush (or are written now too,
+    /// when the store is shared). A write refused because another host
+    /// moved the state is made again from the stored one. Returns the new
+    /// levels when they changed.
     fn apply(&self, agent: &str, event: TrustEvent<'_>) -> Result<Option<Levels>, JournalError> {
         let now = self.clock.now_ms();
         let mut states = self.states();
-        let kept = self.kept(&mut states, agent)?;
-        let mut next = kept.state.clone();
-        let step = self.config.apply(&mut next, event, now);
-        let before = self.config.levels(&kept.state);
-        let after = self.config.levels(&next);
-        if step.changed.is_empty() && step.ask.is_none() {
-            if next != kept.state {
-                kept.state = next;
-                kept.dirty = true;
+        for _ in 0..ATTEMPTS {
+            let kept = self.kept(&mut states, agent)?;
+            let mut next = kept.state.clone();
+            let step = self.config.apply(&mut next, event, now);
+            let before = self.config.levels(&kept.state);
+            let after = self.config.levels(&next);
+            let changed = (before != after).then_some(after);
+            let audited = !step.changed.is_empty() || step.ask.is_some();
+            if !audited && (next == kept.state || !self.store.shared()) {
+                if next != kept.state {
+                    kept.state = next;
+                    kept.dirty = true;
+                }
+                return Ok(changed);
             }
-        } else {
-            self.store.save(agent, &next, &step_events(agent, &step))?;
-            kept.state = next;
-            kept.dirty = false;
+            let events = step_events(agent, &step);
+            if let Some(form) = self
+                .store
+                .save(agent, kept.stored.as_ref(), &next, &events)?
+            {
+                *kept = Kept {
+                    state: next,
+                    stored: Some(form),
+                    dirty: false,
+                };
+                return Ok(changed);
+            }
+            // Another host moved it: start again from what it stored.
+            self.reload(&mut states, agent)?;
         }
-        Ok((before != after).then_some(after))
+        Err(moving(agent))
     }
 
     /// A call of `agent` in `category` ended (`ok` or not); `difficulty`
@@ -202,12 +275,27 @@ impl TrustKeeper {
         changed
     }
 
-    /// Writes every state whose counters moved since its last save.
+    /// Writes every state whose counters moved since its last save. A
+    /// state another process moved meanwhile is read again: those
+    /// counters are lost, never its change.
     pub fn flush(&self) -> Result<(), JournalError> {
         let mut states = self.states();
+        let mut stale = Vec::new();
         for (agent, kept) in states.iter_mut().filter(|(_, k)| k.dirty) {
-            self.store.save(agent, &kept.state, &[])?;
-            kept.dirty = false;
+            match self
+                .store
+                .save(agent, kept.stored.as_ref(), &kept.state, &[])?
+            {
+                Some(form) => {
+                    kept.stored = Some(form);
+                    kept.dirty = false;
+                }
+                None => stale.push(agent.clone()),
+            }
+        }
+        for agent in stale {
+            tracing::warn!(%agent, "trust was changed by another process; its counters since the last save are dropped");
+            self.reload(&mut states, &agent)?;
         }
         Ok(())
     }
@@ -241,22 +329,33 @@ impl TrustKeeper {
             return Err(TrustError::Disabled);
         }
         let mut states = self.states();
-        let kept = self
-            .kept(&mut states, agent)
-            .map_err(TrustError::NotRecorded)?;
-        let mut next = kept.state.clone();
-        let Some(promotion) = approve_promotion(&mut next) else {
-            return Err(TrustError::NothingWaiting(agent.to_owned()));
-        };
-        let event = approved_event(agent, &promotion, by);
-        self.store
-            .save(agent, &next, &[event])
-            .map_err(TrustError::NotRecorded)?;
-        let before = self.config.levels(&kept.state);
-        kept.state = next;
-        kept.dirty = false;
-        let after = self.config.levels(&kept.state);
-        Ok((kept.state.clone(), (before != after).then_some(after)))
+        for _ in 0..ATTEMPTS {
+            let kept = self
+                .kept(&mut states, agent)
+                .map_err(TrustError::NotRecorded)?;
+            let mut next = kept.state.clone();
+            let Some(promotion) = approve_promotion(&mut next) else {
+                return Err(TrustError::NothingWaiting(agent.to_owned()));
+            };
+            let event = approved_event(agent, &promotion, by.clone());
+            if let Some(form) = self
+                .store
+                .save(agent, kept.stored.as_ref(), &next, &[event])
+                .map_err(TrustError::NotRecorded)?
+            {
+                let before = self.config.levels(&kept.state);
+                let after = self.config.levels(&next);
+                *kept = Kept {
+                    state: next.clone(),
+                    stored: Some(form),
+                    dirty: false,
+                };
+                return Ok((next, (before != after).then_some(after)));
+            }
+            self.reload(&mut states, agent)
+                .map_err(TrustError::NotRecorded)?;
+        }
+        Err(TrustError::NotRecorded(moving(agent)))
     }
 
     fn state(&self, agent: &str) -> Result<TrustState, TrustError> {
@@ -268,6 +367,14 @@ impl TrustKeeper {
             .map(|k| k.state.clone())
             .map_err(TrustError::NotRecorded)
     }
+}
+
+/// A change that other hosts kept overtaking.
+fn moving(agent: &str) -> JournalError {
+    JournalError::new(format!(
+        "the trust of `{agent}` kept changing in the store while this host wrote it \
+         ({ATTEMPTS} attempts); try again"
+    ))
 }
 
 /// A trust state as the admin API shows it.

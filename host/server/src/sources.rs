@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use warden_api::{AuditEvent, JournalError, SessionStates};
-use warden_gate::{Clock, GrantStore, TrustStore};
+use warden_gate::{Clock, GrantStore, Stored, TrustStore};
 use warden_policy::trust::TrustState;
 use warden_policy::{CapabilityGrant, GrantSet};
 use warden_store::Store;
@@ -66,7 +66,7 @@ impl GrantStore for StoreGrants {
 pub struct StoreTrust(pub Arc<dyn Store>);
 
 impl TrustStore for StoreTrust {
-    fn load(&self, agent: &str) -> Result<Option<TrustState>, JournalError> {
+    fn load(&self, agent: &str) -> Result<Option<Stored>, JournalError> {
         let Some(stored) = self
             .0
             .trust(agent)
@@ -74,22 +74,32 @@ impl TrustStore for StoreTrust {
         else {
             return Ok(None);
         };
-        serde_json::from_value(stored.state)
-            .map(Some)
-            .map_err(|e| JournalError::with_source(format!("the stored trust of `{agent}`"), e))
+        let state = serde_json::from_value(stored.state.clone())
+            .map_err(|e| JournalError::with_source(format!("the stored trust of `{agent}`"), e))?;
+        Ok(Some(Stored {
+            state,
+            form: stored.state,
+        }))
     }
 
     fn save(
         &self,
         agent: &str,
+        prior: Option<&serde_json::Value>,
         state: &TrustState,
         events: &[AuditEvent],
-    ) -> Result<(), JournalError> {
+    ) -> Result<Option<serde_json::Value>, JournalError> {
         let value = serde_json::to_value(state)
             .map_err(|e| JournalError::with_source("encoding trust", e))?;
-        self.0
-            .put_trust(agent, &value, events)
-            .map_err(|e| JournalError::with_source("recording trust", e))
+        let written = self
+            .0
+            .put_trust(agent, prior, &value, events)
+            .map_err(|e| JournalError::with_source("recording trust", e))?;
+        Ok(written.then_some(value))
+    }
+
+    fn shared(&self) -> bool {
+        self.0.shared()
     }
 }
 

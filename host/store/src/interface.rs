@@ -52,6 +52,12 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn schema_version(&self) -> Result<u32, StoreError>;
     /// Whether decisions carry the call's arguments (else their digest).
     fn audit_args(&self) -> bool;
+    /// Whether other running hosts share this state (replicas on one
+    /// database): what a host keeps in memory can go stale at any
+    /// moment, so state that decides calls is read before each one.
+    fn shared(&self) -> bool {
+        false
+    }
 
     /// Adds an allow rule (once; adding it again changes nothing) and
     /// audits it with who added it.
@@ -114,13 +120,17 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The newest `limit` trust changes of all agents (each written with
     /// its `put_trust`), newest first.
     fn trust_changes(&self, limit: u64) -> Result<Vec<StoredTrustChange>, StoreError>;
-    /// Replaces an agent's trust state; `changes` are audited with it.
+    /// Replaces an agent's trust state, when the stored one is still
+    /// `prior` (`None`: nothing stored yet); `changes` are audited with
+    /// it. `false`: another process changed it since, and nothing was
+    /// written (read it again and start from there).
     fn put_trust(
         &self,
         agent: &str,
+        prior: Option<&serde_json::Value>,
         state: &serde_json::Value,
         changes: &[AuditEvent],
-    ) -> Result<(), StoreError>;
+    ) -> Result<bool, StoreError>;
 
     /// Pins each of `pins` (its `approved_ms` and `by` are the store's to
     /// set), replacing an earlier pin of the same server and tool;

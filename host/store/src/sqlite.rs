@@ -114,10 +114,11 @@ impl Store for SqliteStore {
     fn put_trust(
         &self,
         agent: &str,
+        prior: Option<&serde_json::Value>,
         state: &serde_json::Value,
         changes: &[AuditEvent],
-    ) -> Result<(), StoreError> {
-        SqliteStore::put_trust(self, agent, state, changes)
+    ) -> Result<bool, StoreError> {
+        SqliteStore::put_trust(self, agent, prior, state, changes)
     }
 
     fn pin_definitions(&self, pins: &[DefinitionPin], by: &Attribution) -> Result<(), StoreError> {

@@ -39,6 +39,24 @@ pub(crate) fn history_rows(changes: &[AuditEvent]) -> Result<Vec<(String, String
         .collect()
 }
 
+/// Whether the stored state (its text, `None`: no row) is still `prior`,
+/// compared as JSON values: another process's write in between makes it
+/// differ, and the writer must start again from what is stored.
+pub(crate) fn still(
+    stored: Option<&str>,
+    prior: Option<&serde_json::Value>,
+) -> Result<bool, StoreError> {
+    match (stored, prior) {
+        (None, None) => Ok(true),
+        (Some(text), Some(prior)) => {
+            let stored: serde_json::Value =
+                serde_json::from_str(text).map_err(StoreError::data("reading trust"))?;
+            Ok(&stored == prior)
+        }
+        _ => Ok(false),
+    }
+}
+
 impl SqliteStore {
     pub fn trust(&self, agent: &str) -> Result<Option<StoredTrust>, StoreError> {
         let row: Option<(String, i64)> = self
@@ -60,18 +78,32 @@ impl SqliteStore {
         .transpose()
     }
 
-    /// Replaces an agent's trust state; `changes` (level changes) are
-    /// audited in the same transaction.
+    /// Replaces an agent's trust state when the stored one is still
+    /// `prior` (`None`: none stored); `changes` (level changes) are
+    /// audited in the same transaction. `false`: it was not, and nothing
+    /// was written.
     pub fn put_trust(
         &self,
         agent: &str,
+        prior: Option<&serde_json::Value>,
         state: &serde_json::Value,
         changes: &[AuditEvent],
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         let mut conn = self.conn();
         let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(StoreError::sql("writing trust"))?;
+        let stored: Option<String> = tx
+            .query_row(
+                "SELECT state FROM trust WHERE agent = ?1",
+                params![agent],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(StoreError::sql("writing trust"))?;
+        if !still(stored.as_deref(), prior)? {
+            return Ok(false);
+        }
         let now = now_ms();
         tx.execute(
             "INSERT INTO trust (agent, state, updated_ms) VALUES (?1, ?2, ?3) \
@@ -87,7 +119,8 @@ impl SqliteStore {
             )
             .map_err(StoreError::sql("writing trust"))?;
         }
-        tx.commit().map_err(StoreError::sql("writing trust"))
+        tx.commit().map_err(StoreError::sql("writing trust"))?;
+        Ok(true)
     }
 
     /// The newest `limit` trust changes of all agents, newest first.

@@ -282,9 +282,11 @@ fn trust_is_replaced_and_its_changes_audited(backend: Backend) {
     let place = Place::new(backend);
     let store = place.open("host");
     assert!(store.trust("a").unwrap().is_none());
-    store
-        .put_trust("a", &serde_json::json!({"level": 1}), &[])
-        .unwrap();
+    assert!(
+        store
+            .put_trust("a", None, &serde_json::json!({"level": 1}), &[])
+            .unwrap()
+    );
     let change = AuditEvent::Trust {
         agent: "a".into(),
         from: "standard".into(),
@@ -292,9 +294,25 @@ fn trust_is_replaced_and_its_changes_audited(backend: Backend) {
         reason: "promoted".into(),
         by: None,
     };
+    // Written from a state that is no longer stored: refused, nothing
+    // audited.
+    for stale in [None, Some(serde_json::json!({"level": 0}))] {
+        assert!(
+            !store
+                .put_trust(
+                    "a",
+                    stale.as_ref(),
+                    &serde_json::json!({"level": 9}),
+                    std::slice::from_ref(&change),
+                )
+                .unwrap()
+        );
+    }
+    assert!(store.trust_changes(10).unwrap().is_empty());
     store
         .put_trust(
             "a",
+            Some(&serde_json::json!({"level": 1})),
             &serde_json::json!({"level": 2}),
             std::slice::from_ref(&change),
         )
@@ -303,6 +321,46 @@ fn trust_is_replaced_and_its_changes_audited(backend: Backend) {
     assert_eq!(stored.state, serde_json::json!({"level": 2}));
     assert!(store.trust("b").unwrap().is_none());
     assert_eq!(kinds(store.as_ref()), ["trust"]);
+}
+
+/// Hosts (or replicas) that count an agent's outcomes at once, each
+/// reading the state, changing it and writing it from what it read, lose
+/// no count: a write from a state that moved meanwhile is refused, and
+/// the writer starts again from what is stored.
+fn concurrent_trust_writers_lose_no_update(backend: Backend) {
+    let place = Place::new(backend);
+    let stores = [place.open("host"), place.open("host")];
+    assert_eq!(
+        stores[0].shared(),
+        matches!(backend, Backend::Postgres),
+        "a database other hosts share says so"
+    );
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let store = stores[t % 2].clone();
+            std::thread::spawn(move || {
+                for _ in 0..25 {
+                    loop {
+                        let prior = store.trust("a").unwrap().map(|t| t.state);
+                        let n = prior.as_ref().map_or(0, |p| p["n"].as_u64().unwrap());
+                        if store
+                            .put_trust("a", prior.as_ref(), &json!({"n": n + 1}), &[])
+                            .unwrap()
+                        {
+                            break;
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(
+        stores[0].trust("a").unwrap().unwrap().state,
+        json!({"n": 100})
+    );
 }
 
 fn concurrent_appends_make_one_verifiable_chain(backend: Backend) {
@@ -471,12 +529,20 @@ fn trust_changes_are_kept_beside_the_chain_newest_first(backend: Backend) {
     };
     for n in 0..3 {
         store.append(&outcome(n)).unwrap();
-        store
-            .put_trust("a", &json!({"n": n}), &[change("a", n), outcome(n)])
-            .unwrap();
+        let prior = (n > 0).then(|| json!({"n": n - 1}));
+        assert!(
+            store
+                .put_trust(
+                    "a",
+                    prior.as_ref(),
+                    &json!({"n": n}),
+                    &[change("a", n), outcome(n)]
+                )
+                .unwrap()
+        );
     }
     // A state written without a change adds no history.
-    store.put_trust("b", &json!({}), &[]).unwrap();
+    store.put_trust("b", None, &json!({}), &[]).unwrap();
     let seen = |changes: Vec<warden_store::StoredTrustChange>| -> Vec<(String, String)> {
         changes
             .iter()
@@ -515,7 +581,7 @@ fn trust_changes_are_kept_beside_the_chain_newest_first(backend: Backend) {
     if matches!(backend, Backend::Postgres) {
         place
             .open("other")
-            .put_trust("c", &json!({}), &[change("c", 7)])
+            .put_trust("c", None, &json!({}), &[change("c", 7)])
             .unwrap();
         assert_eq!(
             seen(store.trust_changes(1).unwrap()),
@@ -1069,6 +1135,7 @@ conformance!(
     records_queued_for_later_are_in_every_read_of_the_log,
     state_survives_reopening_and_the_chain_goes_on,
     a_change_by_another_store_moves_the_grants_version,
+    concurrent_trust_writers_lose_no_update,
     stores_of_one_key_share_its_chain,
     trust_changes_are_kept_beside_the_chain_newest_first,
     an_answer_never_lands_twice_under_a_race,

@@ -375,22 +375,54 @@ pub(crate) async fn trust(
 pub(crate) async fn put_trust(
     inner: Arc<Inner>,
     agent: String,
+    prior: Option<serde_json::Value>,
     state: serde_json::Value,
     changes: Vec<AuditEvent>,
-) -> Result<(), StoreError> {
+) -> Result<bool, StoreError> {
     let failed = StoreError::pg("writing trust");
     let now = now_ms();
     let mut tx = inner.pool.begin().await.map_err(failed)?;
-    sqlx::query(
-        "INSERT INTO trust (agent, state, updated_ms) VALUES ($1, $2, $3) \
-         ON CONFLICT (agent) DO UPDATE SET state = excluded.state, updated_ms = excluded.updated_ms",
-    )
-    .bind(&agent)
-    .bind(state.to_string())
-    .bind(ms(now))
-    .execute(&mut *tx)
-    .await
-    .map_err(StoreError::pg("writing trust"))?;
+    // The row (or, for an agent with none, its insertion) is what
+    // concurrent writers of one agent's trust wait on.
+    let written = match &prior {
+        None => {
+            sqlx::query(
+                "INSERT INTO trust (agent, state, updated_ms) VALUES ($1, $2, $3) \
+             ON CONFLICT (agent) DO NOTHING",
+            )
+            .bind(&agent)
+            .bind(state.to_string())
+            .bind(ms(now))
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError::pg("writing trust"))?
+            .rows_affected()
+                == 1
+        }
+        Some(_) => {
+            let stored: Option<String> =
+                sqlx::query("SELECT state FROM trust WHERE agent = $1 FOR UPDATE")
+                    .bind(&agent)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .and_then(|r| r.map(|r| r.try_get(0)).transpose())
+                    .map_err(StoreError::pg("writing trust"))?;
+            if !crate::trust::still(stored.as_deref(), prior.as_ref())? {
+                return Ok(false);
+            }
+            sqlx::query("UPDATE trust SET state = $2, updated_ms = $3 WHERE agent = $1")
+                .bind(&agent)
+                .bind(state.to_string())
+                .bind(ms(now))
+                .execute(&mut *tx)
+                .await
+                .map_err(StoreError::pg("writing trust"))?;
+            true
+        }
+    };
+    if !written {
+        return Ok(false);
+    }
     audit::append_in(&mut tx, &inner, &entries(&changes, now)?).await?;
     for (agent, event) in crate::trust::history_rows(&changes)? {
         sqlx::query("INSERT INTO trust_changes (agent, at_ms, event) VALUES ($1, $2, $3)")
@@ -401,7 +433,8 @@ pub(crate) async fn put_trust(
             .await
             .map_err(StoreError::pg("writing trust"))?;
     }
-    tx.commit().await.map_err(StoreError::pg("writing trust"))
+    tx.commit().await.map_err(StoreError::pg("writing trust"))?;
+    Ok(true)
 }
 
 /// The newest `limit` trust changes of all agents (every host's), newest

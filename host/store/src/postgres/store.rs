@@ -24,6 +24,10 @@ impl Store for PgStore {
         self.inner.location.clone()
     }
 
+    fn shared(&self) -> bool {
+        true
+    }
+
     fn schema_version(&self) -> Result<u32, StoreError> {
         PgStore::schema_version(self)
     }
@@ -127,11 +131,17 @@ impl Store for PgStore {
     fn put_trust(
         &self,
         agent: &str,
+        prior: Option<&serde_json::Value>,
         state: &serde_json::Value,
         changes: &[AuditEvent],
-    ) -> Result<(), StoreError> {
-        let (agent, state, changes) = (agent.to_owned(), state.clone(), changes.to_vec());
-        self.run(|inner| data::put_trust(inner, agent, state, changes))
+    ) -> Result<bool, StoreError> {
+        let (agent, prior, state, changes) = (
+            agent.to_owned(),
+            prior.cloned(),
+            state.clone(),
+            changes.to_vec(),
+        );
+        self.run(|inner| data::put_trust(inner, agent, prior, state, changes))
     }
 
     fn pin_definitions(&self, pins: &[DefinitionPin], by: &Attribution) -> Result<(), StoreError> {
