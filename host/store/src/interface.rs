@@ -21,8 +21,8 @@ use warden_signing::{PublicKey, SecretKey};
 
 use crate::{
     AuditRecord, BlueprintMove, BlueprintState, Break, DefinitionPin, GapRule, GapSummary,
-    GapTally, NewBlueprint, NewGap, Others, StoreError, StoredBlueprint, StoredRule, StoredTrust,
-    StoredTrustChange, Verified,
+    GapTally, NewBlueprint, NewGap, Others, PluginFiles, SharedPlugin, StoreError, StoredBlueprint,
+    StoredRule, StoredTrust, StoredTrustChange, Verified,
 };
 
 /// How an answered approval was closed.
@@ -130,6 +130,20 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         prior: Option<&serde_json::Value>,
         state: &serde_json::Value,
         changes: &[AuditEvent],
+    ) -> Result<bool, StoreError>;
+
+    /// The deployment's installed plugins and removals, by name
+    /// (`plugins.rs`), without their files.
+    fn shared_plugins(&self) -> Result<Vec<SharedPlugin>, StoreError>;
+    /// The files of plugin `name` as installed with `digest`.
+    fn plugin_files(&self, name: &str, digest: &str) -> Result<Option<PluginFiles>, StoreError>;
+    /// Records an install (with its files) or a removal (`digest` and
+    /// `files` `None`) of `plugin.name`, unless a newer change of that
+    /// name is stored. Returns whether it was written.
+    fn put_shared_plugin(
+        &self,
+        plugin: &SharedPlugin,
+        files: Option<&PluginFiles>,
     ) -> Result<bool, StoreError>;
 
     /// Pins each of `pins` (its `approved_ms` and `by` are the store's to

@@ -169,7 +169,20 @@ INSERT INTO trust_changes (agent, at_ms, event)
     ORDER BY seq;
 ";
 
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
+/// Version 11: the deployment's installed plugins (`plugins.rs`), which
+/// replicas sharing a store keep their own registries equal to.
+const V11: &str = "
+CREATE TABLE plugins (
+    name TEXT PRIMARY KEY,
+    digest TEXT,
+    record TEXT NOT NULL,
+    component BLOB,
+    signature TEXT,
+    at_ms INTEGER NOT NULL
+);
+";
+
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -16,6 +16,7 @@ use crate::{
 };
 use crate::{BlueprintMove, BlueprintState, NewBlueprint, StoredBlueprint};
 use crate::{GapRule, GapSummary, GapTally, NewGap};
+use crate::{PluginFiles, SharedPlugin};
 
 impl Store for SqliteStore {
     fn location(&self) -> String {
@@ -119,6 +120,22 @@ impl Store for SqliteStore {
         changes: &[AuditEvent],
     ) -> Result<bool, StoreError> {
         SqliteStore::put_trust(self, agent, prior, state, changes)
+    }
+
+    fn shared_plugins(&self) -> Result<Vec<SharedPlugin>, StoreError> {
+        SqliteStore::shared_plugins(self)
+    }
+
+    fn plugin_files(&self, name: &str, digest: &str) -> Result<Option<PluginFiles>, StoreError> {
+        SqliteStore::plugin_files(self, name, digest)
+    }
+
+    fn put_shared_plugin(
+        &self,
+        plugin: &SharedPlugin,
+        files: Option<&PluginFiles>,
+    ) -> Result<bool, StoreError> {
+        SqliteStore::put_shared_plugin(self, plugin, files)
     }
 
     fn pin_definitions(&self, pins: &[DefinitionPin], by: &Attribution) -> Result<(), StoreError> {

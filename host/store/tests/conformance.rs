@@ -23,7 +23,7 @@ use warden_policy::{Boundary, Capability, CapabilityGrant};
 use warden_signing::SecretKey;
 use warden_store::{
     BlueprintMove, Closed, DefinitionPin, GapRule, NewBlueprint, NewGap, PG_SCHEMA_VERSION,
-    PgStore, SqliteStore, Store, StoreError, host_key, now_ms,
+    PgStore, PluginFiles, SharedPlugin, SqliteStore, Store, StoreError, host_key, now_ms,
 };
 
 #[derive(Debug, Clone, Copy)]
@@ -361,6 +361,59 @@ fn concurrent_trust_writers_lose_no_update(backend: Backend) {
         stores[0].trust("a").unwrap().unwrap().state,
         json!({"n": 100})
     );
+}
+
+/// The deployment's plugins: an install with its files, seen by every
+/// store of the database; a change older than the one stored changes
+/// nothing (a replica publishing what it holds never undoes a later
+/// install or removal); a removal leaves a tombstone without files.
+fn shared_plugins_keep_the_newest_change_of_each_name(backend: Backend) {
+    let place = Place::new(backend);
+    let a = place.open("host");
+    let plugin = |digest: Option<&str>, at_ms: u64| SharedPlugin {
+        name: "fs".into(),
+        digest: digest.map(str::to_owned),
+        record: digest.map_or(serde_json::Value::Null, |d| json!({"digest": d})),
+        at_ms,
+    };
+    let files = |n: u8| PluginFiles {
+        component: vec![0, n, 0xff],
+        signature: (n % 2 == 1).then(|| format!("signature {n}")),
+    };
+    assert!(a.shared_plugins().unwrap().is_empty());
+    assert!(
+        a.put_shared_plugin(&plugin(Some("sha256:1"), 100), Some(&files(1)))
+            .unwrap()
+    );
+    let b = place.open("host");
+    assert_eq!(
+        b.shared_plugins().unwrap(),
+        vec![plugin(Some("sha256:1"), 100)]
+    );
+    assert_eq!(b.plugin_files("fs", "sha256:1").unwrap(), Some(files(1)));
+    assert_eq!(b.plugin_files("fs", "sha256:2").unwrap(), None);
+    assert_eq!(b.plugin_files("other", "sha256:1").unwrap(), None);
+
+    // Older than what is stored: nothing changes.
+    assert!(
+        !b.put_shared_plugin(&plugin(Some("sha256:0"), 99), Some(&files(0)))
+            .unwrap()
+    );
+    assert!(!b.put_shared_plugin(&plugin(None, 50), None).unwrap());
+    assert_eq!(
+        a.shared_plugins().unwrap(),
+        vec![plugin(Some("sha256:1"), 100)]
+    );
+
+    assert!(
+        b.put_shared_plugin(&plugin(Some("sha256:2"), 200), Some(&files(2)))
+            .unwrap()
+    );
+    assert_eq!(a.plugin_files("fs", "sha256:2").unwrap(), Some(files(2)));
+    assert_eq!(a.plugin_files("fs", "sha256:1").unwrap(), None);
+    assert!(a.put_shared_plugin(&plugin(None, 300), None).unwrap());
+    assert_eq!(b.shared_plugins().unwrap(), vec![plugin(None, 300)]);
+    assert_eq!(b.plugin_files("fs", "sha256:2").unwrap(), None);
 }
 
 fn concurrent_appends_make_one_verifiable_chain(backend: Backend) {
@@ -1136,6 +1189,7 @@ conformance!(
     state_survives_reopening_and_the_chain_goes_on,
     a_change_by_another_store_moves_the_grants_version,
     concurrent_trust_writers_lose_no_update,
+    shared_plugins_keep_the_newest_change_of_each_name,
     stores_of_one_key_share_its_chain,
     trust_changes_are_kept_beside_the_chain_newest_first,
     an_answer_never_lands_twice_under_a_race,

@@ -17,6 +17,7 @@ mod blueprints;
 mod data;
 mod gaps;
 mod pins;
+mod plugins;
 mod schema;
 mod sessions;
 mod store;

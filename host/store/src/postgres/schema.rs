@@ -185,7 +185,20 @@ CREATE TABLE grant_epoch (epoch BIGINT NOT NULL);
 INSERT INTO grant_epoch VALUES (0);
 ";
 
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
+/// The deployment's installed plugins (`plugins.rs`); a name is a
+/// manifest's checked plugin name.
+const V9: &str = "
+CREATE TABLE plugins (
+    name TEXT PRIMARY KEY,
+    digest TEXT,
+    record TEXT NOT NULL,
+    component BYTEA,
+    signature TEXT,
+    at_ms BIGINT NOT NULL
+);
+";
+
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9];
 
 /// The PostgreSQL schema version this build writes.
 pub const PG_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -9,7 +9,7 @@ use warden_api::{
 use warden_policy::CapabilityGrant;
 use warden_signing::{PublicKey, SecretKey};
 
-use super::{PgStore, anchor, audit, blueprints, data, gaps, pins, sessions};
+use super::{PgStore, anchor, audit, blueprints, data, gaps, pins, plugins, sessions};
 use crate::chain::Entry;
 use crate::interface::Closed;
 use crate::{
@@ -18,6 +18,7 @@ use crate::{
 };
 use crate::{BlueprintMove, BlueprintState, NewBlueprint, StoredBlueprint};
 use crate::{GapRule, GapSummary, GapTally, NewGap, Others};
+use crate::{PluginFiles, SharedPlugin};
 
 impl Store for PgStore {
     fn location(&self) -> String {
@@ -142,6 +143,24 @@ impl Store for PgStore {
             changes.to_vec(),
         );
         self.run(|inner| data::put_trust(inner, agent, prior, state, changes))
+    }
+
+    fn shared_plugins(&self) -> Result<Vec<SharedPlugin>, StoreError> {
+        self.run(plugins::shared_plugins)
+    }
+
+    fn plugin_files(&self, name: &str, digest: &str) -> Result<Option<PluginFiles>, StoreError> {
+        let (name, digest) = (name.to_owned(), digest.to_owned());
+        self.run(|inner| plugins::plugin_files(inner, name, digest))
+    }
+
+    fn put_shared_plugin(
+        &self,
+        plugin: &SharedPlugin,
+        files: Option<&PluginFiles>,
+    ) -> Result<bool, StoreError> {
+        let (plugin, files) = (plugin.clone(), files.cloned());
+        self.run(|inner| plugins::put_shared_plugin(inner, plugin, files))
     }
 
     fn pin_definitions(&self, pins: &[DefinitionPin], by: &Attribution) -> Result<(), StoreError> {
