@@ -201,3 +201,152 @@ fn an_agent_demoted_on_one_replica_is_demoted_on_every_replica() {
     a.kill();
     b.kill();
 }
+
+/// The tools an MCP `tools/list` gives (request id `id`).
+fn tools(server: &mut Server, id: u64) -> Vec<String> {
+    server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {}}));
+    server.response(id)["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Runs `sql` on the database at `url` with `psql`, as someone who can
+/// write to it directly.
+fn psql(url: &str, sql: &str) {
+    use std::io::Write;
+    let mut child = std::process::Command::new("psql")
+        .args(["-v", "ON_ERROR_STOP=1", "-q", url])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(sql.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success(), "psql failed");
+}
+
+/// Waits (up to 30 s) for a `tools/list_changed` notification.
+fn list_changed(server: &Server) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+        match server.message_within(left) {
+            Some(m) if m["method"] == "notifications/tools/list_changed" => return,
+            Some(_) => {}
+            None => break,
+        }
+    }
+    panic!("no tools/list_changed within 30 s");
+}
+
+/// A plugin an operator installs through replica A reaches replica B's
+/// clients (told by `tools/list_changed`) and runs there, admitted by B's
+/// own signers; removed through A's state directory, it leaves B too. A component written
+/// straight into the shared database without a trusted signature never
+/// loads on B.
+#[test]
+fn plugin_installs_and_removals_reach_every_replica() {
+    let url = postgres_database();
+    let env = [("WARDEN_STATE_URL", url.as_str())];
+    let dir = tempfile::tempdir().unwrap();
+    let (config, state_a) = setup(
+        dir.path(),
+        &format!("[state]\nurl = \"{url}\"\nshared-key = \"shared.key\"\n"),
+    );
+    let state_b = dir.path().join("state-b");
+    let mut a = Server::start(&config, &state_a);
+    let log_b = dir.path().join("b.log");
+    let mut b = Server::start_logging(&config, &state_b, &log_b);
+    assert!(!tools(&mut b, 1).iter().any(|t| t == "json_query"));
+
+    // Written straight into the database: a component whose bytes its
+    // signature does not cover. No replica loads it.
+    let mut component = std::fs::read(warden_test_artifacts::JSON).unwrap();
+    let middle = component.len() / 2;
+    component[middle] ^= 0x55;
+    let signature =
+        std::fs::read_to_string(format!("{}.sig", warden_test_artifacts::JSON)).unwrap();
+    let hex: String = component.iter().map(|b| format!("{b:02x}")).collect();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    psql(
+        &url,
+        &format!(
+            "INSERT INTO plugins (name, digest, record, component, signature, at_ms) \
+             VALUES ('json', 'sha256:forged', 'null', decode('{hex}', 'hex'), '{}', {now})",
+            signature.replace('\'', "''")
+        ),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !std::fs::read_to_string(&log_b)
+        .unwrap()
+        .contains("was refused here")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "B never tried the forged plugin: {}",
+            std::fs::read_to_string(&log_b).unwrap()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!tools(&mut b, 20).iter().any(|t| t == "json_query"));
+    assert!(!tools(&mut a, 21).iter().any(|t| t == "json_query"));
+    // The operator's install below is a later change than the forgery.
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+
+    let cfg = config.to_str().unwrap();
+    warden_with(
+        &[
+            "plugin",
+            "install",
+            warden_test_artifacts::JSON,
+            "--config",
+            cfg,
+        ],
+        &state_a,
+        &env,
+    );
+    assert!(tools(&mut a, 2).iter().any(|t| t == "json_query"));
+    list_changed(&b);
+    assert!(tools(&mut b, 3).iter().any(|t| t == "json_query"));
+    let ran = b.tool(4, "json_query", json!({"filter": ".a", "input": {"a": 42}}));
+    assert!(!is_error(&ran), "{ran}");
+    assert!(support::text(&ran).contains("42"), "{ran}");
+
+    // Removed through A's state directory with A stopped (the CLI works
+    // on the registry and the store directly): B drops it too, and A
+    // does not bring it back when it starts.
+    a.kill();
+    warden_with(
+        &[
+            "plugin",
+            "remove",
+            "json",
+            "--config",
+            cfg,
+            "--actor",
+            "dana",
+            "--confirm",
+            "--reason",
+            "not needed",
+        ],
+        &state_a,
+        &env,
+    );
+    list_changed(&b);
+    assert!(!tools(&mut b, 5).iter().any(|t| t == "json_query"));
+    let mut a = Server::start(&config, &state_a);
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert!(!tools(&mut a, 6).iter().any(|t| t == "json_query"));
+    assert!(!tools(&mut b, 7).iter().any(|t| t == "json_query"));
+    a.kill();
+    b.kill();
+}

@@ -33,6 +33,11 @@ impl Candidate {
         self.plugin.name()
     }
 
+    /// The component's bytes and its signature's text, as admitted.
+    pub fn files(&self) -> (&[u8], Option<&str>) {
+        (&self.bytes, self.signature.as_deref())
+    }
+
     pub fn tools(&self) -> Vec<String> {
         self.plugin
             .manifest()
@@ -105,13 +110,35 @@ impl Registry {
         Ok(())
     }
 
-    /// Records an admitted candidate as installed (replacing a plugin of
-    /// the same name).
+    /// Records an admitted candidate as installed now (replacing a plugin
+    /// of the same name).
     pub fn commit(&self, candidate: &Candidate) -> Result<Installed, RegistryError> {
-        let installed_at = SystemTime::now()
+        let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let entry = Installed {
+        self.commit_at(candidate, now)
+    }
+
+    /// [`Registry::commit`] of an install made at `installed_at` (seconds
+    /// since the Unix epoch), such as another replica's.
+    pub fn commit_at(
+        &self,
+        candidate: &Candidate,
+        installed_at: u64,
+    ) -> Result<Installed, RegistryError> {
+        let entry = Registry::entry_of(candidate, installed_at);
+        self.store.put(
+            entry.clone(),
+            &candidate.bytes,
+            candidate.signature.as_deref(),
+        )?;
+        Ok(entry)
+    }
+
+    /// What the registry records of `candidate` installed at
+    /// `installed_at`.
+    pub fn entry_of(candidate: &Candidate, installed_at: u64) -> Installed {
+        Installed {
             name: candidate.name().to_owned(),
             version: candidate.plugin.manifest().plugin.version.clone(),
             digest: candidate.admission.digest.clone(),
@@ -127,17 +154,28 @@ impl Registry {
                 .map(|s| s.key_id.clone()),
             tools: candidate.tools(),
             installed_at,
-        };
-        self.store.put(
-            entry.clone(),
-            &candidate.bytes,
-            candidate.signature.as_deref(),
-        )?;
-        Ok(entry)
+        }
     }
 
     pub fn remove(&self, name: &str) -> Result<Installed, RegistryError> {
         self.store.remove(name)
+    }
+
+    /// The stored component of an installed plugin and its signature's
+    /// text (`None`: installed unsigned).
+    pub fn stored_files(
+        &self,
+        entry: &Installed,
+    ) -> Result<(Vec<u8>, Option<String>), RegistryError> {
+        let blob = self.store.blob(&entry.digest);
+        let bytes = std::fs::read(&blob).map_err(|e| RegistryError::store(&blob, e))?;
+        let sig = crate::signature_path(&blob);
+        let signature = match std::fs::read_to_string(&sig) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(RegistryError::store(&sig, e)),
+        };
+        Ok((bytes, signature))
     }
 
     /// Admits every installed plugin again from its stored bytes (a key

@@ -32,6 +32,7 @@ pub mod oauth;
 mod offline;
 mod operator;
 mod pending;
+mod plugin_sync;
 pub mod policy_check;
 mod reload;
 mod serve;

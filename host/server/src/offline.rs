@@ -1,6 +1,9 @@
 //! Plugins of a state directory while no server runs: the same operations
 //! the admin API offers a running one, on the registry directly (the
 //! next start loads them), with removals audited in the state database.
+//! With a store replicas share, installs and removals are recorded in
+//! the deployment's plugins first, as a running replica records them
+//! (`plugin_sync.rs`).
 
 use std::path::PathBuf;
 
@@ -37,6 +40,22 @@ impl OfflinePlugins {
     }
 }
 
+impl OfflinePlugins {
+    fn store(&self) -> Result<std::sync::Arc<dyn warden_store::Store>, AdminError> {
+        state::open(&self.state_dir, &self.state)
+            .map_err(|e| AdminError::failed("opening the state database", e))
+    }
+
+    /// The store, when replicas share it (`[state] url`).
+    fn shared(&self) -> Result<Option<std::sync::Arc<dyn warden_store::Store>>, AdminError> {
+        if self.state.url.is_none() {
+            return Ok(None);
+        }
+        let store = self.store()?;
+        Ok(store.shared().then_some(store))
+    }
+}
+
 fn registry(e: warden_registry::RegistryError) -> AdminError {
     AdminError::Refused(e.to_string())
 }
@@ -57,6 +76,14 @@ impl PluginAdmin for OfflinePlugins {
             self.registry
                 .check_conflicts(&candidates)
                 .map_err(registry)?;
+            if let Some(store) = self.shared()? {
+                let now = warden_store::now_ms() / 1000;
+                for c in &candidates {
+                    crate::plugin_sync::publish(&store, c, now).map_err(|e| {
+                        AdminError::failed("recording the install for every replica", e)
+                    })?;
+                }
+            }
             let installed = candidates
                 .iter()
                 .map(|c| self.registry.commit(c))
@@ -68,9 +95,24 @@ impl PluginAdmin for OfflinePlugins {
 
     fn remove(&self, name: String, by: Attribution) -> BoxFuture<'_, Result<Value, AdminError>> {
         Box::pin(async move {
+            if !self
+                .registry
+                .list()
+                .map_err(registry)?
+                .iter()
+                .any(|p| p.name == name)
+            {
+                return Err(registry(warden_registry::RegistryError::NotInstalled {
+                    name: name.clone(),
+                }));
+            }
+            let store = self.store()?;
+            if store.shared() {
+                crate::plugin_sync::withdraw(&store, &name).map_err(|e| {
+                    AdminError::failed("recording the removal for every replica", e)
+                })?;
+            }
             let gone = self.registry.remove(&name).map_err(registry)?;
-            let store = state::open(&self.state_dir, &self.state)
-                .map_err(|e| AdminError::failed("opening the state database", e))?;
             store
                 .append(&AuditEvent::PluginRemoved { name, by })
                 .map_err(|e| {

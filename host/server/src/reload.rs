@@ -42,6 +42,19 @@ impl NamedGrants {
     }
 }
 
+/// Where a change of plugins comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// An operator (the admin API): recorded in the registry and, with a
+    /// store other replicas share, in the deployment's plugins first.
+    Admin,
+    /// A watched file: loaded or unloaded only.
+    Watch,
+    /// Another replica's change, from the deployment's plugins: recorded
+    /// in this registry only, an install with its time there (seconds).
+    Replica { installed_at: u64 },
+}
+
 /// The plugins of a running server.
 pub struct LivePlugins {
     gate: Gate,
@@ -59,6 +72,9 @@ pub struct LivePlugins {
     /// The host's first load ([`LivePlugins::load_initial`]): every
     /// other change, and a listing, waits for it to end.
     startup: warden_mcp::Startup,
+    /// The store, when other replicas share it: installs and removals go
+    /// to the deployment's plugins (`plugin_sync.rs`).
+    shared: Option<Arc<dyn warden_store::Store>>,
 }
 
 impl std::fmt::Debug for LivePlugins {
@@ -79,6 +95,7 @@ impl LivePlugins {
         grants: NamedGrants,
         journal: Arc<dyn Journal>,
         startup: warden_mcp::Startup,
+        store: &Arc<dyn warden_store::Store>,
     ) -> LivePlugins {
         LivePlugins {
             gate,
@@ -90,7 +107,22 @@ impl LivePlugins {
             changing: tokio::sync::Mutex::new(()),
             journal,
             startup,
+            shared: store.shared().then(|| store.clone()),
         }
+    }
+
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    pub(crate) fn shared(&self) -> Option<&Arc<dyn warden_store::Store>> {
+        self.shared.as_ref()
+    }
+
+    /// Names this host keeps out of the deployment's plugins: the
+    /// configuration's and watched files'.
+    pub(crate) fn local_only(&self, name: &str) -> bool {
+        self.is_fixed(name) || self.watched().values().any(|n| n == name)
     }
 
     /// Waits for the host's first load to end (well or not: a failed one
@@ -179,14 +211,11 @@ impl LivePlugins {
         Ok(())
     }
 
-    /// Installs (`persist`) or loads (a watched file) every component of
-    /// `source`, as one change.
+    /// Installs (recorded in the registry) or loads (a watched file)
+    /// every component of `source`, as one change.
     /// Returns the outcome and the names of the plugins added.
-    pub async fn add(
-        &self,
-        source: &Path,
-        persist: bool,
-    ) -> Result<(Value, Vec<String>), AdminError> {
+    pub async fn add(&self, source: &Path, via: Via) -> Result<(Value, Vec<String>), AdminError> {
+        let persist = via != Via::Watch;
         self.loaded().await;
         let _one = self.changing.lock().await;
         let mut candidates: Vec<Candidate> = Vec::new();
@@ -217,11 +246,27 @@ impl LivePlugins {
             .check_replace(changes.clone())
             .map_err(|e| AdminError::Refused(format!("{e} (nothing changed)")))?;
         let mut installed = Vec::new();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        if via == Via::Admin
+            && let Some(store) = &self.shared
+        {
+            for c in &candidates {
+                crate::plugin_sync::publish(store, c, now).map_err(|e| {
+                    AdminError::failed("recording the install for every replica", e)
+                })?;
+            }
+        }
         if persist {
+            let at = match via {
+                Via::Replica { installed_at } => installed_at,
+                Via::Admin | Via::Watch => now,
+            };
             for c in &candidates {
                 installed.push(
                     self.registry
-                        .commit(c)
+                        .commit_at(c, at)
                         .map_err(|e| AdminError::failed("recording the install", e))?,
                 );
             }
@@ -247,8 +292,10 @@ impl LivePlugins {
     }
 
     /// Removes plugin `name` from the server (and from the registry when
-    /// it was installed there).
-    pub async fn remove(&self, name: &str, from_registry: bool) -> Result<Value, AdminError> {
+    /// it was installed there, unless it was a watched file; and first
+    /// from the deployment's plugins when an operator removes it).
+    pub async fn remove(&self, name: &str, via: Via) -> Result<Value, AdminError> {
+        let from_registry = via != Via::Watch;
         self.loaded().await;
         let _one = self.changing.lock().await;
         if self.is_fixed(name) {
@@ -262,6 +309,12 @@ impl LivePlugins {
             )));
         }
         let registry = |e| AdminError::failed("the plugin registry", e);
+        if via == Via::Admin
+            && let Some(store) = &self.shared
+        {
+            crate::plugin_sync::withdraw(store, name)
+                .map_err(|e| AdminError::failed("recording the removal for every replica", e))?;
+        }
         if from_registry
             && self
                 .registry
@@ -299,7 +352,7 @@ impl LivePlugins {
         loop {
             for event in watcher.scan() {
                 match event {
-                    WatchEvent::Changed(path) => match self.add(&path, false).await {
+                    WatchEvent::Changed(path) => match self.add(&path, Via::Watch).await {
                         Ok((_, names)) => {
                             let Some(name) = names.into_iter().next() else {
                                 continue;
@@ -307,7 +360,7 @@ impl LivePlugins {
                             let before = self.watched().insert(path, name.clone());
                             // The file now holds another plugin: the old one goes.
                             if let Some(old) = before.filter(|old| *old != name)
-                                && let Err(e) = self.remove(&old, false).await
+                                && let Err(e) = self.remove(&old, Via::Watch).await
                             {
                                 tracing::error!(plugin = %old, error = %e, "removing a replaced watched plugin failed");
                             }
@@ -320,7 +373,7 @@ impl LivePlugins {
                     WatchEvent::Removed(path) => {
                         let name = self.watched().remove(&path);
                         if let Some(name) = name
-                            && let Err(e) = self.remove(&name, false).await
+                            && let Err(e) = self.remove(&name, Via::Watch).await
                         {
                             tracing::error!(plugin = %name, error = %e, "removing a watched plugin failed");
                         }
@@ -352,12 +405,12 @@ impl PluginAdmin for LivePlugins {
     }
 
     fn install(&self, path: PathBuf) -> BoxFuture<'_, Result<Value, AdminError>> {
-        Box::pin(async move { self.add(&path, true).await.map(|(v, _)| v) })
+        Box::pin(async move { self.add(&path, Via::Admin).await.map(|(v, _)| v) })
     }
 
     fn remove(&self, name: String, by: Attribution) -> BoxFuture<'_, Result<Value, AdminError>> {
         Box::pin(async move {
-            let removed = LivePlugins::remove(self, &name, true).await?;
+            let removed = LivePlugins::remove(self, &name, Via::Admin).await?;
             self.journal
                 .audit(&AuditEvent::PluginRemoved { name, by })
                 .map_err(|e| {

@@ -427,10 +427,15 @@ impl Host {
             named,
             hooks.clone(),
             startup.clone(),
+            &store,
         ));
         mcp.set_plugin_admin(live.clone());
         let shutdown = CancellationToken::new();
         let mut tasks = Vec::new();
+        if let Some(shared) = live.shared() {
+            let sync = crate::plugin_sync::PluginSync::new(live.clone(), shared.clone());
+            tasks.push(tokio::spawn(sync.run(shutdown.clone())));
+        }
         if !bridges.is_empty() {
             let bridges = Arc::new(crate::bridges::LiveBridges::new(
                 bridges,

@@ -50,12 +50,28 @@ impl Server {
         Server::spawn_with(command, json!({}))
     }
 
+    /// [`Server::start`] with the server's log written to `log`.
+    pub fn start_logging(config: &Path, state: &Path, log: &Path) -> Server {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_warden"));
+        command
+            .args(["serve", "--stdio", "--agent", "alice", "--config"])
+            .arg(config)
+            .arg("--state-dir")
+            .arg(state)
+            .stderr(std::fs::File::create(log).unwrap());
+        Server::initialize(command, json!({}))
+    }
+
     /// As [`Server::spawn`], the client declaring `capabilities`.
     pub fn spawn_with(mut command: Command, capabilities: Value) -> Server {
+        command.stderr(Stdio::null());
+        Server::initialize(command, capabilities)
+    }
+
+    fn initialize(mut command: Command, capabilities: Value) -> Server {
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
             .spawn()
             .expect("warden serve starts");
         let stdin = child.stdin.take().unwrap();
