@@ -24,7 +24,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
-use warden_registry::{Candidate, Installed, Registry};
+use warden_api::AdminError;
+use warden_registry::{Admitted, Candidate, Installed, Registry};
 use warden_store::{PluginFiles, SharedPlugin, Store, StoreError};
 
 use crate::reload::{LivePlugins, Via};
@@ -166,12 +167,21 @@ impl PluginSync {
                 }
                 Some(Step::Install(digest, at)) => self.install(name, &digest, at).await,
                 Some(Step::Remove) => {
-                    match live.remove(name, Via::Replica { installed_at: 0 }).await {
-                        Ok(_) => {
+                    let removed = if live.is_loaded(name) {
+                        live.remove(name, Via::Replica)
+                            .await
+                            .map(|_| ())
+                            .map_err(|e| e.to_string())
+                    } else {
+                        // Installed here but never loaded: only the record goes.
+                        registry.remove(name).map(|_| ()).map_err(|e| e.to_string())
+                    };
+                    match removed {
+                        Ok(()) => {
                             tracing::info!(plugin = %name, "plugin removed on another replica: removed here")
                         }
                         Err(e) => {
-                            tracing::error!(plugin = %name, error = %e, "a plugin removed on another replica could not be removed here")
+                            tracing::error!(plugin = %name, error = %e, "a plugin removed on another replica could not be removed here; retrying")
                         }
                     }
                 }
@@ -220,9 +230,12 @@ impl PluginSync {
             }
             // Changed again meanwhile: the next round sees the new one.
             Ok(false) => {}
-            Err(e) => {
+            Err(Failure::Refused(e)) => {
                 tracing::error!(plugin = %name, %digest, error = %e, "a plugin installed on another replica was refused here; it is not tried again until a restart");
                 self.refused.insert(key);
+            }
+            Err(Failure::Failed(e)) => {
+                tracing::warn!(plugin = %name, %digest, error = %e, "a plugin installed on another replica was not installed here yet; retrying");
             }
         }
     }
@@ -232,34 +245,47 @@ impl PluginSync {
         name: &str,
         digest: &str,
         installed_at: u64,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, Failure> {
+        let failed = |e: &dyn std::fmt::Display| Failure::Failed(e.to_string());
         let Some(files) = self
             .store
             .plugin_files(name, digest)
-            .map_err(|e| e.to_string())?
+            .map_err(|e| failed(&e))?
         else {
             return Ok(false);
         };
-        let dir = tempfile::tempdir().map_err(|e| format!("a directory for its files: {e}"))?;
+        let dir = tempfile::tempdir().map_err(|e| failed(&e))?;
         let path = dir.path().join(format!("{name}.wasm"));
-        std::fs::write(&path, &files.component).map_err(|e| e.to_string())?;
+        std::fs::write(&path, &files.component).map_err(|e| failed(&e))?;
         if let Some(signature) = &files.signature {
             std::fs::write(warden_registry::signature_path(&path), signature)
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| failed(&e))?;
         }
-        let (_, names) = self
-            .live
-            .add(&path, Via::Replica { installed_at })
-            .await
-            .map_err(|e| e.to_string())?;
-        if names.iter().any(|n| n != name) {
-            return Err(format!(
-                "its component is plugin `{}`, not `{name}`",
-                names.join("`, `")
-            ));
+        // Admitted here, and exactly what its row says it is, before it
+        // is loaded.
+        let admitted = Admitted::read(self.live.registry().policy(), &path)
+            .map_err(|e| Failure::Refused(e.to_string()))?;
+        let (is, digest_is) = (&admitted.manifest.plugin.name, &admitted.admission.digest);
+        if is != name || digest_is != digest {
+            return Err(Failure::Refused(format!(
+                "its row names plugin `{name}` with digest {digest}, but its component is \
+                 plugin `{is}` with digest {digest_is}"
+            )));
         }
-        Ok(true)
+        match self.live.add_replicated(&path, installed_at).await {
+            Ok(_) => Ok(true),
+            Err(e @ AdminError::Refused(_)) => Err(Failure::Refused(e.to_string())),
+            Err(e) => Err(failed(&e)),
+        }
     }
+}
+
+/// Why another replica's install did not happen here.
+enum Failure {
+    /// This replica will not take it (admission, a conflict): said once.
+    Refused(String),
+    /// It may work next round (the store, the disk).
+    Failed(String),
 }
 
 #[cfg(test)]

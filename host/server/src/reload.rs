@@ -51,8 +51,9 @@ pub enum Via {
     /// A watched file: loaded or unloaded only.
     Watch,
     /// Another replica's change, from the deployment's plugins: recorded
-    /// in this registry only, an install with its time there (seconds).
-    Replica { installed_at: u64 },
+    /// in this registry only (an install with its time there:
+    /// [`LivePlugins::add_replicated`]).
+    Replica,
 }
 
 /// The plugins of a running server.
@@ -109,6 +110,10 @@ impl LivePlugins {
             startup,
             shared: store.shared().then(|| store.clone()),
         }
+    }
+
+    pub(crate) fn is_loaded(&self, name: &str) -> bool {
+        self.gate.owners().iter().any(|o| o == name)
     }
 
     pub(crate) fn registry(&self) -> &Registry {
@@ -215,6 +220,25 @@ impl LivePlugins {
     /// every component of `source`, as one change.
     /// Returns the outcome and the names of the plugins added.
     pub async fn add(&self, source: &Path, via: Via) -> Result<(Value, Vec<String>), AdminError> {
+        self.add_at(source, via, None).await
+    }
+
+    /// Installs another replica's install of `source`, made at
+    /// `installed_at` (seconds since the Unix epoch).
+    pub(crate) async fn add_replicated(
+        &self,
+        source: &Path,
+        installed_at: u64,
+    ) -> Result<(Value, Vec<String>), AdminError> {
+        self.add_at(source, Via::Replica, Some(installed_at)).await
+    }
+
+    async fn add_at(
+        &self,
+        source: &Path,
+        via: Via,
+        installed_at: Option<u64>,
+    ) -> Result<(Value, Vec<String>), AdminError> {
         let persist = via != Via::Watch;
         self.loaded().await;
         let _one = self.changing.lock().await;
@@ -259,10 +283,7 @@ impl LivePlugins {
             }
         }
         if persist {
-            let at = match via {
-                Via::Replica { installed_at } => installed_at,
-                Via::Admin | Via::Watch => now,
-            };
+            let at = installed_at.unwrap_or(now);
             for c in &candidates {
                 installed.push(
                     self.registry
@@ -303,7 +324,7 @@ impl LivePlugins {
                 "plugin `{name}` is loaded from the config file; change it there"
             )));
         }
-        if !self.gate.owners().iter().any(|o| o == name) {
+        if !self.is_loaded(name) {
             return Err(AdminError::Refused(format!(
                 "no plugin named `{name}` is loaded"
             )));
