@@ -88,6 +88,13 @@ pub struct SandboxConfig {
     #[serde(skip)]
     #[schemars(skip)]
     pub instance: String,
+    /// Which deployment an agent's persistent workspaces belong to (set
+    /// by the host, not configured): every replica of one deployment
+    /// (one `[state] shared-key`) names the same, so an agent finds its
+    /// files whichever replica serves it; a host alone names its own.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub deployment: String,
 }
 
 /// The instance of a host that names none.
@@ -97,6 +104,7 @@ impl Default for SandboxConfig {
     fn default() -> Self {
         SandboxConfig {
             instance: DEFAULT_INSTANCE.to_owned(),
+            deployment: DEFAULT_INSTANCE.to_owned(),
             backend: BackendKind::Docker,
             kubernetes: KubernetesSettings::default(),
             strategy: Strategy::PerAgent,

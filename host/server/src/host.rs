@@ -204,6 +204,7 @@ impl Loaded {
                 state_guard::check(state, &g, at)?;
                 let mut sc = sc.clone();
                 sc.instance = state::sandbox_instance(state)?;
+                sc.deployment = state::sandbox_deployment(state, &config.state)?;
                 let tools = SandboxTools::new(sc)?.with_clock(options.clock.clone());
                 Some((Arc::new(tools), g))
             }

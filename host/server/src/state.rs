@@ -111,6 +111,15 @@ pub fn request_state_key(key: &SecretKey) -> Vec<u8> {
 /// The sandbox instance of the Warden whose state is in `state_dir`: a
 /// stable name derived from the host key, so a restarted host recognises
 /// (and reconciles) the containers it left, and no other installation's.
+/// The deployment whose agents' persistent sandbox workspaces a host
+/// uses: from the key replicas share (`[state] shared-key`), else the
+/// host's own.
+pub fn sandbox_deployment(state_dir: &Path, state: &StateConfig) -> Result<String, ServerError> {
+    let key = binding_key(state_dir, state)?;
+    let digest = warden_signing::sha256(&key.derive_key("sandbox-deployment"));
+    Ok(digest.iter().take(8).map(|b| format!("{b:02x}")).collect())
+}
+
 pub fn sandbox_instance(state_dir: &Path) -> Result<String, ServerError> {
     let digest = warden_signing::sha256(&key(state_dir)?.derive_key("sandbox-instance"));
     Ok(digest.iter().take(8).map(|b| format!("{b:02x}")).collect())

@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::{LimitRange, Namespace, Pod, ResourceQuota};
+use k8s_openapi::api::core::v1::{
+    LimitRange, Namespace, PersistentVolumeClaim, Pod, ResourceQuota,
+};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, AttachParams, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -167,6 +169,42 @@ impl Cluster {
             }
         };
         result.map_err(|e| self.error(&what, e))
+    }
+
+    /// Makes a workspace claim unless one of its name exists; one that
+    /// exists must carry the same owner annotations (the agent and the
+    /// directory), or it is refused: another owner's files are never
+    /// mounted.
+    pub async fn ensure_claim(&self, value: Value) -> Result<(), SandboxError> {
+        let name = Cluster::name_of(&value);
+        let what = format!("create PersistentVolumeClaim {name}");
+        let wanted = value["metadata"]["annotations"].clone();
+        let claim: PersistentVolumeClaim = Cluster::typed(value)?;
+        let api = self.api::<PersistentVolumeClaim>();
+        match api.create(&PostParams::default(), &claim).await {
+            Ok(_) => return Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 409 => {}
+            Err(e) => return Err(self.error(&what, e)),
+        }
+        let found = api
+            .get(&name)
+            .await
+            .map_err(|e| self.error(&format!("read PersistentVolumeClaim {name}"), e))?;
+        let owners = serde_json::to_value(&found.metadata.annotations).unwrap_or_default();
+        let same = wanted
+            .as_object()
+            .is_some_and(|w| w.iter().all(|(k, v)| owners.get(k) == Some(v)));
+        if same {
+            Ok(())
+        } else {
+            Err(SandboxError::Kubernetes {
+                operation: what,
+                reason: format!(
+                    "a claim of that name exists for another owner ({owners}); \
+                     delete it if it is not in use"
+                ),
+            })
+        }
     }
 
     fn api<K>(&self) -> Api<K>

@@ -61,10 +61,23 @@ pub struct KubernetesSettings {
     pub image_repository: Option<String>,
     /// `imagePullPolicy` of the sandbox containers.
     pub image_pull_policy: PullPolicy,
-    /// Size of each granted workspace directory in a pod, in MiB: an
-    /// `emptyDir` scratch volume (host directories are never mounted into
-    /// cluster pods).
+    /// Size of each granted workspace directory, in MiB (host
+    /// directories are never mounted into cluster pods).
     pub workspace_mb: u64,
+    /// `per-pod` (default): each granted directory is an `emptyDir` of
+    /// the pod, gone with it. `per-agent`: a PersistentVolumeClaim per
+    /// agent and directory, mounted by every pod of that agent (all
+    /// images, per-call pods too) and kept across pods and restarts, so
+    /// files one tool writes reach the next (a screenshot to
+    /// `browser_diff`, a clone to the terminal).
+    pub workspaces: WorkspaceScope,
+    /// `storageClassName` of the workspace claims; unset: the cluster's
+    /// default class.
+    pub workspace_storage_class: Option<String>,
+    /// Access mode of the workspace claims: `ReadWriteOnce` (default;
+    /// an agent's pods are then scheduled onto one node) or
+    /// `ReadWriteMany` (a class that offers it, such as NFS or CephFS).
+    pub workspace_access_mode: AccessMode,
     /// Seconds a pod may live at all (`activeDeadlineSeconds`): the
     /// backstop that ends pods a dead host left behind.
     pub active_deadline_secs: u64,
@@ -76,9 +89,45 @@ pub struct KubernetesSettings {
     pub quota_cpu_millis: u64,
     /// ResourceQuota: memory limits summed over all pods, in MiB.
     pub quota_memory_mb: u64,
+    /// ResourceQuota: PersistentVolumeClaims (workspaces) at most.
+    pub quota_claims: u32,
+    /// ResourceQuota: storage the claims request, summed, in MiB.
+    pub quota_storage_mb: u64,
     /// Node labels sandbox pods are pinned to, each `key=value` (a node
     /// pool with the runtime class installed).
     pub node_selector: Vec<String>,
+}
+
+/// Where a granted directory of a pod lives.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkspaceScope {
+    /// An `emptyDir` of the pod.
+    #[default]
+    PerPod,
+    /// A PersistentVolumeClaim of the agent, shared by its pods.
+    PerAgent,
+}
+
+/// A PersistentVolumeClaim's access mode.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub enum AccessMode {
+    #[default]
+    ReadWriteOnce,
+    ReadWriteMany,
+}
+
+impl AccessMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AccessMode::ReadWriteOnce => "ReadWriteOnce",
+            AccessMode::ReadWriteMany => "ReadWriteMany",
+        }
+    }
 }
 
 /// `imagePullPolicy`.
@@ -114,11 +163,16 @@ impl Default for KubernetesSettings {
             image_repository: None,
             image_pull_policy: PullPolicy::IfNotPresent,
             workspace_mb: 1024,
+            workspaces: WorkspaceScope::PerPod,
+            workspace_storage_class: None,
+            workspace_access_mode: AccessMode::ReadWriteOnce,
             active_deadline_secs: 4 * 3600,
             startup_timeout_secs: 120,
             quota_pods: 20,
             quota_cpu_millis: 8000,
             quota_memory_mb: 8192,
+            quota_claims: 20,
+            quota_storage_mb: 32 * 1024,
             node_selector: Vec::new(),
         }
     }
@@ -167,6 +221,24 @@ impl KubernetesSettings {
                 );
             }
             _ => {}
+        }
+        if let Some(class) = &self.workspace_storage_class
+            && !is_dns_subdomain(class)
+        {
+            return bad(
+                "workspace-storage-class",
+                format!("`{class}` is not a StorageClass name"),
+            );
+        }
+        if self.workspaces == WorkspaceScope::PerAgent
+            && (self.quota_claims == 0 || self.quota_storage_mb < self.workspace_mb)
+        {
+            return bad(
+                "quota-claims",
+                "`workspaces = \"per-agent\"` needs a quota (`quota-claims`, `quota-storage-mb`) \
+                 that allows one claim of `workspace-mb`"
+                    .into(),
+            );
         }
         if let Some(repo) = &self.image_repository
             && (repo.is_empty() || repo.ends_with('/') || repo.contains(char::is_whitespace))

@@ -19,14 +19,17 @@
 //! `RuntimeDefault`, a read-only root filesystem, no service-account
 //! token, no service links, `restartPolicy: Never`, the configured
 //! `runtimeClassName` (gVisor, Kata), and `activeDeadlineSeconds`, the
-//! backstop that ends it when nobody else does.
+//! backstop that ends it when nobody else does. A workspace claim
+//! (`workspaces = "per-agent"`) is named by a digest of the installation,
+//! the agent and the directory and annotated with them, so no agent's
+//! pod mounts another agent's files.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use serde_json::{Value, json};
 
-use super::config::KubernetesSettings;
+use super::config::{AccessMode, KubernetesSettings};
 use crate::SandboxConfig;
 use crate::images::{ImageKind, SANDBOX_UID};
 use crate::spec::{EgressRule, Network};
@@ -44,6 +47,14 @@ pub const QUOTA: &str = "warden-quota";
 pub const LIMITS: &str = "warden-limits";
 /// The one container of a sandbox pod.
 pub const CONTAINER: &str = "sandbox";
+/// Label of an agent's pods and claims when workspaces are per agent: a
+/// digest of the installation and the agent (agent ids need not be
+/// label values), which keeps an agent's pods on one node.
+pub const AGENT_WORKSPACE_LABEL: &str = "warden.workspace.agent";
+/// Label of a workspace claim: the deployment whose agent it serves.
+pub const DEPLOYMENT_LABEL: &str = "warden.deployment";
+/// Annotation naming the directory a workspace claim holds.
+pub const WORKSPACE_ANNOTATION: &str = "warden.workspace.path";
 
 /// Non-public IPv4 and IPv6 ranges a pod under `insecure:allow-all`
 /// still never reaches: the cluster's own networks, loopback, link-local
@@ -106,6 +117,8 @@ pub fn quota(k: &KubernetesSettings, instance: &str) -> Value {
             "pods": k.quota_pods.to_string(),
             "requests.cpu": cpu, "limits.cpu": cpu,
             "requests.memory": memory, "limits.memory": memory,
+            "persistentvolumeclaims": k.quota_claims.to_string(),
+            "requests.storage": format!("{}Mi", k.quota_storage_mb),
         } },
     })
 }
@@ -180,6 +193,67 @@ fn rule(r: &EgressRule) -> Value {
     to
 }
 
+/// A granted directory of a pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workspace {
+    /// The path in the pod.
+    pub guest: String,
+    pub writable: bool,
+    /// The agent's PersistentVolumeClaim holding it (`None`: an
+    /// `emptyDir` of the pod).
+    pub claim: Option<String>,
+}
+
+/// The hex digest naming what belongs to `parts` (NUL-separated), cut to
+/// `len` digits.
+fn digest_of(parts: &[&str], len: usize) -> String {
+    let digest = warden_signing::sha256_digest(parts.join("\0").as_bytes());
+    let hex = digest.trim_start_matches("sha256:");
+    hex[..len.min(hex.len())].to_owned()
+}
+
+/// The [`AGENT_WORKSPACE_LABEL`] value of `agent`'s pods and claims.
+pub fn agent_workspace_label(deployment: &str, agent: &str) -> String {
+    digest_of(&[deployment, agent], 32)
+}
+
+/// The name of `agent`'s workspace claim for `guest`.
+pub fn claim_name(deployment: &str, agent: &str, guest: &str) -> String {
+    format!("warden-ws-{}", digest_of(&[deployment, agent, guest], 40))
+}
+
+/// `agent`'s workspace claim for the directory `guest`, of `workspace-mb`,
+/// in `deployment` (whose replicas all mount it; no one host's instance
+/// owns it).
+pub fn claim(k: &KubernetesSettings, deployment: &str, agent: &str, guest: &str) -> Value {
+    let labels = BTreeMap::from([
+        (crate::spec::MANAGED_LABEL.to_owned(), "true".to_owned()),
+        (DEPLOYMENT_LABEL.to_owned(), deployment.to_owned()),
+        (
+            AGENT_WORKSPACE_LABEL.to_owned(),
+            agent_workspace_label(deployment, agent),
+        ),
+    ]);
+    let mut spec = json!({
+        "accessModes": [k.workspace_access_mode.as_str()],
+        "resources": { "requests": { "storage": format!("{}Mi", k.workspace_mb) } },
+    });
+    if let Some(class) = &k.workspace_storage_class {
+        spec["storageClassName"] = json!(class);
+    }
+    json!({
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {
+            "name": claim_name(deployment, agent, guest),
+            "namespace": k.namespace,
+            "labels": labels,
+            "annotations": { AGENT_ANNOTATION: agent, WORKSPACE_ANNOTATION: guest },
+        },
+        "spec": spec,
+    })
+}
+
 /// What [`pod`] needs besides the configuration.
 #[derive(Debug, Clone)]
 pub struct PodInput<'a> {
@@ -187,8 +261,8 @@ pub struct PodInput<'a> {
     pub kind: ImageKind,
     pub labels: &'a BTreeMap<String, String>,
     pub annotations: &'a BTreeMap<String, String>,
-    /// Granted workspaces: guest path and whether writable.
-    pub workspaces: &'a [(String, bool)],
+    /// Granted workspaces.
+    pub workspaces: &'a [Workspace],
     /// Names from network grants, pinned to the addresses they resolved to.
     pub pins: &'a [(String, IpAddr)],
     /// Size of /tmp in MiB, and the memory limit in MiB.
@@ -219,18 +293,24 @@ pub fn pod(k: &KubernetesSettings, config: &SandboxConfig, input: &PodInput<'_>)
         "emptyDir": { "medium": "Memory", "sizeLimit": format!("{}Mi", input.tmpfs_mb) },
     })];
     let mut mounts = vec![json!({ "name": "tmp", "mountPath": "/tmp" })];
-    for (i, (guest, writable)) in input.workspaces.iter().enumerate() {
+    for (i, w) in input.workspaces.iter().enumerate() {
         let name = format!("workspace-{i}");
-        volumes.push(json!({
-            "name": name,
-            "emptyDir": { "sizeLimit": format!("{}Mi", k.workspace_mb) },
-        }));
-        mounts.push(json!({ "name": name, "mountPath": guest, "readOnly": !writable }));
+        volumes.push(match &w.claim {
+            Some(claim) => json!({
+                "name": name,
+                "persistentVolumeClaim": { "claimName": claim, "readOnly": !w.writable },
+            }),
+            None => json!({
+                "name": name,
+                "emptyDir": { "sizeLimit": format!("{}Mi", k.workspace_mb) },
+            }),
+        });
+        mounts.push(json!({ "name": name, "mountPath": w.guest, "readOnly": !w.writable }));
     }
     let working_dir = input
         .workspaces
         .first()
-        .map_or_else(|| "/tmp".to_owned(), |(g, _)| g.clone());
+        .map_or_else(|| "/tmp".to_owned(), |w| w.guest.clone());
     let uid = i64::from(SANDBOX_UID);
     let resources = json!({
         "cpu": format!("{}m", config.cpu_millis),
@@ -290,6 +370,19 @@ pub fn pod(k: &KubernetesSettings, config: &SandboxConfig, input: &PodInput<'_>)
     }
     if !node_selector.is_empty() {
         spec["nodeSelector"] = json!(node_selector);
+    }
+    // A claim one node mounts at a time: the agent's pods go where its
+    // first one runs (a pod matching its own term is placed freely).
+    if k.workspace_access_mode == AccessMode::ReadWriteOnce
+        && input.workspaces.iter().any(|w| w.claim.is_some())
+        && let Some(agent) = input.labels.get(AGENT_WORKSPACE_LABEL)
+    {
+        spec["affinity"] = json!({ "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [{
+                "labelSelector": { "matchLabels": { AGENT_WORKSPACE_LABEL: agent } },
+                "topologyKey": "kubernetes.io/hostname",
+            }],
+        } });
     }
     json!({
         "apiVersion": "v1",

@@ -6,7 +6,9 @@
 //! Host directories are never mounted into cluster pods: a granted
 //! workspace is an `emptyDir` scratch volume that lives as long as its
 //! pod (files written by one call are seen by the next call of the same
-//! agent or task, not by the host).
+//! agent or task, not by the host), or, with `workspaces = "per-agent"`,
+//! a PersistentVolumeClaim of the agent that every pod of that agent
+//! mounts (made before its first pod, kept after).
 
 mod api;
 mod config;
@@ -22,7 +24,8 @@ use warden_api::{BoxFuture, Clock, Grants, SystemClock};
 
 pub use api::{Cluster, Found};
 pub use config::{
-    BackendKind, Connection, Invalid, KubernetesSettings, PullPolicy, is_dns_label, is_label_value,
+    AccessMode, BackendKind, Connection, Invalid, KubernetesSettings, PullPolicy, WorkspaceScope,
+    is_dns_label, is_label_value,
 };
 pub use reconcile::{host_name, reconcile};
 
@@ -36,7 +39,7 @@ use crate::spec::{
     STRATEGY_LABEL, TASK_LABEL, mounts, network,
 };
 use crate::{SandboxConfig, SandboxError, Strategy};
-use manifests::{HOST_NAME_LABEL, POD_LABEL, PodInput};
+use manifests::{HOST_NAME_LABEL, POD_LABEL, PodInput, Workspace};
 
 /// Sandboxes as pods on a Kubernetes cluster.
 pub struct KubeSandbox {
@@ -50,6 +53,8 @@ pub struct KubeSandbox {
     clock: Arc<dyn Clock>,
     reaping: tokio::sync::Mutex<()>,
     made: AtomicU64,
+    /// Workspace claims known to exist and to be the agent's.
+    claims: tokio::sync::Mutex<HashSet<String>>,
 }
 
 impl std::fmt::Debug for KubeSandbox {
@@ -115,6 +120,7 @@ impl KubeSandbox {
             clock,
             reaping: tokio::sync::Mutex::new(()),
             made: AtomicU64::new(0),
+            claims: tokio::sync::Mutex::new(HashSet::new()),
         });
         crate::lifecycle::spawn_reaper(Arc::downgrade(&sandbox), every, |s| async move {
             if s.is_closing() {
@@ -202,17 +208,20 @@ impl KubeSandbox {
         }
         let resolved = resolve(grants).await?;
         let (net, pins) = network(&grants.net, &resolved)?;
-        let workspaces: Vec<(String, bool)> = mounts(grants)?
-            .into_iter()
-            .map(|m| (m.guest, !m.read_only))
-            .collect();
+        let workspaces = self.workspaces(grants, &placement.labels.agent).await?;
         let n = self.made.fetch_add(1, Ordering::SeqCst);
         let pod = format!("warden-{}-{}-{n}", kind.as_str(), self.host.id);
         let Labels {
-            labels,
+            mut labels,
             annotations,
         } = self.labels(&pod, kind, placement);
         let k = &self.config.kubernetes;
+        if k.workspaces == WorkspaceScope::PerAgent {
+            labels.insert(
+                manifests::AGENT_WORKSPACE_LABEL.into(),
+                manifests::agent_workspace_label(&self.config.deployment, &placement.labels.agent),
+            );
+        }
         let policy = manifests::egress(k, &pod, &net, &labels);
         let has_policy = policy.is_some();
         if let Some(policy) = policy {
@@ -249,6 +258,39 @@ impl KubeSandbox {
             return Err(SandboxError::ShuttingDown);
         }
         Ok(pod)
+    }
+
+    /// The granted directories of `agent`'s pod: `emptyDir`s, or the
+    /// agent's claims, each made (or found, and checked to be the
+    /// agent's) before the pod that mounts it.
+    async fn workspaces(
+        &self,
+        grants: &Grants,
+        agent: &str,
+    ) -> Result<Vec<Workspace>, SandboxError> {
+        let k = &self.config.kubernetes;
+        let per_agent = k.workspaces == WorkspaceScope::PerAgent;
+        let mut out = Vec::new();
+        for m in mounts(grants)? {
+            let claim = if per_agent {
+                let manifest = manifests::claim(k, &self.config.deployment, agent, &m.guest);
+                let name = manifests::claim_name(&self.config.deployment, agent, &m.guest);
+                let mut known = self.claims.lock().await;
+                if !known.contains(&name) {
+                    self.cluster.ensure_claim(manifest).await?;
+                    known.insert(name.clone());
+                }
+                Some(name)
+            } else {
+                None
+            };
+            out.push(Workspace {
+                guest: m.guest,
+                writable: !m.read_only,
+                claim,
+            });
+        }
+        Ok(out)
     }
 
     async fn drop_policy(&self, pod: &str) {

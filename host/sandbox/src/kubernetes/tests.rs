@@ -174,7 +174,11 @@ fn manifests_match_the_golden_files() {
             kind: ImageKind::Base,
             labels: &labels,
             annotations: &BTreeMap::from([("warden.owner.agent".to_owned(), "alice".to_owned())]),
-            workspaces: &[("/workspace".to_owned(), true)],
+            workspaces: &[manifests::Workspace {
+                guest: "/workspace".to_owned(),
+                writable: true,
+                claim: None,
+            }],
             pins: &[("api.example.com".to_owned(), ip)],
             tmpfs_mb: 64,
             memory_mb: 512,
@@ -186,6 +190,148 @@ fn manifests_match_the_golden_files() {
     assert_eq!(repo, "images.invalid/warden/warden-sandbox-base");
     pod["spec"]["containers"][0]["image"] = json!(format!("{repo}:DIGEST"));
     golden::<Pod>("pod.json", &pod);
+
+    // Workspaces per agent: the agent's claim, and its pods kept on the
+    // node that mounts it.
+    use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+    let per_agent = KubernetesSettings {
+        workspaces: WorkspaceScope::PerAgent,
+        workspace_storage_class: Some("fast-rwo".into()),
+        ..k.clone()
+    };
+    golden::<PersistentVolumeClaim>(
+        "claim.json",
+        &manifests::claim(&per_agent, "deployment-1", "alice", "/workspace"),
+    );
+    let mut labels = labels.clone();
+    labels.insert(
+        manifests::AGENT_WORKSPACE_LABEL.into(),
+        manifests::agent_workspace_label("deployment-1", "alice"),
+    );
+    let mut pod = manifests::pod(
+        &per_agent,
+        &c,
+        &PodInput {
+            name: "warden-base-1-1",
+            kind: ImageKind::Base,
+            labels: &labels,
+            annotations: &BTreeMap::from([("warden.owner.agent".to_owned(), "alice".to_owned())]),
+            workspaces: &[manifests::Workspace {
+                guest: "/workspace".to_owned(),
+                writable: true,
+                claim: Some(manifests::claim_name("deployment-1", "alice", "/workspace")),
+            }],
+            pins: &[],
+            tmpfs_mb: 64,
+            memory_mb: 512,
+        },
+    );
+    pod["spec"]["containers"][0]["image"] = json!("DIGEST");
+    golden::<Pod>("pod-per-agent.json", &pod);
+}
+
+/// With workspaces per agent, every pod of one agent (any image, a
+/// per-call pod too) mounts the same claim, made once before its first
+/// pod and kept after the pods go; another agent gets its own; a claim of
+/// that name found with another owner is refused, never mounted.
+#[tokio::test]
+async fn an_agents_pods_share_its_workspace_claims_and_no_one_elses() {
+    let fake = Fake::start().await;
+    let mut c = config();
+    c.kubernetes.workspaces = WorkspaceScope::PerAgent;
+    c.deployment = "deployment-1".into();
+    let sandbox = start(&fake, c.clone()).await;
+    let (alice, bob, g) = (ctx("alice", None), ctx("bob", None), grants(&[]));
+    let mut claims = Vec::new();
+    for (context, kind, own) in [
+        (&alice, ImageKind::Base, false),
+        (&alice, ImageKind::Browser, false),
+        (&alice, ImageKind::Git, true),
+        (&bob, ImageKind::Base, false),
+    ] {
+        let mut r = request(context, &g, &["true"]);
+        r.kind = kind;
+        r.own_container = own;
+        let before = fake.state().log.len();
+        let out = sandbox.run(r).await.unwrap();
+        let pod = fake.object("pods", &out.container);
+        let seen = fake.state().log[before..].to_vec();
+        let at = |resource: &str| {
+            seen.iter()
+                .position(|s| s.method == "POST" && s.resource == resource)
+        };
+        if let Some(claim) = at("persistentvolumeclaims") {
+            assert!(
+                claim < at("pods").unwrap(),
+                "the claim exists before the pod"
+            );
+        }
+        // A per-call pod is gone already; the pooled ones are kept.
+        if let Some(pod) = pod {
+            let volume = &pod["spec"]["volumes"][1]["persistentVolumeClaim"];
+            assert_eq!(volume["readOnly"], false);
+            claims.push(volume["claimName"].as_str().unwrap().to_owned());
+            assert_eq!(
+                pod["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                    [0]["labelSelector"]["matchLabels"][manifests::AGENT_WORKSPACE_LABEL],
+                pod["metadata"]["labels"][manifests::AGENT_WORKSPACE_LABEL]
+            );
+        }
+    }
+    let alice_claim = manifests::claim_name("deployment-1", "alice", "/workspace");
+    let bob_claim = manifests::claim_name("deployment-1", "bob", "/workspace");
+    assert_eq!(
+        claims,
+        [alice_claim.clone(), alice_claim.clone(), bob_claim.clone()]
+    );
+    let posted = fake
+        .state()
+        .log
+        .iter()
+        .filter(|s| s.method == "POST" && s.resource == "persistentvolumeclaims")
+        .count();
+    assert_eq!(posted, 2, "one claim per agent, made once");
+    let stored = fake.object("persistentvolumeclaims", &alice_claim).unwrap();
+    assert_eq!(
+        stored["metadata"]["annotations"]["warden.owner.agent"],
+        "alice"
+    );
+    sandbox.shutdown().await;
+    assert!(
+        fake.object("persistentvolumeclaims", &alice_claim)
+            .is_some(),
+        "the agent's files outlive its pods and the host"
+    );
+
+    // A new host of the same deployment finds alice's claim and mounts it.
+    let again = start(&fake, c.clone()).await;
+    let out = again.run(request(&alice, &g, &["true"])).await.unwrap();
+    let pod = fake.object("pods", &out.container).unwrap();
+    assert_eq!(
+        pod["spec"]["volumes"][1]["persistentVolumeClaim"]["claimName"],
+        alice_claim.as_str()
+    );
+    again.shutdown().await;
+
+    // A claim under carol's name that holds someone else's files.
+    let carol_claim = manifests::claim_name("deployment-1", "carol", "/workspace");
+    let mut forged = manifests::claim(&c.kubernetes, "deployment-1", "mallory", "/workspace");
+    forged["metadata"]["name"] = json!(carol_claim);
+    fake.seed("persistentvolumeclaims", NS, forged);
+    let third = start(&fake, c).await;
+    let carol = ctx("carol", None);
+    let pods = |fake: &Fake| {
+        fake.state()
+            .log
+            .iter()
+            .filter(|s| s.method == "POST" && s.resource == "pods")
+            .count()
+    };
+    let before = pods(&fake);
+    let refused = third.run(request(&carol, &g, &["true"])).await.unwrap_err();
+    assert!(refused.to_string().contains("another owner"), "{refused}");
+    assert_eq!(pods(&fake), before, "no pod mounts it");
+    third.shutdown().await;
 }
 
 #[test]
