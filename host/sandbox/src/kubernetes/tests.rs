@@ -208,26 +208,35 @@ fn manifests_match_the_golden_files() {
         manifests::AGENT_WORKSPACE_LABEL.into(),
         manifests::agent_workspace_label("deployment-1", "alice"),
     );
-    let mut pod = manifests::pod(
-        &per_agent,
-        &c,
-        &PodInput {
-            name: "warden-base-1-1",
-            kind: ImageKind::Base,
-            labels: &labels,
-            annotations: &BTreeMap::from([("warden.owner.agent".to_owned(), "alice".to_owned())]),
-            workspaces: &[manifests::Workspace {
-                guest: "/workspace".to_owned(),
-                writable: true,
-                claim: Some(manifests::claim_name("deployment-1", "alice", "/workspace")),
-            }],
-            pins: &[],
-            tmpfs_mb: 64,
-            memory_mb: 512,
-        },
-    );
+    let annotations = BTreeMap::from([("warden.owner.agent".to_owned(), "alice".to_owned())]);
+    let workspaces = [manifests::Workspace {
+        guest: "/workspace".to_owned(),
+        writable: true,
+        claim: Some(manifests::claim_name("deployment-1", "alice", "/workspace")),
+    }];
+    let input = PodInput {
+        name: "warden-base-1-1",
+        kind: ImageKind::Base,
+        labels: &labels,
+        annotations: &annotations,
+        workspaces: &workspaces,
+        pins: &[],
+        tmpfs_mb: 64,
+        memory_mb: 512,
+    };
+    let mut pod = manifests::pod(&per_agent, &c, &input);
     pod["spec"]["containers"][0]["image"] = json!("DIGEST");
     golden::<Pod>("pod-per-agent.json", &pod);
+    // A claim every node may mount: no affinity.
+    let shared = KubernetesSettings {
+        workspace_access_mode: AccessMode::ReadWriteMany,
+        ..per_agent
+    };
+    assert!(
+        manifests::pod(&shared, &c, &input)["spec"]
+            .get("affinity")
+            .is_none()
+    );
 }
 
 /// With workspaces per agent, every pod of one agent (any image, a
@@ -723,6 +732,34 @@ fn config_errors_name_the_key() {
             .unwrap_err()
             .to_string()
             .contains("node-selector")
+    );
+
+    let c = parse(
+        "backend = \"kubernetes\"\n[kubernetes]\nworkspaces = \"per-agent\"\nquota-claims = 0\n",
+    );
+    assert!(
+        c.validate()
+            .unwrap_err()
+            .to_string()
+            .contains("quota-claims")
+    );
+    let c =
+        parse("backend = \"kubernetes\"\n[kubernetes]\nworkspace-storage-class = \"Fast SSD\"\n");
+    assert!(
+        c.validate()
+            .unwrap_err()
+            .to_string()
+            .contains("workspace-storage-class")
+    );
+    let c = parse(
+        "backend = \"kubernetes\"\n[kubernetes]\nworkspaces = \"per-agent\"\n\
+         workspace-access-mode = \"ReadWriteMany\"\nworkspace-storage-class = \"cephfs\"\n",
+    );
+    assert!(c.validate().is_ok());
+    assert_eq!(c.kubernetes.workspaces, WorkspaceScope::PerAgent);
+    assert_eq!(
+        c.kubernetes.workspace_access_mode,
+        AccessMode::ReadWriteMany
     );
 
     // The Docker backend never reads the table.
