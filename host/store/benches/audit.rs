@@ -9,7 +9,10 @@
 //!   cluster, `scripts/ensure-postgres`), 1, 4 or 8 appender threads of
 //!   one host sharing its chain;
 //! - `postgres_replicas`: 1, 4 or 8 stores with keys of their own (as
-//!   replicas are), each appending to its own chain from one thread.
+//!   replicas are), each appending to its own chain from one thread;
+//! - `postgres_answer_across_replicas`: an ask made on replica A and
+//!   answered on replica B, from B's answer until A sees it (what an
+//!   agent's retry on A reads before it runs).
 //!
 //! `cargo bench -p warden-store --bench audit`
 
@@ -17,7 +20,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use warden_api::AuditEvent;
+use warden_api::{ApprovalAnswer, ApprovalRequest, AuditEvent, OpenApproval};
 use warden_store::{Durability, PgStore, SqliteStore, Store, host_key};
 
 fn main() {
@@ -156,5 +159,53 @@ fn postgres_replicas<const REPLICAS: usize>(bencher: divan::Bencher) {
                     });
                 }
             });
+        });
+}
+
+fn approval(id: &str, n: u64) -> OpenApproval {
+    OpenApproval {
+        request: ApprovalRequest {
+            id: id.into(),
+            agent: "bench".into(),
+            request_id: format!("r{n}"),
+            tool: "fs_write".into(),
+            call: "fs_write(/workspace/notes.txt)".into(),
+            reason: "side effect".into(),
+            suggested_rule: "fs_write(/workspace/**)".into(),
+            args_fingerprint: format!("f{n}"),
+            arguments: serde_json::Value::Null,
+            always_offered: true,
+        },
+        key: format!("key-{n}"),
+        asked_ms: n,
+        answer: None,
+    }
+}
+
+#[divan::bench(sample_count = 200, sample_size = 1)]
+fn postgres_answer_across_replicas(bencher: divan::Bencher) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = postgres_database();
+    let (a, b) = (
+        postgres_store(&dir, &url, "replica-a"),
+        postgres_store(&dir, &url, "replica-b"),
+    );
+    let n = AtomicU64::new(0);
+    bencher
+        .with_inputs(|| {
+            let n = n.fetch_add(1, Ordering::Relaxed);
+            let id = a.approval_asked(&approval("", n)).expect("ask on A");
+            let mut asked = approval(&id, n);
+            asked.request.id = id;
+            asked
+        })
+        .bench_local_values(|asked| {
+            b.approval_answered(&asked.request, &ApprovalAnswer::AllowOnce, "bench", 1)
+                .expect("answer on B");
+            let seen = a
+                .open_approval(&asked.request.id)
+                .expect("read on A")
+                .expect("still open");
+            assert!(seen.answer.is_some(), "A sees B's answer");
         });
 }
