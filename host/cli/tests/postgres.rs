@@ -350,3 +350,56 @@ fn plugin_installs_and_removals_reach_every_replica() {
     a.kill();
     b.kill();
 }
+
+/// A rule a person added by answering "always allow" through one replica
+/// applies on the others while they run (within a few seconds), not only
+/// after their restart.
+#[test]
+fn an_always_allow_rule_reaches_running_replicas() {
+    let url = postgres_database();
+    let env = [("WARDEN_STATE_URL", url.as_str())];
+    let dir = tempfile::tempdir().unwrap();
+    let (config, state_a) = setup(
+        dir.path(),
+        &format!("[state]\nurl = \"{url}\"\nshared-key = \"shared.key\"\n"),
+    );
+    let state_b = dir.path().join("state-b");
+    let mut a = Server::start(&config, &state_a);
+    let mut b = Server::start(&config, &state_b);
+    // B has asked for this call before the rule exists.
+    assert!(is_error(&write(&mut b, 1, "notes.txt")));
+    let pending = write(&mut a, 2, "notes.txt");
+    let id = approval_id(&pending);
+    let listed = warden_with(&["approvals", "list"], &state_a, &env);
+    let rule = listed["pending"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == id.as_str())
+        .unwrap()["suggested_rule"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    warden_with(
+        &["approvals", "approve", &id, "--always", &rule],
+        &state_a,
+        &env,
+    );
+    assert!(!is_error(&write(&mut a, 3, "notes.txt")));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let mut n = 10;
+    loop {
+        let on_b = write(&mut b, n, "notes.txt");
+        if !is_error(&on_b) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the rule never applied on B: {on_b}"
+        );
+        n += 1;
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    a.kill();
+    b.kill();
+}

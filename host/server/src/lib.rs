@@ -36,6 +36,7 @@ mod plugin_sync;
 pub mod policy_check;
 mod reload;
 mod serve;
+mod shared_rules;
 mod signers;
 mod sources;
 pub mod state;

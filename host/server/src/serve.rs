@@ -390,11 +390,7 @@ impl Host {
             None => gate,
         }
         .build();
-        for stored in store.rules()? {
-            if let Err(e) = gate.add_allow_rule(&stored.agent, &stored.rule) {
-                tracing::warn!(agent = %stored.agent, rule = %stored.rule, error = %e, "a stored rule no longer applies");
-            }
-        }
+        let rules = crate::shared_rules::SharedRules::start(store.clone(), gate.clone())?;
         let mcp = warden_mcp::Server::new(
             Arc::new(gate.clone()),
             book.clone(),
@@ -481,6 +477,13 @@ impl Host {
                 shutdown.clone(),
                 move || ticking.trust_tick(),
             )));
+            if store.shared() {
+                tasks.push(tokio::spawn(crate::tick::every(
+                    crate::shared_rules::RULES_EVERY,
+                    shutdown.clone(),
+                    move || rules.tick(),
+                )));
+            }
             let sealing = gate.clone();
             tasks.push(tokio::spawn(crate::tick::every(
                 warden_store::SIGN_EVERY,
