@@ -403,3 +403,87 @@ fn an_always_allow_rule_reaches_running_replicas() {
     a.kill();
     b.kill();
 }
+
+/// An operator's approval of a bridged server's tools, and its
+/// revocation, given through replica A reach replica B while it runs: B
+/// publishes the approved tools (telling its client), and stops serving a
+/// revoked one within a second or two, without a restart or a change
+/// upstream.
+#[test]
+fn bridge_approvals_and_revocations_reach_every_replica() {
+    use support::bridged::{Bridged, envelope, fixture_binary, fx_names, list_changed_within};
+    let url = postgres_database();
+    let b = Bridged::with(&format!(
+        "[[bridge]]\nname = \"fx\"\ncommand = [\"{}\"]\nruntime = \"host\"\n\
+         insecure-host-process = true\ncategory = \"external-data\"\n\
+         default-decision = \"allow\"\nread-only = [\"*\"]\n\
+         env = {{ FIXTURE_LOG = \"{{log}}\" }}\n\n\
+         [state]\nurl = \"{url}\"\nshared-key = \"shared.key\"\n",
+        fixture_binary().display()
+    ));
+    let mut a = b.serve();
+    b.listed();
+    let state_b = b.dir.join("state-b");
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_warden"));
+    command
+        .args(["serve", "--stdio", "--agent", "alice", "--config"])
+        .arg(&b.config)
+        .arg("--state-dir")
+        .arg(&state_b);
+    let mut on_b = Server::spawn(command);
+    assert!(fx_names(&mut a, 1).is_empty());
+    assert!(fx_names(&mut on_b, 1).is_empty());
+
+    let out = b.bridge(&["approve", "fx", "--reason", "reviewed"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        list_changed_within(&a, std::time::Duration::from_secs(5)),
+        "{} {}",
+        String::from_utf8_lossy(&out.stdout),
+        b.status()
+    );
+    assert!(
+        list_changed_within(&on_b, std::time::Duration::from_secs(10)),
+        "B never published what A's operator approved"
+    );
+    assert!(fx_names(&mut on_b, 2).contains(&"fx_echo".to_owned()));
+    let echoed = on_b.tool(3, "fx_echo", json!({"text": "hi"}));
+    assert_eq!(echoed["content"][0]["text"], "hi", "{echoed}");
+
+    let out = b.bridge(&[
+        "revoke",
+        "fx",
+        "fx_echo",
+        "--confirm",
+        "--reason",
+        "withdrawn",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut id = 10;
+    loop {
+        let r = on_b.tool(id, "fx_echo", json!({"text": "hi"}));
+        if r["isError"] == true {
+            let refused = envelope(&r);
+            assert_eq!(refused["domain_code"], "not_approved", "{refused}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "B kept serving a revoked tool: {r}"
+        );
+        id += 1;
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(!fx_names(&mut on_b, 99).contains(&"fx_echo".to_owned()));
+    a.kill();
+    on_b.kill();
+}

@@ -8,6 +8,11 @@
 //! A publish swaps the bridge's whole registration in the gate and tells
 //! clients once, and only when the visible set (names and definition
 //! digests) changed: no notice for a no-op re-list.
+//!
+//! With a store other replicas share, an operator may approve or revoke
+//! through any of them: each replica judges its last listing against the
+//! pins again every [`PINS_EVERY`], so an approval or a revocation made
+//! elsewhere applies here within that time.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -32,6 +37,8 @@ const MIN_RELIST: Duration = Duration::from_secs(1);
 const REAP_EVERY: Duration = Duration::from_secs(15);
 /// How long to wait before listing again after a failed listing.
 const RETRY_LISTING: Duration = Duration::from_secs(5);
+/// How often a replica of a shared store reads the pins again.
+pub const PINS_EVERY: Duration = Duration::from_millis(500);
 
 struct Entry {
     bridge: Bridge,
@@ -127,9 +134,16 @@ impl LiveBridges {
         let changed = entry.bridge.list_changed();
         let mut listed = self.relist(&entry).await;
         let mut last = tokio::time::Instant::now();
+        let shared = self.store.shared();
+        let mut pins = tokio::time::interval(PINS_EVERY);
+        pins.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // When to reap idle sessions (or, after a failed listing, list
+        // again): a deadline of its own, which the other branches leave.
+        let reap = REAP_EVERY.min(entry.bridge.settings().idle_shutdown / 2);
+        let next =
+            |listed: bool| tokio::time::Instant::now() + if listed { reap } else { RETRY_LISTING };
+        let mut due = next(listed);
         loop {
-            let reap = REAP_EVERY.min(entry.bridge.settings().idle_shutdown / 2);
-            let wait = if listed { reap } else { RETRY_LISTING };
             tokio::select! {
                 () = shutdown.cancelled() => return,
                 () = changed.notified() => {
@@ -140,14 +154,17 @@ impl LiveBridges {
                     }
                     listed = self.relist(&entry).await;
                     last = tokio::time::Instant::now();
+                    due = next(listed);
                 }
-                () = tokio::time::sleep(wait) => {
+                _ = pins.tick(), if shared => self.publish(&entry).await,
+                () = tokio::time::sleep_until(due) => {
                     if listed {
                         entry.bridge.reap_idle().await;
                     } else {
                         listed = self.relist(&entry).await;
                         last = tokio::time::Instant::now();
                     }
+                    due = next(listed);
                 }
             }
         }
