@@ -213,10 +213,22 @@ impl LiveBridges {
             entry.bridge.set_published();
             return;
         }
+        // On a shared store each call checks its pin there too: a
+        // revocation through another replica applies at the next call.
+        let backend = if self.store.shared() {
+            Arc::new(super::pinned::Pinned {
+                inner: entry.bridge.backend(),
+                store: self.store.clone(),
+                bridge: name.clone(),
+                catalog: entry.bridge.catalog(),
+            })
+        } else {
+            entry.bridge.backend()
+        };
         let registration = Registration {
             owner: owner(&name),
             source: format!("bridged MCP server `{name}`"),
-            backend: entry.bridge.backend(),
+            backend,
             grants: warden_api::Grants::default(),
             ceiling: entry.ceiling,
             generated: false,

@@ -5,6 +5,7 @@
 mod config;
 mod docker;
 mod live;
+mod pinned;
 mod plan;
 mod secrets;
 
