@@ -111,16 +111,23 @@ pub fn request_state_key(key: &SecretKey) -> Vec<u8> {
 /// The sandbox instance of the Warden whose state is in `state_dir`: a
 /// stable name derived from the host key, so a restarted host recognises
 /// (and reconciles) the containers it left, and no other installation's.
+pub fn sandbox_instance(state_dir: &Path) -> Result<String, ServerError> {
+    Ok(derived_name(&key(state_dir)?, "sandbox-instance"))
+}
+
 /// The deployment whose agents' persistent sandbox workspaces a host
 /// uses: from the key replicas share (`[state] shared-key`), else the
 /// host's own.
 pub fn sandbox_deployment(state_dir: &Path, state: &StateConfig) -> Result<String, ServerError> {
-    let key = binding_key(state_dir, state)?;
-    let digest = warden_signing::sha256(&key.derive_key("sandbox-deployment"));
-    Ok(digest.iter().take(8).map(|b| format!("{b:02x}")).collect())
+    Ok(derived_name(
+        &binding_key(state_dir, state)?,
+        "sandbox-deployment",
+    ))
 }
 
-pub fn sandbox_instance(state_dir: &Path) -> Result<String, ServerError> {
-    let digest = warden_signing::sha256(&key(state_dir)?.derive_key("sandbox-instance"));
-    Ok(digest.iter().take(8).map(|b| format!("{b:02x}")).collect())
+/// 16 hex digits derived from `key` for `purpose`: a stable name that
+/// tells nothing of the key.
+fn derived_name(key: &SecretKey, purpose: &str) -> String {
+    let digest = warden_signing::sha256(&key.derive_key(purpose));
+    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
