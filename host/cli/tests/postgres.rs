@@ -14,6 +14,7 @@
 mod support;
 
 use serde_json::{Value, json};
+use support::bridged::list_changed_within;
 use support::{Server, approval_id, postgres_database, setup, warden_with};
 
 fn is_error(result: &Value) -> bool {
@@ -22,6 +23,34 @@ fn is_error(result: &Value) -> bool {
 
 fn write(server: &mut Server, id: u64, path: &str) -> Value {
     server.tool(id, "fs_write", json!({"path": path, "content": "x"}))
+}
+
+/// Two replicas of one deployment: a new database, one shared key, the
+/// test workspace's config with `extra` TOML after `[state]`, and a state
+/// directory (so a host key) for each.
+struct Pair {
+    dir: tempfile::TempDir,
+    url: String,
+    config: std::path::PathBuf,
+    state_a: std::path::PathBuf,
+    state_b: std::path::PathBuf,
+}
+
+fn pair(extra: &str) -> Pair {
+    let url = postgres_database();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, state_a) = setup(
+        dir.path(),
+        &format!("[state]\nurl = \"{url}\"\nshared-key = \"shared.key\"\n{extra}"),
+    );
+    let state_b = dir.path().join("state-b");
+    Pair {
+        dir,
+        url,
+        config,
+        state_a,
+        state_b,
+    }
 }
 
 #[test]
@@ -117,13 +146,13 @@ fn a_host_on_postgres_keeps_rules_grants_and_a_verifiable_audit_chain() {
 /// a replay of the retry on A does not.
 #[test]
 fn replicas_share_approvals_through_the_database() {
-    let url = postgres_database();
-    let dir = tempfile::tempdir().unwrap();
-    let (config, state_a) = setup(
-        dir.path(),
-        &format!("[state]\nurl = \"{url}\"\nshared-key = \"shared.key\"\n"),
-    );
-    let state_b = dir.path().join("state-b");
+    let Pair {
+        dir: _dir,
+        url,
+        config,
+        state_a,
+        state_b,
+    } = pair("");
     let env = [("WARDEN_STATE_URL", url.as_str())];
     let mut a = Server::start(&config, &state_a);
     let mut b = Server::start(&config, &state_b);
@@ -153,18 +182,17 @@ fn replicas_share_approvals_through_the_database() {
 /// agent fails on one replica and acts on another.)
 #[test]
 fn an_agent_demoted_on_one_replica_is_demoted_on_every_replica() {
-    let url = postgres_database();
-    let dir = tempfile::tempdir().unwrap();
-    let (config, state_a) = setup(
-        dir.path(),
-        &format!(
-            "[state]\nurl = \"{url}\"\nshared-key = \"shared.key\"\n\
-             [progressive-trust]\nstrategy = \"weighted\"\ninitial-level = \"sandboxed\"\n\
-             sandboxed-to-restricted = 0.3\nrestricted-to-standard = 0.5\n\
-             standard-to-elevated = 0.6\n"
-        ),
+    let Pair {
+        dir: _dir,
+        config,
+        state_a,
+        state_b,
+        ..
+    } = pair(
+        "[progressive-trust]\nstrategy = \"weighted\"\ninitial-level = \"sandboxed\"\n\
+         sandboxed-to-restricted = 0.3\nrestricted-to-standard = 0.5\n\
+         standard-to-elevated = 0.6\n",
     );
-    let state_b = dir.path().join("state-b");
     let mut a = Server::start(&config, &state_a);
     let mut b = Server::start(&config, &state_b);
     let fetch = json!({"url": "http://127.0.0.1:9/"});
@@ -232,19 +260,6 @@ fn psql(url: &str, sql: &str) {
     assert!(child.wait().unwrap().success(), "psql failed");
 }
 
-/// Waits (up to 30 s) for a `tools/list_changed` notification.
-fn list_changed(server: &Server) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
-        match server.message_within(left) {
-            Some(m) if m["method"] == "notifications/tools/list_changed" => return,
-            Some(_) => {}
-            None => break,
-        }
-    }
-    panic!("no tools/list_changed within 30 s");
-}
-
 /// A plugin an operator installs through replica A reaches replica B's
 /// clients (told by `tools/list_changed`) and runs there, admitted by B's
 /// own signers; removed through A's state directory, it leaves B too. A component written
@@ -252,14 +267,14 @@ fn list_changed(server: &Server) {
 /// loads on B.
 #[test]
 fn plugin_installs_and_removals_reach_every_replica() {
-    let url = postgres_database();
+    let Pair {
+        dir,
+        url,
+        config,
+        state_a,
+        state_b,
+    } = pair("");
     let env = [("WARDEN_STATE_URL", url.as_str())];
-    let dir = tempfile::tempdir().unwrap();
-    let (config, state_a) = setup(
-        dir.path(),
-        &format!("[state]\nurl = \"{url}\"\nshared-key = \"shared.key\"\n"),
-    );
-    let state_b = dir.path().join("state-b");
     let mut a = Server::start(&config, &state_a);
     let log_b = dir.path().join("b.log");
     let mut b = Server::start_logging(&config, &state_b, &log_b);
@@ -315,7 +330,7 @@ fn plugin_installs_and_removals_reach_every_replica() {
         &env,
     );
     assert!(tools(&mut a, 2).iter().any(|t| t == "json_query"));
-    list_changed(&b);
+    assert!(list_changed_within(&b, std::time::Duration::from_secs(30)));
     assert!(tools(&mut b, 3).iter().any(|t| t == "json_query"));
     let ran = b.tool(4, "json_query", json!({"filter": ".a", "input": {"a": 42}}));
     assert!(!is_error(&ran), "{ran}");
@@ -341,7 +356,7 @@ fn plugin_installs_and_removals_reach_every_replica() {
         &state_a,
         &env,
     );
-    list_changed(&b);
+    assert!(list_changed_within(&b, std::time::Duration::from_secs(30)));
     assert!(!tools(&mut b, 5).iter().any(|t| t == "json_query"));
     let mut a = Server::start(&config, &state_a);
     std::thread::sleep(std::time::Duration::from_secs(3));
@@ -356,14 +371,14 @@ fn plugin_installs_and_removals_reach_every_replica() {
 /// after their restart.
 #[test]
 fn an_always_allow_rule_reaches_running_replicas() {
-    let url = postgres_database();
+    let Pair {
+        dir: _dir,
+        url,
+        config,
+        state_a,
+        state_b,
+    } = pair("");
     let env = [("WARDEN_STATE_URL", url.as_str())];
-    let dir = tempfile::tempdir().unwrap();
-    let (config, state_a) = setup(
-        dir.path(),
-        &format!("[state]\nurl = \"{url}\"\nshared-key = \"shared.key\"\n"),
-    );
-    let state_b = dir.path().join("state-b");
     let mut a = Server::start(&config, &state_a);
     let mut b = Server::start(&config, &state_b);
     // B has asked for this call before the rule exists.
