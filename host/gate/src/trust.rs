@@ -134,19 +134,33 @@ impl TrustKeeper {
         self.states.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// `agent`'s kept state, loaded from the store the first time, and
-    /// every time when the store is shared.
+    /// `agent`'s kept state, loaded from the store the first time. A
+    /// change made from it is a compare-and-set, so a kept state another
+    /// host moved since costs a retry, never a lost update.
     fn kept<'m>(
         &self,
         states: &'m mut BTreeMap<String, Kept>,
         agent: &str,
     ) -> Result<&'m mut Kept, JournalError> {
-        if self.store.shared() || !states.contains_key(agent) {
+        if !states.contains_key(agent) {
             self.reload(states, agent)?;
         }
         states
             .get_mut(agent)
             .ok_or_else(|| JournalError::new("a trust state vanished while held"))
+    }
+
+    /// [`TrustKeeper::kept`], read from the store again first when other
+    /// hosts share it: for what is shown or decided from the state.
+    fn fresh<'m>(
+        &self,
+        states: &'m mut BTreeMap<String, Kept>,
+        agent: &str,
+    ) -> Result<&'m mut Kept, JournalError> {
+        if self.store.shared() {
+            self.reload(states, agent)?;
+        }
+        self.kept(states, agent)
     }
 
     /// Reads `agent`'s state from the store, in place of the kept one.
@@ -173,7 +187,7 @@ impl TrustKeeper {
             return Ok(None);
         }
         let mut states = self.states();
-        let kept = self.kept(&mut states, agent)?;
+        let kept = self.fresh(&mut states, agent)?;
         Ok(self.config.levels(&kept.state))
     }
 
@@ -186,7 +200,7 @@ impl TrustKeeper {
         }
         let mut states = self.states();
         let before = states.get(agent).map(|k| self.config.levels(&k.state));
-        let kept = self.kept(&mut states, agent)?;
+        let kept = self.fresh(&mut states, agent)?;
         let now = self.config.levels(&kept.state);
         Ok((before != Some(now.clone())).then_some(now))
     }
@@ -194,9 +208,10 @@ impl TrustKeeper {
     /// Applies `event` to `agent`'s state. A step that changed a level or
     /// asks for a person is written now, with its audit records; other
     /// changes wait for the next tick or flush (or are written now too,
-    /// when the store is shared). A write refused because another host
-    /// moved the state is made again from the stored one. Returns the new
-    /// levels when they changed.
+    /// when the store is shared). It starts from the kept state (which a
+    /// decision on a shared store has just read again): a write refused
+    /// because another host moved the state is made again from the stored
+    /// one. Returns the new levels when they changed.
     fn apply(&self, agent: &str, event: TrustEvent<'_>) -> Result<Option<Levels>, JournalError> {
         let now = self.clock.now_ms();
         let mut states = self.states();
@@ -331,7 +346,7 @@ impl TrustKeeper {
         let mut states = self.states();
         for _ in 0..ATTEMPTS {
             let kept = self
-                .kept(&mut states, agent)
+                .fresh(&mut states, agent)
                 .map_err(TrustError::NotRecorded)?;
             let mut next = kept.state.clone();
             let Some(promotion) = approve_promotion(&mut next) else {
@@ -363,7 +378,7 @@ impl TrustKeeper {
             return Err(TrustError::Disabled);
         }
         let mut states = self.states();
-        self.kept(&mut states, agent)
+        self.fresh(&mut states, agent)
             .map(|k| k.state.clone())
             .map_err(TrustError::NotRecorded)
     }
