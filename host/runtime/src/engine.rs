@@ -81,7 +81,7 @@ pub(crate) struct Shared {
     pub engine: Engine,
     pub linker: Linker<HostState>,
     pub cache: Option<CompileCache>,
-    pub slots: Semaphore,
+    pub slots: Arc<Semaphore>,
     pub config: RuntimeConfig,
     ticking: Arc<AtomicBool>,
 }
@@ -157,7 +157,7 @@ impl Runtime {
                 engine,
                 linker,
                 cache,
-                slots: Semaphore::new(config.max_concurrent_calls.max(1) as usize),
+                slots: Arc::new(Semaphore::new(config.max_concurrent_calls.max(1) as usize)),
                 config,
                 ticking,
             }),
