@@ -2,7 +2,8 @@
 //! the 2026-07-28 revision (`server/discover`, no `initialize`): tools
 //! are listed and called, a denial and a tool error are readable error
 //! results, and a `subscriptions/listen` stream announces the tool list
-//! changing when a plugin is installed into the running server.
+//! changing when a plugin is installed into the running server. A long
+//! call leaves the session free for the client's other requests.
 
 #![allow(
     clippy::unwrap_used,
@@ -127,4 +128,52 @@ async fn rmcp_client_on_the_2026_07_28_revision() {
         "the installed plugin is listed"
     );
     client.cancel().await.unwrap();
+}
+
+/// A stdio session runs on one thread: a call that computes for seconds
+/// must still leave it free for the client's other requests, which are
+/// answered while the long call runs (its guest yields at every epoch
+/// tick).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_call_holds_up_none_of_the_sessions_other_requests() {
+    let fixture = Fixture::new();
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_warden"));
+    command
+        .args(["serve", "--stdio", "--agent", "alice", "--config"])
+        .arg(fixture.path("warden.toml"))
+        .arg("--state-dir")
+        .arg(fixture.path("state"))
+        .stderr(std::process::Stdio::null());
+    let client: Client = rmcp::ServiceExt::serve((), TokioChildProcess::new(command).unwrap())
+        .await
+        .unwrap();
+    let client = std::sync::Arc::new(client);
+
+    let long = {
+        let client = std::sync::Arc::clone(&client);
+        tokio::spawn(async move {
+            call(
+                &client,
+                "probe_run",
+                json!({"action": "steps", "steps": 40, "ms": 50}),
+            )
+            .await
+        })
+    };
+    // Let the long call start computing.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for _ in 0..5 {
+        let read = call(&client, "fs_read", json!({"path": "hello.txt"})).await;
+        assert_eq!(read.is_error, Some(false), "{read:?}");
+        client
+            .send_request(rmcp::model::ClientRequest::PingRequest(Default::default()))
+            .await
+            .unwrap();
+        assert!(
+            !long.is_finished(),
+            "the short requests were answered only once the long call had ended"
+        );
+    }
+    let long = long.await.unwrap();
+    assert_eq!(long.is_error, Some(false), "{long:?}");
 }

@@ -8,6 +8,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tokio::runtime::RuntimeFlavor;
 use tokio::sync::OwnedSemaphorePermit;
 use tracing::Instrument;
 
@@ -96,7 +97,13 @@ fn prepare(
         if Instant::now() >= ctx.data().limiter.deadline {
             Err(DeadlineExceeded.into())
         } else {
-            Ok(UpdateDeadline::Yield(1))
+            // tokio's own yield: everything that became ready meanwhile
+            // (the call's progress on its way out, other calls on a
+            // single-threaded session) runs before the guest resumes.
+            Ok(UpdateDeadline::YieldCustom(
+                1,
+                Box::pin(tokio::task::yield_now()),
+            ))
         }
     });
     Ok(Prepared {
@@ -233,15 +240,21 @@ async fn run_call(
 }
 
 /// Releases a finished call's store (its instance, the memory the pool
-/// resets, the handles its guest left open), and then its slot, once the
-/// answer is on its way: the reset is a tenth of a small call's work, and
-/// nothing of it is the caller's to wait for. The slot goes last, so a
-/// call admitted by it finds the instance pool with room.
+/// resets, the handles its guest left open), and then its slot. On a
+/// single-threaded runtime (a stdio session) that waits until the answer
+/// is on its way: the reset is a tenth of a small call's work, and
+/// nothing of it is the caller's to wait for. On a multi-threaded one it
+/// happens here: a task for it would wake an idle worker, which costs
+/// more than the reset. The slot goes last, so a call admitted by it
+/// finds the instance pool with room.
 fn retire(store: Prepared, slot: OwnedSemaphorePermit) {
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        drop(store);
-        drop(slot);
-        return;
+    let runtime = match tokio::runtime::Handle::try_current() {
+        Ok(runtime) if runtime.runtime_flavor() == RuntimeFlavor::CurrentThread => runtime,
+        _ => {
+            drop(store);
+            drop(slot);
+            return;
+        }
     };
     runtime.spawn(async move {
         // Behind whatever is ready now, the answer among it.

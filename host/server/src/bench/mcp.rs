@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
+use super::blocking::Blocking;
 use super::{ephemeral_cache_key, failed, summary};
 use crate::ServerError;
 
@@ -229,8 +230,8 @@ impl Stdio_ {
 }
 
 /// `warden serve --stdio` with the bench configuration.
-fn warden_stdio(warden: &Path, config: &Path) -> (Command, std::path::PathBuf) {
-    let mut command = Command::new(warden);
+fn warden_stdio(warden: &Path, config: &Path) -> (std::process::Command, std::path::PathBuf) {
+    let mut command = std::process::Command::new(warden);
     command
         .arg("serve")
         .arg("--config")
@@ -294,7 +295,7 @@ pub async fn stdio(
     for round in 0..=ROUNDS {
         let (command, log) = warden_stdio(warden, config);
         let started = Instant::now();
-        let (mut s, init) = Stdio_::open(command, log).await?;
+        let (mut s, init) = Stdio_::open(command.into(), log).await?;
         if round % 2 == 0 {
             s.request("tools/list", json!({})).await?;
             lists.push(started.elapsed());
@@ -306,75 +307,18 @@ pub async fn stdio(
             inits.push(init);
         }
     }
-    let (command, log) = warden_stdio(warden, config);
-    let (mut s, _) = Stdio_::open(command, log).await?;
-    let mut bare = match floor {
-        Some(path) => {
-            let log = config.with_file_name("floor-stdio.log");
-            Some(Stdio_::open(Command::new(path), log).await?.0)
-        }
-        None => None,
-    };
-    let mut on_postgres = match postgres {
-        Some(config) => {
-            let (command, log) = warden_stdio(warden, config);
-            Some(Stdio_::open(command, log).await?.0)
-        }
-        None => None,
-    };
-
-    let per_round = iterations.div_ceil(ROUNDS);
-    let (mut ping, mut floor_ping, mut small, mut large, mut small_pg) = (
-        Series::default(),
-        Series::default(),
-        Series::default(),
-        Series::default(),
-        Series::default(),
-    );
-    for round in 0..=ROUNDS {
-        let (mut p, mut f, mut a, mut b, mut c) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        // Round 0 is the warm-up and is not kept.
-        let n = if round == 0 { 50 } else { per_round };
-        for _ in 0..n {
-            if let Some(bare) = bare.as_mut() {
-                f.push(bare.timed("ping", json!({})).await?);
-            }
-            p.push(s.timed("ping", json!({})).await?);
-            a.push(s.timed("tools/call", call_params("1b.txt")).await?);
-            b.push(s.timed("tools/call", call_params("4k.txt")).await?);
-            if let Some(pg) = on_postgres.as_mut() {
-                c.push(pg.timed("tools/call", call_params("1b.txt")).await?);
-            }
-        }
-        if round > 0 {
-            ping.round(p);
-            floor_ping.round(f);
-            small.round(a);
-            large.round(b);
-            small_pg.round(c);
-        }
-    }
-    let results_pg = match on_postgres {
-        Some(pg) => {
-            pg.close().await;
-            Some(small_pg.summary())
-        }
-        None => None,
-    };
-    let mut results = serde_json::Map::new();
-    if let Some(pg) = results_pg {
-        results.insert("fs_read_1b_postgres".into(), pg);
-    }
-    results.insert("ping".into(), ping.summary());
-    results.insert("fs_read_1b".into(), small.summary());
-    results.insert("fs_read_4k".into(), large.summary());
-    if let Some(bare) = bare {
-        bare.close().await;
-        results.insert("bare_rmcp_ping".into(), floor_ping.summary());
-    }
+    let mut results = round_trips(
+        warden.to_owned(),
+        floor.map(Path::to_owned),
+        config.to_owned(),
+        postgres.map(Path::to_owned),
+        iterations,
+    )
+    .await?;
 
     // Throughput: `concurrency` requests in flight on the one stream.
+    let (command, log) = warden_stdio(warden, config);
+    let (mut s, _) = Stdio_::open(command.into(), log).await?;
     let total = iterations.max(concurrency);
     let t = Instant::now();
     let mut sent = 0;
@@ -407,6 +351,82 @@ pub async fn stdio(
         json!({"concurrency": concurrency, "calls": total, "calls_per_s": rate}),
     );
     Ok(Value::Object(results))
+}
+
+/// Rounds of interleaved round trips with the blocking client, on a
+/// thread of their own: `ping` (the transport floor) beside `fs_read` of
+/// 1 B and 4 KiB, the bare rmcp server's `ping` when `floor` names one,
+/// and the 1 B read on PostgreSQL when `postgres` names its config.
+async fn round_trips(
+    warden: std::path::PathBuf,
+    floor: Option<std::path::PathBuf>,
+    config: std::path::PathBuf,
+    postgres: Option<std::path::PathBuf>,
+    iterations: usize,
+) -> Result<serde_json::Map<String, Value>, ServerError> {
+    tokio::task::spawn_blocking(move || {
+        let (command, log) = warden_stdio(&warden, &config);
+        let mut s = Blocking::open(command, log)?;
+        let mut bare = match &floor {
+            Some(path) => Some(Blocking::open(
+                std::process::Command::new(path),
+                config.with_file_name("floor-stdio.log"),
+            )?),
+            None => None,
+        };
+        let mut on_postgres = match &postgres {
+            Some(config) => {
+                let (command, log) = warden_stdio(&warden, config);
+                Some(Blocking::open(command, log)?)
+            }
+            None => None,
+        };
+        let per_round = iterations.div_ceil(ROUNDS);
+        let (mut ping, mut floor_ping, mut small, mut large, mut small_pg) = (
+            Series::default(),
+            Series::default(),
+            Series::default(),
+            Series::default(),
+            Series::default(),
+        );
+        for round in 0..=ROUNDS {
+            let (mut p, mut f, mut a, mut b, mut c) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            // Round 0 is the warm-up and is not kept.
+            let n = if round == 0 { 50 } else { per_round };
+            for _ in 0..n {
+                if let Some(bare) = bare.as_mut() {
+                    f.push(bare.timed("ping", json!({}))?);
+                }
+                p.push(s.timed("ping", json!({}))?);
+                a.push(s.timed("tools/call", call_params("1b.txt"))?);
+                b.push(s.timed("tools/call", call_params("4k.txt"))?);
+                if let Some(pg) = on_postgres.as_mut() {
+                    c.push(pg.timed("tools/call", call_params("1b.txt"))?);
+                }
+            }
+            if round > 0 {
+                ping.round(p);
+                floor_ping.round(f);
+                small.round(a);
+                large.round(b);
+                small_pg.round(c);
+            }
+        }
+        let mut results = serde_json::Map::new();
+        if on_postgres.is_some() {
+            results.insert("fs_read_1b_postgres".into(), small_pg.summary());
+        }
+        results.insert("ping".into(), ping.summary());
+        results.insert("fs_read_1b".into(), small.summary());
+        results.insert("fs_read_4k".into(), large.summary());
+        if bare.is_some() {
+            results.insert("bare_rmcp_ping".into(), floor_ping.summary());
+        }
+        Ok(results)
+    })
+    .await
+    .map_err(|e| failed(format!("the round trips stopped: {e}")))?
 }
 
 pub(super) fn median_ms(samples: &mut [Duration]) -> f64 {

@@ -3,6 +3,7 @@
 //! serve` child measured from outside. Reports percentiles, not a pass or
 //! fail: targets live in DESIGN.md and the figures go in notes.
 
+mod blocking;
 pub mod bridge;
 mod console;
 mod mcp;
