@@ -11,15 +11,9 @@
 //! does a stdout that is also stderr's pipe (`2>&1`): non-blocking mode
 //! belongs to the shared pipe end, and log writes must stay blocking.
 //!
-//! The session runs on a thread of its own, on a single-threaded runtime:
-//! a call is read, decided, audited, run and answered on that one thread.
-//! On the host's multi-threaded runtime every call also woke an idle
-//! worker that found nothing to do (tokio hands queued work to parked
-//! workers), and on two cores those wake-ups cost a served call about a
-//! fifth of its CPU. One client's concurrent calls still interleave
-//! there: a guest yields at every epoch tick, and waits (approvals,
-//! containers, the network) hold no thread. Everything else the host
-//! runs (HTTP, the admin API, background tasks) stays on its runtime.
+//! `warden serve --stdio` runs the host on a single-threaded runtime (see
+//! `docs/architecture.md`, Transport): this serves on whatever runtime
+//! it is awaited on.
 
 use std::fs::File;
 use std::os::fd::{AsFd, OwnedFd};
@@ -31,43 +25,8 @@ use tokio::net::unix::pipe;
 
 use crate::{McpError, Server};
 
-/// Serves until the client closes the stream, on the session's own
-/// thread; dropping the returned future ends the session there.
+/// Serves until the client closes the stream.
 pub async fn serve_stdio(server: Server, agent: String) -> Result<(), McpError> {
-    let (done, answer) = tokio::sync::oneshot::channel();
-    // Dropped with this future: the session stops.
-    let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    std::thread::Builder::new()
-        .name("warden-stdio".into())
-        .spawn(move || {
-            let served = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(runtime) => runtime.block_on(async move {
-                    tokio::select! {
-                        served = serve_pipes(server, agent) => served,
-                        _ = stopped => Ok(()),
-                    }
-                }),
-                Err(e) => Err(McpError::Session(format!(
-                    "starting the stdio session's runtime: {e}"
-                ))),
-            };
-            // Nobody listens when the host stopped the session.
-            let _ = done.send(served);
-        })
-        .map_err(|e| McpError::Session(format!("starting the stdio session's thread: {e}")))?;
-    answer.await.unwrap_or_else(|_| {
-        Err(McpError::Session(
-            "the stdio session's thread ended without an outcome".into(),
-        ))
-    })
-}
-
-/// Standard input and output as the session's stream, on the runtime
-/// this runs on.
-async fn serve_pipes(server: Server, agent: String) -> Result<(), McpError> {
     let input: Box<dyn AsyncRead + Send + Unpin> = match input_pipe() {
         Some(pipe) => Box::new(pipe),
         None => Box::new(tokio::io::stdin()),

@@ -44,7 +44,11 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
-    let runtime = setup::tokio()?;
+    // HTTP serves many clients at once, on every core; stdio serves one.
+    let runtime = match args.http {
+        Some(_) => setup::tokio()?,
+        None => setup::tokio_single()?,
+    };
     let outcome = runtime.block_on(serve(args));
     // The host has shut down. A read of stdin still holds a thread of the
     // runtime until the client writes or closes it, so waiting for it

@@ -203,6 +203,19 @@ impl HostArgs {
     }
 }
 
+/// One thread for everything async: a host serving one stdio client,
+/// where a call is read, decided, audited, run (bridged servers too) and
+/// answered without waking another thread. On a multi-threaded runtime
+/// each call also woke an idle worker that found nothing to do: about a
+/// fifth of a served call's CPU on two cores. Blocking work (compiling
+/// plugins) still goes to the blocking pool, on every core.
+pub fn tokio_single() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
 pub fn tokio() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
