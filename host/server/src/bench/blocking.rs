@@ -95,12 +95,9 @@ impl Blocking {
             }
             let v: Value = serde_json::from_str(&self.line)
                 .map_err(|e| failed(format!("the server wrote a line that is not JSON: {e}")))?;
-            if v.get("method").is_some() {
+            let Some(v) = super::mcp::answer(v)? else {
                 continue;
-            }
-            if v.get("error").is_some() || v["result"]["isError"] == true {
-                return Err(failed(format!("the server answered with an error: {v}")));
-            }
+            };
             if v["id"] != id {
                 return Err(failed(format!("an answer to another request: {v}")));
             }

@@ -73,6 +73,20 @@ pub async fn install(plugins: &[&Path], dir: &Path, files: &Path) -> Result<Stri
     ))
 }
 
+/// `message` when it answers a request (not a notification, nor a
+/// request of the server's own); an error answer is a failure.
+pub(super) fn answer(message: Value) -> Result<Option<Value>, ServerError> {
+    if message.get("id").is_none() || message.get("method").is_some() {
+        return Ok(None);
+    }
+    if message.get("error").is_some() || message["result"]["isError"] == true {
+        return Err(failed(format!(
+            "the server answered with an error: {message}"
+        )));
+    }
+    Ok(Some(message))
+}
+
 fn call_params(path: &str) -> Value {
     json!({"name": "fs_read", "arguments": {"path": path}})
 }
@@ -151,11 +165,8 @@ impl Stdio_ {
                     failed(format!("the server closed its stdout: {}", said.trim()))
                 })?;
             let v: Value = serde_json::from_str(&line).map_err(fail)?;
-            if v.get("id").is_some() && v.get("method").is_none() {
-                if v.get("error").is_some() || v["result"]["isError"] == true {
-                    return Err(failed(format!("the server answered with an error: {v}")));
-                }
-                return Ok(v);
+            if let Some(answer) = answer(v)? {
+                return Ok(answer);
             }
         }
     }
