@@ -133,13 +133,16 @@ fn blueprints(config: &Path, state: &Path) -> Vec<Value> {
 }
 
 /// Waits until no blueprint is on its way (approved, building,
-/// validating); the list then.
+/// validating, validated: a running host activates a validated one in
+/// its next transaction, a killed one leaves it to be failed after the
+/// lease); the list then.
 fn settled(config: &Path, state: &Path) -> Vec<Value> {
     let deadline = Instant::now() + Duration::from_secs(90);
     loop {
         let all = blueprints(config, state);
         let busy = all.iter().any(|b| {
-            ["approved", "building", "validating"].contains(&b["state"].as_str().unwrap())
+            ["approved", "building", "validating", "validated"]
+                .contains(&b["state"].as_str().unwrap())
         });
         if !busy {
             return all;

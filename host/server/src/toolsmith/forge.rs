@@ -185,8 +185,8 @@ pub const RECONCILE_EVERY: Duration = Duration::from_secs(2);
 /// store that it still does (its `updated_ms`).
 pub const HEARTBEAT: Duration = Duration::from_secs(2);
 
-/// How long a blueprint may stay `building` or `validating` without its
-/// host's word before any host fails it as interrupted (that host
+/// How long a blueprint may stay `building`, `validating` or `validated`
+/// without its host's word before any host fails it as interrupted (that host
 /// stopped): ten heartbeats, so that a busy store or clocks of replicas
 /// a few seconds apart never fail a build that is going on.
 pub const LEASE: Duration = Duration::from_secs(20);
@@ -253,40 +253,8 @@ impl Forge {
     /// A (re)started host: builds and validations whose host stopped
     /// end `failed`; then the live tools are made from the store.
     pub async fn start(&self) -> Result<(), ServerError> {
-        self.fail_abandoned()?;
+        self.toolsmith.fail_abandoned(LEASE)?;
         self.reconcile().await?;
-        Ok(())
-    }
-
-    /// Fails every blueprint left `building` or `validating` by a host
-    /// that stopped: nobody said it works on it for [`LEASE`]. A build
-    /// going on here or on another host is left alone.
-    fn fail_abandoned(&self) -> Result<(), ServerError> {
-        let now = self.toolsmith.now_ms();
-        let lease = LEASE.as_millis() as u64;
-        for b in self.toolsmith.store().blueprint_states()? {
-            let in_flight =
-                b.state == State::Building.as_str() || b.state == State::Validating.as_str();
-            if !in_flight || now.saturating_sub(b.updated_ms) < lease {
-                continue;
-            }
-            let Some(stored) = self.toolsmith.store().blueprint(b.id)? else {
-                continue;
-            };
-            let reason = format!(
-                "interrupted: the host stopped while it was {} (no word from it for {} s)",
-                b.state,
-                now.saturating_sub(b.updated_ms) / 1000
-            );
-            let step = self
-                .toolsmith
-                .transition(&stored, State::Failed, "host", Some(reason))?;
-            // A host racing this one may have failed it first: the
-            // move then finds it moved, and it is not failed twice.
-            if let Err(e) = self.toolsmith.apply(&[step]) {
-                tracing::warn!(id = b.id, error = %e, "an interrupted blueprint was not failed");
-            }
-        }
         Ok(())
     }
 
@@ -356,7 +324,7 @@ impl Forge {
     /// approved blueprint built, reconciliation.
     pub async fn tick(&self) -> Result<(), ServerError> {
         self.toolsmith.expire()?;
-        self.fail_abandoned()?;
+        self.toolsmith.fail_abandoned(LEASE)?;
         let approved: Vec<u64> = self
             .toolsmith
             .store()

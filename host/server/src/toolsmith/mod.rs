@@ -356,6 +356,40 @@ impl Toolsmith {
         Ok(self.store.move_blueprints(steps)?)
     }
 
+    /// Fails every blueprint left `building`, `validating` or
+    /// `validated` by a host that stopped: nobody said it works on it
+    /// for `lease`. A build going on here or on another host is left
+    /// alone. (`validated` lasts only until its host's activation, the
+    /// next store transaction; one still there after the lease was left
+    /// by a host killed in between, and nobody else activates it.)
+    pub(crate) fn fail_abandoned(&self, lease: std::time::Duration) -> Result<(), ServerError> {
+        let now = self.now_ms();
+        let lease = u64::try_from(lease.as_millis()).unwrap_or(u64::MAX);
+        for b in self.store.blueprint_states()? {
+            let in_flight = [State::Building, State::Validating, State::Validated]
+                .iter()
+                .any(|s| b.state == s.as_str());
+            if !in_flight || now.saturating_sub(b.updated_ms) < lease {
+                continue;
+            }
+            let Some(stored) = self.store.blueprint(b.id)? else {
+                continue;
+            };
+            let reason = format!(
+                "interrupted: the host stopped while it was {} (no word from it for {} s)",
+                b.state,
+                now.saturating_sub(b.updated_ms) / 1000
+            );
+            let step = self.transition(&stored, State::Failed, "host", Some(reason))?;
+            // A host racing this one may have failed it first: the
+            // move then finds it moved, and it is not failed twice.
+            if let Err(e) = self.apply(&[step]) {
+                tracing::warn!(id = b.id, error = %e, "an interrupted blueprint was not failed");
+            }
+        }
+        Ok(())
+    }
+
     /// The time on this toolsmith's clock.
     pub(crate) fn now_ms(&self) -> u64 {
         self.clock.now_ms()

@@ -260,3 +260,42 @@ fn a_clients_model_answers_only_what_it_was_asked_once() {
         "{err}"
     );
 }
+
+/// A host killed after its blueprint was validated and signed, before
+/// the move to `active`: nobody will activate it, so like an
+/// interrupted build it is failed once the lease ran out, and not
+/// before — never left `validated` for good (where it looks settled
+/// and blocks nothing, yet is neither live nor failed).
+#[test]
+fn a_blueprint_its_host_left_validated_is_failed_as_interrupted_after_the_lease() {
+    let w = world();
+    let smith = w.smith(&config("\"none\""));
+    let p = smith.propose_value(blueprint(), "agent:a").unwrap();
+    smith.approve(p.id, &ops(), None).unwrap();
+    let mut b = smith.approved_for_build(p.id).unwrap();
+    for to in [State::Building, State::Validating, State::Validated] {
+        let step = smith.transition(&b, to, "host", None).unwrap();
+        b = smith.apply(&[step]).unwrap().pop().unwrap();
+    }
+    let left = w.clock.0.load(Ordering::SeqCst);
+    let lease = super::forge::LEASE;
+
+    w.clock
+        .0
+        .store(left + lease.as_millis() as u64 - 1, Ordering::SeqCst);
+    smith.fail_abandoned(lease).unwrap();
+    let kept = w.store.blueprint(p.id).unwrap().unwrap();
+    assert_eq!(kept.state, "validated", "within the lease it is left alone");
+
+    w.clock
+        .0
+        .store(left + lease.as_millis() as u64, Ordering::SeqCst);
+    smith.fail_abandoned(lease).unwrap();
+    let failed = w.store.blueprint(p.id).unwrap().unwrap();
+    assert_eq!(failed.state, "failed");
+    let reason = failed.reason.unwrap_or_default();
+    assert!(
+        reason.contains("interrupted") && reason.contains("validated"),
+        "{reason}"
+    );
+}
