@@ -164,6 +164,11 @@ where
 /// as there are cores, starting them in `order`; `done` is told of each
 /// result as it comes. Each item comes with the file it is about, which a
 /// failure that is not `work`'s own names.
+///
+/// The workers are blocking-pool threads that take item after item
+/// themselves: they start at once and never wait for a runtime thread
+/// between items (on a single-threaded runtime, that thread is busy with
+/// the rest of a host's start while its plugins load).
 async fn run<T, R>(
     items: Vec<(PathBuf, T)>,
     order: LoadOrder,
@@ -185,7 +190,7 @@ where
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     for _ in 0..workers {
         let (order, items, work, tx) = (order.clone(), items.clone(), work.clone(), tx.clone());
-        tokio::spawn(async move {
+        tokio::task::spawn_blocking(move || {
             while let Some(i) = order.next() {
                 let item = items
                     .lock()
@@ -193,10 +198,9 @@ where
                     .get_mut(i)
                     .and_then(Option::take);
                 let Some(item) = item else { continue };
-                let work = work.clone();
-                let result = tokio::task::spawn_blocking(move || work(item))
-                    .await
-                    .map_err(|e| e.to_string());
+                // A panic fails its own item, not the worker's others.
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(item)))
+                    .map_err(|panic| panic_message(panic.as_ref()));
                 if tx.send((i, result)).is_err() {
                     break;
                 }
@@ -221,6 +225,15 @@ where
         .zip(&paths)
         .map(|(r, path)| r.unwrap_or_else(|| Err(stopped(path, "its worker ended first"))))
         .collect()
+}
+
+/// What a caught panic said.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .map_or_else(|| "it panicked".to_owned(), |m| format!("it panicked: {m}"))
 }
 
 #[cfg(test)]

@@ -62,25 +62,19 @@ impl FirstLoad {
     ) -> FirstLoad {
         let (admitted_tx, admitted) = oneshot::channel();
         let (loaded_tx, loaded) = mpsc::unbounded_channel();
-        let done = tokio::spawn(async move {
-            let admissions = admit(&admission, &registry, wanted).await;
-            let (all, plugins) = match admissions {
-                Ok(all) => all,
-                Err(e) => {
-                    let _ = admitted_tx.send(Err(e));
-                    return Vec::new();
-                }
-            };
-            let order = LoadOrder::new(all.len());
-            let _ = admitted_tx.send(Ok((plugins, order.clone())));
-            load_admitted(&runtime, all, order, |i, result| {
-                let result = result
-                    .as_ref()
-                    .map(|c| c.plugin.clone())
-                    .map_err(ToString::to_string);
-                let _ = loaded_tx.send((i, result));
-            })
-            .await
+        // Driven from a blocking-pool thread, not spawned: on a
+        // single-threaded runtime a spawned task would not run before the
+        // host's start yields that thread, after the handshake.
+        let handle = tokio::runtime::Handle::current();
+        let done = tokio::task::spawn_blocking(move || {
+            handle.block_on(first_load(
+                runtime,
+                admission,
+                registry,
+                wanted,
+                admitted_tx,
+                loaded_tx,
+            ))
         });
         FirstLoad {
             admitted,
@@ -88,6 +82,36 @@ impl FirstLoad {
             done,
         }
     }
+}
+
+/// Admits, then loads, telling `admitted_tx` the admissions and
+/// `loaded_tx` each load as it ends.
+async fn first_load(
+    runtime: Runtime,
+    admission: AdmissionPolicy,
+    registry: Registry,
+    wanted: Vec<PathBuf>,
+    admitted_tx: oneshot::Sender<Result<Admissions, ServerError>>,
+    loaded_tx: mpsc::UnboundedSender<(usize, Result<Plugin, String>)>,
+) -> Vec<Result<Candidate, RegistryError>> {
+    let admissions = admit(&admission, &registry, wanted).await;
+    let (all, plugins) = match admissions {
+        Ok(all) => all,
+        Err(e) => {
+            let _ = admitted_tx.send(Err(e));
+            return Vec::new();
+        }
+    };
+    let order = LoadOrder::new(all.len());
+    let _ = admitted_tx.send(Ok((plugins, order.clone())));
+    load_admitted(&runtime, all, order, |i, result| {
+        let result = result
+            .as_ref()
+            .map(|c| c.plugin.clone())
+            .map_err(ToString::to_string);
+        let _ = loaded_tx.send((i, result));
+    })
+    .await
 }
 
 /// Every plugin admitted (the configured ones first, in order), or the
@@ -114,4 +138,59 @@ async fn admit(
         })
         .collect();
     Ok((all.into_iter().map(|(a, _)| a).collect(), plugins))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests fail loudly")]
+
+    use std::time::{Duration, Instant};
+
+    use warden_runtime::{CacheKey, RuntimeConfig};
+    use warden_signing::{SecretKey, Signers};
+
+    use super::*;
+
+    /// A stdio host runs on one thread, which builds the store, the gate
+    /// and the server without yielding while its plugins load: the first
+    /// load must go on meanwhile (on the blocking pool), not wait for that
+    /// thread, or the first call after `initialize` waits for all of it.
+    #[test]
+    fn the_first_load_goes_on_while_the_runtime_thread_is_busy() {
+        let dir = tempfile::tempdir().unwrap();
+        let plugin = dir.path().join("hello.wasm");
+        std::fs::copy(warden_test_artifacts::HELLO, &plugin).unwrap();
+        let key = SecretKey::generate().unwrap();
+        warden_registry::sign_file(&plugin, &key).unwrap();
+        let policy = AdmissionPolicy {
+            signers: Signers::new().publisher("tests", key.public()),
+            insecure_allow_unsigned: false,
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let state = dir.path().join("state");
+            let wasm = Runtime::new(
+                RuntimeConfig::new(Some(state.join("cache")))
+                    .with_cache_key(CacheKey::new([3; 32])),
+            )
+            .unwrap();
+            let registry = Registry::open(&state, policy.clone(), wasm.clone()).unwrap();
+            let first = FirstLoad::start(wasm, policy, registry, vec![plugin]);
+            // Start-up work that never yields the thread.
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while !first.done.is_finished() {
+                assert!(
+                    Instant::now() < deadline,
+                    "the first load waited for the busy runtime thread"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let loaded = first.done.await.unwrap();
+            assert_eq!(loaded.len(), 1);
+            assert_eq!(loaded[0].as_ref().unwrap().name(), "hello");
+        });
+    }
 }
