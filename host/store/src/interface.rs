@@ -161,6 +161,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The pins of `server` (of every server for `None`), by server and
     /// tool.
     fn definition_pins(&self, server: Option<&str>) -> Result<Vec<DefinitionPin>, StoreError>;
+    /// The digest pinned for `tool` of `server`, if any: what every call
+    /// of a bridged tool checks, one row by its key, the definition not
+    /// read.
+    fn pinned_digest(&self, server: &str, tool: &str) -> Result<Option<String>, StoreError>;
 
     /// Records an unfulfilled request in the gap log (a ring of
     /// `rule.capacity` rows) and tallies its signature in `rule.window_ms`;

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension as _, params};
 use serde::{Deserialize, Serialize};
 use warden_api::{Attribution, AuditEvent, PinnedTool};
 
@@ -123,6 +123,20 @@ impl SqliteStore {
             }
             Ok(removed as u64)
         })
+    }
+
+    pub(crate) fn pinned_digest(
+        &self,
+        server: &str,
+        tool: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let conn = self.conn();
+        conn.prepare_cached("SELECT digest FROM definition_pins WHERE server = ?1 AND tool = ?2")
+            .and_then(|mut stmt| {
+                stmt.query_row(params![server, tool], |r| r.get(0))
+                    .optional()
+            })
+            .map_err(StoreError::sql("reading a definition pin"))
     }
 
     pub(crate) fn definition_pins(

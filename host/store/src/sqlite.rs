@@ -155,6 +155,10 @@ impl Store for SqliteStore {
         SqliteStore::definition_pins(self, server)
     }
 
+    fn pinned_digest(&self, server: &str, tool: &str) -> Result<Option<String>, StoreError> {
+        SqliteStore::pinned_digest(self, server, tool)
+    }
+
     fn record_gap(&self, gap: &NewGap, rule: &GapRule) -> Result<GapTally, StoreError> {
         SqliteStore::record_gap(self, gap, rule)
     }

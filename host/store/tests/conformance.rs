@@ -757,6 +757,17 @@ fn definition_pins_are_replaced_revoked_and_audited(backend: Backend) {
         [("create_issue", "sha256:aa"), ("search", "sha256:dd")]
     );
     assert_eq!(pins[1].definition["description"], "sha256:dd");
+    // What a call checks: the one pin, by server and tool.
+    assert_eq!(
+        store.pinned_digest("gh", "search").unwrap().as_deref(),
+        Some("sha256:dd")
+    );
+    assert_eq!(
+        store.pinned_digest("fs2", "read").unwrap().as_deref(),
+        Some("sha256:cc")
+    );
+    assert_eq!(store.pinned_digest("gh", "read").unwrap(), None);
+    assert_eq!(store.pinned_digest("fs2", "search").unwrap(), None);
     assert_eq!(pins[1].by.as_ref().unwrap().actor, "alice");
     assert!(pins[1].approved_ms > 0, "the store stamps the approval");
     assert_eq!(store.definition_pins(None).unwrap().len(), 3);
@@ -772,6 +783,7 @@ fn definition_pins_are_replaced_revoked_and_audited(backend: Backend) {
         "the rest"
     );
     assert!(store.definition_pins(Some("gh")).unwrap().is_empty());
+    assert_eq!(store.pinned_digest("gh", "create_issue").unwrap(), None);
     assert_eq!(store.definition_pins(None).unwrap().len(), 1);
     assert_eq!(
         kinds(store.as_ref()),

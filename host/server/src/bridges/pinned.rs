@@ -4,9 +4,10 @@
 //!
 //! Attack: a definition an operator revoked through another replica
 //! still served here until this replica next judges its listing (every
-//! [`super::live::PINS_EVERY`]). The check reads the bridge's pins before
-//! the call reaches the upstream server: a revoked or changed pin refuses
-//! it (`not_approved`), and a pin that cannot be read refuses it too.
+//! [`super::live::PINS_EVERY`]). The check reads the tool's pin (one
+//! row) before the call reaches the upstream server: a revoked or changed
+//! pin refuses it (`not_approved`), and a pin that cannot be read refuses
+//! it too.
 
 use std::sync::Arc;
 
@@ -33,14 +34,8 @@ impl Pinned {
         // A name the catalog does not publish is the inner backend's to
         // refuse, with its reason.
         let listed = self.catalog.get(name)?;
-        match self.store.definition_pins(Some(&self.bridge)) {
-            Ok(pins)
-                if pins
-                    .iter()
-                    .any(|p| p.tool == listed.upstream && p.digest == listed.digest) =>
-            {
-                None
-            }
+        match self.store.pinned_digest(&self.bridge, &listed.upstream) {
+            Ok(Some(pinned)) if pinned == listed.digest => None,
             Ok(_) => Some(Envelope::host(
                 ErrorType::PermissionDenied,
                 HostCode::NotApproved,

@@ -82,6 +82,19 @@ pub(crate) async fn unpin(
     Ok(removed)
 }
 
+pub(crate) async fn pinned_digest(
+    inner: Arc<Inner>,
+    server: String,
+    tool: String,
+) -> Result<Option<String>, StoreError> {
+    sqlx::query_scalar("SELECT digest FROM definition_pins WHERE server = $1 AND tool = $2")
+        .bind(server)
+        .bind(tool.into_bytes())
+        .fetch_optional(&inner.pool)
+        .await
+        .map_err(StoreError::pg("reading a definition pin"))
+}
+
 pub(crate) async fn pins(
     inner: Arc<Inner>,
     server: Option<String>,

@@ -183,6 +183,11 @@ impl Store for PgStore {
         self.run(|inner| pins::pins(inner, server))
     }
 
+    fn pinned_digest(&self, server: &str, tool: &str) -> Result<Option<String>, StoreError> {
+        let (server, tool) = (server.to_owned(), tool.to_owned());
+        self.run(|inner| pins::pinned_digest(inner, server, tool))
+    }
+
     fn record_gap(&self, gap: &NewGap, rule: &GapRule) -> Result<GapTally, StoreError> {
         let (gap, rule) = (gap.clone(), *rule);
         self.run(|inner| gaps::record(inner, gap, rule))
