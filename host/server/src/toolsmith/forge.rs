@@ -186,9 +186,9 @@ pub const RECONCILE_EVERY: Duration = Duration::from_secs(2);
 pub const HEARTBEAT: Duration = Duration::from_secs(2);
 
 /// How long a blueprint may stay `building`, `validating` or `validated`
-/// without its host's word before any host fails it as interrupted (that host
-/// stopped): ten heartbeats, so that a busy store or clocks of replicas
-/// a few seconds apart never fail a build that is going on.
+/// without its host's word before any host fails it as interrupted
+/// (that host stopped): ten heartbeats, so that a busy store or clocks
+/// of replicas a few seconds apart never fail a build that is going on.
 pub const LEASE: Duration = Duration::from_secs(20);
 
 /// What building and validating a blueprint made of it.
