@@ -34,6 +34,7 @@ mod sandbox;
 mod search;
 mod served;
 mod server;
+mod spare;
 mod specifiers;
 mod store;
 mod tool_create;

@@ -1,8 +1,9 @@
 //! One call: a fresh `Store` from the call's grants, the guest invoked
 //! under its limits, and whatever happened turned into an envelope.
 //!
-//! Nothing survives between calls: each gets a new instance, so one call
-//! can neither see nor corrupt another's state, and a trapped instance is
+//! Nothing survives between calls: each gets a new instance (made for
+//! it, or made ahead and never run: [`crate::spare`]), so one call can
+//! neither see nor corrupt another's state, and a trapped instance is
 //! simply dropped.
 
 use std::sync::Arc;
@@ -31,6 +32,13 @@ const HOST_GRACE: Duration = Duration::from_millis(250);
 
 struct Prepared {
     store: Store<HostState>,
+    /// The instance already made in `store`: a spare the call adopted.
+    instance: Option<bindings::Plugin>,
+    parts: CallParts,
+}
+
+/// What a call reads back from its store data after the guest ran.
+struct CallParts {
     stdout: CappedOutput,
     stderr: CappedOutput,
     dirs: Vec<String>,
@@ -46,14 +54,15 @@ struct CallSide {
     cwd: Option<String>,
 }
 
-fn prepare(
+/// A call's store data, built from its grants alone.
+fn call_state(
     plugin: &PluginInner,
     tool: &str,
     request_id: &str,
     grants: &Grants,
     limits: &CallLimits,
     side: CallSide,
-) -> Result<Prepared, String> {
+) -> Result<(HostState, CallParts), String> {
     let shared = &plugin.runtime.shared;
     let stdout = CappedOutput::new(limits.log_bytes);
     let stderr = CappedOutput::new(limits.log_bytes);
@@ -85,14 +94,20 @@ fn prepare(
         paths: side.paths,
         fs_on_call_thread: shared.config.fs_on_call_thread,
     };
-    let mut store = Store::new(&shared.engine, state);
+    let parts = CallParts {
+        stdout,
+        stderr,
+        dirs: call_wasi.dirs,
+        cwd: call_wasi.cwd,
+    };
+    Ok((state, parts))
+}
+
+/// A store around `state`, its memory limited and its deadline checked
+/// on every epoch tick; not yet armed ([`arm`]).
+fn new_store(plugin: &PluginInner, state: HostState) -> Store<HostState> {
+    let mut store = Store::new(&plugin.runtime.shared.engine, state);
     store.limiter(|s| &mut s.limiter);
-    if shared.config.fuel {
-        store
-            .set_fuel(limits.fuel.unwrap_or(u64::MAX))
-            .map_err(|e| format!("setting the call's fuel: {e}"))?;
-    }
-    store.set_epoch_deadline(1);
     store.epoch_deadline_callback(|ctx| {
         if Instant::now() >= ctx.data().limiter.deadline {
             Err(DeadlineExceeded.into())
@@ -106,13 +121,103 @@ fn prepare(
             ))
         }
     });
+    store
+}
+
+/// Gives `store` the call's fuel and starts its deadline checks from now.
+fn arm(
+    plugin: &PluginInner,
+    store: &mut Store<HostState>,
+    limits: &CallLimits,
+) -> Result<(), String> {
+    if plugin.runtime.shared.config.fuel {
+        store
+            .set_fuel(limits.fuel.unwrap_or(u64::MAX))
+            .map_err(|e| format!("setting the call's fuel: {e}"))?;
+    }
+    store.set_epoch_deadline(1);
+    Ok(())
+}
+
+/// A fresh store for a call, with nothing instantiated in it yet.
+fn prepare(
+    plugin: &PluginInner,
+    tool: &str,
+    request_id: &str,
+    grants: &Grants,
+    limits: &CallLimits,
+    side: CallSide,
+) -> Result<Prepared, String> {
+    let (state, parts) = call_state(plugin, tool, request_id, grants, limits, side)?;
+    fresh(plugin, state, parts, limits)
+}
+
+fn fresh(
+    plugin: &PluginInner,
+    state: HostState,
+    parts: CallParts,
+    limits: &CallLimits,
+) -> Result<Prepared, String> {
+    let mut store = new_store(plugin, state);
+    arm(plugin, &mut store, limits)?;
     Ok(Prepared {
         store,
-        stdout,
-        stderr,
-        dirs: call_wasi.dirs,
-        cwd: call_wasi.cwd,
+        instance: None,
+        parts,
     })
+}
+
+/// The call's store: `spare`'s (see [`crate::spare`]) with the call's
+/// own data in place of everything the spare was made with, when the
+/// memory its instantiation took fits the call's limit; else a fresh
+/// one ([`prepare`]).
+fn adopt(
+    plugin: &PluginInner,
+    spare: Option<(Store<HostState>, bindings::Plugin)>,
+    tool: &str,
+    request_id: &str,
+    grants: &Grants,
+    limits: &CallLimits,
+    side: CallSide,
+) -> Result<Prepared, String> {
+    let (mut state, parts) = call_state(plugin, tool, request_id, grants, limits, side)?;
+    let Some((mut store, instance)) = spare else {
+        return fresh(plugin, state, parts, limits);
+    };
+    let used = store.data().limiter.used_bytes;
+    if used > state.limiter.memory_bytes {
+        drop(store);
+        return fresh(plugin, state, parts, limits);
+    }
+    state.limiter.used_bytes = used;
+    // The spare's data (its empty context, table and limits) goes here.
+    drop(std::mem::replace(store.data_mut(), state));
+    arm(plugin, &mut store, limits)?;
+    Ok(Prepared {
+        store,
+        instance: Some(instance),
+        parts,
+    })
+}
+
+/// A store for a spare instance: no grants, no call, the runtime's
+/// largest memory limit (a call's own limit applies when it adopts it).
+pub(crate) fn spare_store(plugin: &PluginInner) -> Result<Store<HostState>, String> {
+    let limits = CallLimits {
+        memory_bytes: plugin.runtime.shared.config.max_memory_bytes,
+        ..CallLimits::DEFAULT
+    };
+    let (state, _) = call_state(
+        plugin,
+        "spare",
+        "spare",
+        &Grants::default(),
+        &limits,
+        CallSide::default(),
+    )?;
+    let mut store = new_store(plugin, state);
+    arm(plugin, &mut store, &limits)?;
+    Ok(store)
 }
 
 /// `tools()` in a store with no grants, for the load-time cross-check.
@@ -138,20 +243,27 @@ pub(crate) async fn list_tools(
         Err(_) => Err("tools() did not return before the deadline".into()),
         Ok(Err(e)) => Err(format!(
             "tools() failed: {}",
-            crash_message(&e, &p.stderr.contents().0)
+            crash_message(&e, &p.parts.stderr.contents().0)
         )),
         Ok(Ok(tools)) => Ok(tools),
     }
 }
 
-pub(crate) async fn invoke(plugin: &PluginInner, call: BackendCall<'_>) -> Envelope {
+pub(crate) async fn invoke(plugin: &Arc<PluginInner>, call: BackendCall<'_>) -> Envelope {
     let shared = &plugin.runtime.shared;
-    let Ok(slot) = Arc::clone(&shared.slots).acquire_owned().await else {
-        return Envelope::error(
-            ErrorType::HostError,
-            "runtime_closed",
-            "the runtime is shutting down",
-        );
+    // A spare comes with the pool slot it was made in.
+    let (spare, slot) = match plugin.spare.take() {
+        Some(spare) => (Some((spare.store, spare.instance)), spare.slot),
+        None => match Arc::clone(&shared.slots).acquire_owned().await {
+            Ok(slot) => (None, slot),
+            Err(_) => {
+                return Envelope::error(
+                    ErrorType::HostError,
+                    "runtime_closed",
+                    "the runtime is shutting down",
+                );
+            }
+        },
     };
     let tool = call.tool.name.as_str();
     let ctx = call.context;
@@ -159,19 +271,21 @@ pub(crate) async fn invoke(plugin: &PluginInner, call: BackendCall<'_>) -> Envel
         "call", tool, plugin = %plugin.manifest.plugin.name,
         agent = %ctx.agent, session = %ctx.session, task = ctx.task.as_deref(), request_id = %ctx.request_id
     );
-    run_call(plugin, call, slot).instrument(span).await
+    run_call(plugin, call, slot, spare).instrument(span).await
 }
 
 async fn run_call(
-    plugin: &PluginInner,
+    plugin: &Arc<PluginInner>,
     call: BackendCall<'_>,
     slot: OwnedSemaphorePermit,
+    spare: Option<(Store<HostState>, bindings::Plugin)>,
 ) -> Envelope {
     let tool = call.tool.name.as_str();
     let ctx = call.context;
     let started = Instant::now();
-    let mut p = match prepare(
+    let mut p = match adopt(
         plugin,
+        spare,
         tool,
         &ctx.request_id,
         call.grants,
@@ -190,12 +304,15 @@ async fn run_call(
         session: ctx.session.clone(),
         task: ctx.task.clone(),
         request_id: ctx.request_id.clone(),
-        cwd: p.cwd.clone(),
-        granted_dirs: p.dirs.clone(),
+        cwd: p.parts.cwd.clone(),
+        granted_dirs: p.parts.dirs.clone(),
     };
     let args = call.args.to_string();
     let run = async {
-        let instance = plugin.pre.instantiate_async(&mut p.store).await?;
+        let instance = match p.instance.take() {
+            Some(instance) => instance,
+            None => plugin.pre.instantiate_async(&mut p.store).await?,
+        };
         instance
             .call_invoke(&mut p.store, &wit_ctx, tool, &args)
             .await
@@ -219,7 +336,7 @@ async fn run_call(
         Ok(Err(e)) if e.is::<DeadlineExceeded>() => deadline(limits),
         Ok(Err(e)) if out_of_fuel(&e) => fuel(limits),
         Ok(Err(e)) => {
-            let (stderr, _) = p.stderr.contents();
+            let (stderr, _) = p.parts.stderr.contents();
             let code = if panic_message(&stderr).is_some() {
                 "guest_panic"
             } else {
@@ -235,7 +352,7 @@ async fn run_call(
         ok = envelope.is_ok(),
         "call finished"
     );
-    retire(p, slot);
+    retire(plugin, p, slot);
     envelope
 }
 
@@ -243,11 +360,12 @@ async fn run_call(
 /// resets, the handles its guest left open), and then its slot. On a
 /// single-threaded runtime (a stdio session) that waits until the answer
 /// is on its way: the reset is a tenth of a small call's work, and
-/// nothing of it is the caller's to wait for. On a multi-threaded one it
-/// happens here: a task for it would wake an idle worker, which costs
-/// more than the reset. The slot goes last, so a call admitted by it
-/// finds the instance pool with room.
-fn retire(store: Prepared, slot: OwnedSemaphorePermit) {
+/// nothing of it is the caller's to wait for; the slot then goes to the
+/// plugin's next spare instance ([`crate::spare`]), made in the same
+/// idle time. On a multi-threaded one it happens here: a task for it
+/// would wake an idle worker, which costs more than the reset. The slot
+/// goes last, so a call admitted by it finds the instance pool with room.
+fn retire(plugin: &Arc<PluginInner>, store: Prepared, slot: OwnedSemaphorePermit) {
     let runtime = match tokio::runtime::Handle::try_current() {
         Ok(runtime) if runtime.runtime_flavor() == RuntimeFlavor::CurrentThread => runtime,
         _ => {
@@ -256,11 +374,12 @@ fn retire(store: Prepared, slot: OwnedSemaphorePermit) {
             return;
         }
     };
+    let plugin = Arc::clone(plugin);
     runtime.spawn(async move {
         // Behind whatever is ready now, the answer among it.
         tokio::task::yield_now().await;
         drop(store);
-        drop(slot);
+        crate::spare::replenish(plugin, slot).await;
     });
 }
 
@@ -296,7 +415,7 @@ pub(crate) async fn resource(
         Ok(Err(e)) => Envelope::error(
             ErrorType::ToolCrashed,
             "guest_trap",
-            crash_message(&e, &p.stderr.contents().0),
+            crash_message(&e, &p.parts.stderr.contents().0),
         ),
         Ok(Ok(Err(err))) => tool_error(err),
         Ok(Ok(Ok(text))) => output(serde_json::Value::String(text).to_string(), &limits),
@@ -391,7 +510,7 @@ fn crash_message(e: &wasmtime::Error, stderr: &str) -> String {
 
 fn drain_logs(plugin: &PluginInner, tool: &str, p: &Prepared) {
     let name = &plugin.manifest.plugin.name;
-    for (stream, out) in [("stdout", &p.stdout), ("stderr", &p.stderr)] {
+    for (stream, out) in [("stdout", &p.parts.stdout), ("stderr", &p.parts.stderr)] {
         let (text, dropped) = out.contents();
         if !text.is_empty() || dropped > 0 {
             tracing::info!(target: "warden::guest", plugin = %name, tool, stream, dropped_bytes = dropped, "{}", text.trim_end());

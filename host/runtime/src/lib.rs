@@ -28,6 +28,7 @@ mod net_memo;
 mod output;
 mod plugin;
 mod sockets;
+mod spare;
 mod special_files;
 mod state;
 mod wasi;

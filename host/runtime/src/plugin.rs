@@ -29,6 +29,8 @@ pub(crate) struct PluginInner {
     pub pre: PluginPre<HostState>,
     /// The effective network grant of the grants it is called with.
     pub net: crate::net_memo::NetMemo,
+    /// An instance made ahead for the next call (single-threaded hosts).
+    pub spare: crate::spare::SpareSlot,
 }
 
 /// A loaded plugin. Cheap to clone; calls on clones share the compiled
@@ -69,6 +71,12 @@ impl Plugin {
 
     pub fn origin(&self) -> LoadOrigin {
         self.inner.origin
+    }
+
+    /// Whether an instance made ahead waits for the next call: after a
+    /// call on a single-threaded runtime, once the answer is on its way.
+    pub fn spare_ready(&self) -> bool {
+        self.inner.spare.is_ready()
     }
 
     pub(crate) async fn load(
@@ -135,6 +143,7 @@ impl Plugin {
                 origin,
                 pre,
                 net: Default::default(),
+                spare: Default::default(),
             }),
         };
         plugin.cross_check().await?;
