@@ -23,6 +23,16 @@ async fn spare(plugin: &Plugin) {
     panic!("no spare instance was made after a call on a single-threaded runtime");
 }
 
+async fn noop(plugin: &Plugin, limits: CallLimits) -> warden_api::Envelope {
+    run(
+        plugin,
+        json!({"action": "noop"}),
+        &Grants::default(),
+        limits,
+    )
+    .await
+}
+
 async fn run(
     plugin: &Plugin,
     args: serde_json::Value,
@@ -110,19 +120,13 @@ async fn a_call_on_a_spare_keeps_its_own_deadline_and_memory_limit() {
     };
     // What a call whose limit is below the component's initial memory
     // gets from a fresh instance ...
-    let fresh = run(&probe, json!({"action": "noop"}), &Grants::default(), tiny).await;
+    let fresh = noop(&probe, tiny).await;
     assert_eq!(error(&fresh).1, "memory_limit", "{fresh:?}");
-    let e = run(
-        &probe,
-        json!({"action": "noop"}),
-        &Grants::default(),
-        common::limits(),
-    )
-    .await;
+    let e = noop(&probe, common::limits()).await;
     assert_eq!(data(&e)["ok"], true);
     spare(&probe).await;
     // ... it gets from a spare made under the largest limit too.
-    let e = run(&probe, json!({"action": "noop"}), &Grants::default(), tiny).await;
+    let e = noop(&probe, tiny).await;
     assert_eq!(error(&e).1, "memory_limit", "{e:?}");
     spare(&probe).await;
 
@@ -174,13 +178,7 @@ async fn a_call_on_a_spare_keeps_its_own_deadline_and_memory_limit() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_multi_threaded_host_makes_no_spares() {
     let probe = common::probe().await;
-    let e = run(
-        &probe,
-        json!({"action": "noop"}),
-        &Grants::default(),
-        common::limits(),
-    )
-    .await;
+    let e = noop(&probe, common::limits()).await;
     assert_eq!(data(&e)["ok"], true);
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!probe.spare_ready());
