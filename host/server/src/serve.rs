@@ -443,6 +443,15 @@ impl Host {
             mcp.set_bridge_admin(bridges.clone());
             tasks.push(tokio::spawn(bridges.run(shutdown.clone())));
         }
+        // The state database's first write of a run starts its log (the
+        // file, its header and the directory synced): done now, beside the
+        // first load and the handshake, not in the first call.
+        let warming = store.clone();
+        tokio::task::spawn_blocking(move || {
+            if let Err(e) = warming.warm_up() {
+                tracing::warn!(error = %e, "the state database could not start its log early; the first call will");
+            }
+        });
         let failure = Arc::new(std::sync::Mutex::new(None));
         tasks.push(tokio::spawn(load(
             LoadJob {

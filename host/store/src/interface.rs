@@ -114,6 +114,12 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// A number that changes whenever grants may have changed, by this
     /// process or any other: cheap to poll before trusting a cache.
     fn grants_version(&self) -> Result<u64, StoreError>;
+    /// Does the one-time work a run's first write would otherwise pay
+    /// for, so a host can do it beside its start instead of in its first
+    /// call; changes no data. Nothing for stores without such work.
+    fn warm_up(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
 
     /// An agent's stored trust state.
     fn trust(&self, agent: &str) -> Result<Option<StoredTrust>, StoreError>;

@@ -97,6 +97,10 @@ impl Store for SqliteStore {
         SqliteStore::all_grants(self)
     }
 
+    fn warm_up(&self) -> Result<(), StoreError> {
+        SqliteStore::warm_up(self)
+    }
+
     fn grants_version(&self) -> Result<u64, StoreError> {
         // Each part only grows, and every change moves one: their sum
         // changes whenever either does.

@@ -339,3 +339,33 @@ fn a_checkpoint_leaves_nothing_for_the_next_open_to_replay() {
         .unwrap();
     assert_eq!(verified.records, 201);
 }
+
+/// A run's first write starts the write-ahead log (file, header and
+/// directory synced); `warm_up` does that ahead of the first call and
+/// changes nothing else.
+#[test]
+fn warming_up_starts_the_log_and_changes_no_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let wal = dir.path().join("warden.db-wal");
+    let log_len = || std::fs::metadata(&wal).map_or(0, |m| m.len());
+    {
+        let store = open(dir.path());
+        store.append(&outcome(1)).unwrap();
+    }
+    // Closing checkpointed the log away: the next run starts a new one.
+    assert_eq!(log_len(), 0);
+    let store = open(dir.path());
+    assert_eq!(log_len(), 0);
+    crate::Store::warm_up(&store).unwrap();
+    assert!(log_len() > 0, "warming up wrote nothing to the log");
+    let version: u32 = raw(dir.path())
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    store.append(&outcome(2)).unwrap();
+    let verified = store
+        .verify_with_host_key(&key(dir.path()))
+        .unwrap()
+        .unwrap();
+    assert_eq!(verified.records, 2);
+}
