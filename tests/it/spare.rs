@@ -183,3 +183,46 @@ async fn a_multi_threaded_host_makes_no_spares() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!probe.spare_ready());
 }
+
+/// Spares never hold the slots calls run in: with one slot, a spare made
+/// for one plugin must not leave another plugin's call waiting for ever,
+/// nor a second call of the same plugin while the first holds its spare.
+#[tokio::test]
+async fn spares_never_keep_a_call_from_its_slot() {
+    let mut config = warden_runtime::RuntimeConfig::new(Some(common::cache_dir()))
+        .with_cache_key(common::cache_key());
+    config.max_concurrent_calls = 1;
+    let runtime = warden_runtime::Runtime::new(config).unwrap();
+    let probe = common::load(&runtime, warden_test_artifacts::PROBE).await;
+    let fs = common::load(&runtime, warden_test_artifacts::FS).await;
+    let e = noop(&probe, common::limits()).await;
+    assert_eq!(data(&e)["ok"], true);
+    spare(&probe).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "x").unwrap();
+    let grants = common::grant(dir.path(), FsAccess::Read);
+    let read = common::call(
+        &fs,
+        "fs_read",
+        json!({"path": "/workspace/f.txt"}),
+        &grants,
+        common::limits(),
+    );
+    let e = tokio::time::timeout(Duration::from_secs(20), read)
+        .await
+        .expect("a call waited for a slot another plugin's spare held");
+    assert_eq!(data(&e)["content"], "x");
+    spare(&fs).await;
+    // Two calls of one plugin at once: one takes the spare, the other
+    // waits for the one slot and runs after it.
+    let (a, b) = tokio::time::timeout(Duration::from_secs(20), async {
+        tokio::join!(
+            noop(&probe, common::limits()),
+            noop(&probe, common::limits())
+        )
+    })
+    .await
+    .expect("concurrent calls waited for ever");
+    assert_eq!(data(&a)["ok"], true);
+    assert_eq!(data(&b)["ok"], true);
+}

@@ -81,7 +81,12 @@ pub(crate) struct Shared {
     pub engine: Engine,
     pub linker: Linker<HostState>,
     pub cache: Option<CompileCache>,
+    /// Calls running at once: `max_concurrent_calls`.
     pub slots: Arc<Semaphore>,
+    /// Instances made ahead ([`crate::spare`]), waiting or adopted by a
+    /// call: room of their own in the pool, so they never keep a call
+    /// from its slot.
+    pub spares: Arc<Semaphore>,
     pub config: RuntimeConfig,
     ticking: Arc<AtomicBool>,
 }
@@ -114,7 +119,12 @@ impl Runtime {
         wasm.consume_fuel(config.fuel);
         wasm.wasm_component_model(true);
         if config.pooling {
-            let n = config.max_concurrent_calls.max(1);
+            // Room for every call at once and, beside them, every
+            // instance made ahead.
+            let n = config
+                .max_concurrent_calls
+                .max(1)
+                .saturating_add(crate::spare::SPARES);
             let mut pool = PoolingAllocationConfig::new();
             // A wasip2 component is a handful of core instances (the
             // program plus adapter shims); size the pool for that.
@@ -158,6 +168,7 @@ impl Runtime {
                 linker,
                 cache,
                 slots: Arc::new(Semaphore::new(config.max_concurrent_calls.max(1) as usize)),
+                spares: Arc::new(Semaphore::new(crate::spare::SPARES as usize)),
                 config,
                 ticking,
             }),

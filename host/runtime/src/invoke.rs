@@ -23,6 +23,7 @@ use crate::http::{Egress, HttpCtx};
 use crate::limits::{CallLimiter, DeadlineExceeded};
 use crate::output::CappedOutput;
 use crate::plugin::PluginInner;
+use crate::spare::Spare;
 use crate::state::HostState;
 use crate::wasi;
 
@@ -35,6 +36,8 @@ struct Prepared {
     /// The instance already made in `store`: a spare the call adopted.
     instance: Option<bindings::Plugin>,
     parts: CallParts,
+    /// The adopted spare's room in the pool, released after the store.
+    _room: Option<OwnedSemaphorePermit>,
 }
 
 /// What a call reads back from its store data after the guest ran.
@@ -164,6 +167,7 @@ fn fresh(
         store,
         instance: None,
         parts,
+        _room: None,
     })
 }
 
@@ -173,7 +177,7 @@ fn fresh(
 /// one ([`prepare`]).
 fn adopt(
     plugin: &PluginInner,
-    spare: Option<(Store<HostState>, bindings::Plugin)>,
+    spare: Option<Spare>,
     tool: &str,
     request_id: &str,
     grants: &Grants,
@@ -181,12 +185,18 @@ fn adopt(
     side: CallSide,
 ) -> Result<Prepared, String> {
     let (mut state, parts) = call_state(plugin, tool, request_id, grants, limits, side)?;
-    let Some((mut store, instance)) = spare else {
+    let Some(Spare {
+        mut store,
+        instance,
+        room,
+    }) = spare
+    else {
         return fresh(plugin, state, parts, limits);
     };
     let used = store.data().limiter.used_bytes;
     if used > state.limiter.memory_bytes {
         drop(store);
+        drop(room);
         return fresh(plugin, state, parts, limits);
     }
     state.limiter.used_bytes = used;
@@ -197,6 +207,7 @@ fn adopt(
         store,
         instance: Some(instance),
         parts,
+        _room: Some(room),
     })
 }
 
@@ -251,20 +262,16 @@ pub(crate) async fn list_tools(
 
 pub(crate) async fn invoke(plugin: &Arc<PluginInner>, call: BackendCall<'_>) -> Envelope {
     let shared = &plugin.runtime.shared;
-    // A spare comes with the pool slot it was made in.
-    let (spare, slot) = match plugin.spare.take() {
-        Some(spare) => (Some((spare.store, spare.instance)), spare.slot),
-        None => match Arc::clone(&shared.slots).acquire_owned().await {
-            Ok(slot) => (None, slot),
-            Err(_) => {
-                return Envelope::error(
-                    ErrorType::HostError,
-                    "runtime_closed",
-                    "the runtime is shutting down",
-                );
-            }
-        },
+    let Ok(slot) = Arc::clone(&shared.slots).acquire_owned().await else {
+        return Envelope::error(
+            ErrorType::HostError,
+            "runtime_closed",
+            "the runtime is shutting down",
+        );
     };
+    // Taken once the call has its slot: a spare never lets a call pass
+    // the ones waiting for theirs.
+    let spare = plugin.spare.take();
     let tool = call.tool.name.as_str();
     let ctx = call.context;
     let span = tracing::info_span!(
@@ -278,7 +285,7 @@ async fn run_call(
     plugin: &Arc<PluginInner>,
     call: BackendCall<'_>,
     slot: OwnedSemaphorePermit,
-    spare: Option<(Store<HostState>, bindings::Plugin)>,
+    spare: Option<Spare>,
 ) -> Envelope {
     let tool = call.tool.name.as_str();
     let ctx = call.context;
@@ -360,11 +367,11 @@ async fn run_call(
 /// resets, the handles its guest left open), and then its slot. On a
 /// single-threaded runtime (a stdio session) that waits until the answer
 /// is on its way: the reset is a tenth of a small call's work, and
-/// nothing of it is the caller's to wait for; the slot then goes to the
-/// plugin's next spare instance ([`crate::spare`]), made in the same
-/// idle time. On a multi-threaded one it happens here: a task for it
-/// would wake an idle worker, which costs more than the reset. The slot
-/// goes last, so a call admitted by it finds the instance pool with room.
+/// nothing of it is the caller's to wait for; the plugin's next spare
+/// instance ([`crate::spare`]) is made in the same idle time. On a
+/// multi-threaded one it happens here: a task for it would wake an idle
+/// worker, which costs more than the reset. The slot goes after the
+/// store, so a call admitted by it finds the instance pool with room.
 fn retire(plugin: &Arc<PluginInner>, store: Prepared, slot: OwnedSemaphorePermit) {
     let runtime = match tokio::runtime::Handle::try_current() {
         Ok(runtime) if runtime.runtime_flavor() == RuntimeFlavor::CurrentThread => runtime,
@@ -379,7 +386,8 @@ fn retire(plugin: &Arc<PluginInner>, store: Prepared, slot: OwnedSemaphorePermit
         // Behind whatever is ready now, the answer among it.
         tokio::task::yield_now().await;
         drop(store);
-        crate::spare::replenish(plugin, slot).await;
+        drop(slot);
+        crate::spare::replenish(plugin).await;
     });
 }
 

@@ -14,6 +14,12 @@
 //! calls stay as isolated as with a fresh instance each; the memory the
 //! instantiation took counts against the call's limit, and a call whose
 //! limit it exceeds instantiates afresh (and fails as it would have).
+//!
+//! Spares have room of their own in the instance pool ([`SPARES`], beside
+//! the calls' `max_concurrent_calls`), so a spare never keeps a call from
+//! its slot: a call first waits for its slot like any other, then takes
+//! its plugin's spare if one waits. Past [`SPARES`] plugins with a spare,
+//! calls of the others instantiate as before.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -24,12 +30,16 @@ use crate::bindings;
 use crate::plugin::PluginInner;
 use crate::state::HostState;
 
-/// An instantiated, never-run instance, in its store, holding the pool
-/// slot it was made in.
+/// How many instances a runtime keeps made ahead at most (one per
+/// plugin), waiting or in the call that took them.
+pub(crate) const SPARES: u32 = 16;
+
+/// An instantiated, never-run instance, in its store, holding its room
+/// among the spares until the store is dropped.
 pub(crate) struct Spare {
     pub store: Store<HostState>,
     pub instance: bindings::Plugin,
-    pub slot: OwnedSemaphorePermit,
+    pub room: OwnedSemaphorePermit,
 }
 
 /// Where a plugin's spare waits: at most one.
@@ -57,14 +67,17 @@ impl SpareSlot {
     }
 }
 
-/// Makes `plugin`'s spare in the pool slot `slot` (a finished call's),
-/// unless one is waiting. Instantiation runs no export; a component that
-/// fails to instantiate this way gets no spare, and its calls instantiate
-/// (and fail) on their own as before.
-pub(crate) async fn replenish(plugin: Arc<PluginInner>, slot: OwnedSemaphorePermit) {
+/// Makes `plugin`'s spare, unless one is waiting or the spares' room is
+/// full. Instantiation runs no export; a component that fails to
+/// instantiate this way gets no spare, and its calls instantiate (and
+/// fail) on their own as before.
+pub(crate) async fn replenish(plugin: Arc<PluginInner>) {
     if plugin.spare.is_ready() {
         return;
     }
+    let Ok(room) = Arc::clone(&plugin.runtime.shared.spares).try_acquire_owned() else {
+        return;
+    };
     let Ok(mut prepared) = crate::invoke::spare_store(&plugin) else {
         return;
     };
@@ -74,7 +87,7 @@ pub(crate) async fn replenish(plugin: Arc<PluginInner>, slot: OwnedSemaphorePerm
         Ok(Ok(instance)) => plugin.spare.put(Spare {
             store: prepared,
             instance,
-            slot,
+            room,
         }),
         Ok(Err(e)) => {
             tracing::debug!(plugin = %plugin.manifest.plugin.name, error = %format!("{e:#}"), "no spare instance");
