@@ -15,6 +15,7 @@
 
 mod bindings;
 mod cache;
+mod call_store;
 mod denials;
 mod engine;
 mod error;

@@ -78,7 +78,7 @@ pub(crate) async fn replenish(plugin: Arc<PluginInner>) {
     let Ok(room) = Arc::clone(&plugin.runtime.shared.spares).try_acquire_owned() else {
         return;
     };
-    let Ok(mut prepared) = crate::invoke::spare_store(&plugin) else {
+    let Ok(mut prepared) = crate::call_store::spare_store(&plugin) else {
         return;
     };
     let limit = warden_api::CallLimits::DEFAULT.deadline;
