@@ -274,9 +274,6 @@ impl SqliteStore {
         }
     }
 
-    /// Changes when grants may have changed: a grant issued or revoked
-    /// through this store, or any commit by another connection (another
-    /// process). Cheap to poll before trusting a cache of grants.
     /// Starts this run's write-ahead log. A run's first commit creates
     /// the log file and syncs its header and the directory (two `fsync`s:
     /// milliseconds on a virtual disk, measured 1-7 ms here), which the
@@ -292,6 +289,9 @@ impl SqliteStore {
         })
     }
 
+    /// Changes when grants may have changed: a grant issued or revoked
+    /// through this store, or any commit by another connection (another
+    /// process). Cheap to poll before trusting a cache of grants.
     pub fn grants_version(&self) -> Result<(i64, u64), StoreError> {
         let conn = self.conn();
         let v: i64 = conn
