@@ -133,19 +133,6 @@ fn arm(
     Ok(())
 }
 
-/// A fresh store for a call, with nothing instantiated in it yet.
-pub(crate) fn prepare(
-    plugin: &PluginInner,
-    tool: &str,
-    request_id: &str,
-    grants: &Grants,
-    limits: &CallLimits,
-    side: CallSide,
-) -> Result<Prepared, String> {
-    let (state, parts) = call_state(plugin, tool, request_id, grants, limits, side)?;
-    fresh(plugin, state, parts, limits)
-}
-
 fn fresh(
     plugin: &PluginInner,
     state: HostState,
@@ -163,10 +150,10 @@ fn fresh(
 }
 
 /// The call's store: `spare`'s (see [`crate::spare`]) with the call's
-/// own data in place of everything the spare was made with, when the
-/// memory its instantiation took fits the call's limit; else a fresh
-/// one ([`prepare`]).
-pub(crate) fn adopt(
+/// own data in place of everything the spare was made with, when one is
+/// given and the memory its instantiation took fits the call's limit;
+/// else a fresh one, with nothing instantiated in it yet.
+pub(crate) fn prepare(
     plugin: &PluginInner,
     spare: Option<Spare>,
     tool: &str,
@@ -209,15 +196,14 @@ pub(crate) fn spare_store(plugin: &PluginInner) -> Result<Store<HostState>, Stri
         memory_bytes: plugin.runtime.shared.config.max_memory_bytes,
         ..CallLimits::DEFAULT
     };
-    let (state, _) = call_state(
+    let prepared = prepare(
         plugin,
+        None,
         "spare",
         "spare",
         &Grants::default(),
         &limits,
         CallSide::default(),
     )?;
-    let mut store = new_store(plugin, state);
-    arm(plugin, &mut store, &limits)?;
-    Ok(store)
+    Ok(prepared.store)
 }

@@ -16,7 +16,7 @@ use tracing::Instrument;
 use warden_api::{BackendCall, CallLimits, Envelope, ErrorType, Grants};
 
 use crate::bindings::{self, ErrorKind};
-use crate::call_store::{CallSide, Prepared, adopt, prepare};
+use crate::call_store::{CallSide, Prepared, prepare};
 use crate::limits::DeadlineExceeded;
 use crate::plugin::PluginInner;
 use crate::spare::Spare;
@@ -32,6 +32,7 @@ pub(crate) async fn list_tools(
 ) -> Result<Vec<bindings::ToolSpec>, String> {
     let mut p = prepare(
         plugin,
+        None,
         "tools()",
         "load",
         &Grants::default(),
@@ -84,7 +85,7 @@ async fn run_call(
     let tool = call.tool.name.as_str();
     let ctx = call.context;
     let started = Instant::now();
-    let mut p = match adopt(
+    let mut p = match prepare(
         plugin,
         spare,
         tool,
@@ -195,6 +196,7 @@ pub(crate) async fn resource(
 ) -> Envelope {
     let mut p = match prepare(
         plugin,
+        None,
         tool,
         "resource",
         &Grants::default(),
