@@ -185,6 +185,19 @@ fn a_docker_bridge_is_confined_serves_approved_calls_and_is_removed_at_shutdown(
     let flooded = server.tool(6, "fx_stderr_flood", json!({"bytes": 10_000_000}));
     assert_eq!(flooded["content"][0]["text"], "flooded", "{flooded}");
     assert!(b.status()["stderr"].as_str().unwrap().len() <= 64 * 1024 + 1024);
+    // Nor does the engine keep it on the host's disk (its default log
+    // driver has no size limit).
+    for id in of_host(server.pid()) {
+        let path = inspect(&id)["LogPath"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let kept = std::fs::metadata(&path).map_or(0, |m| m.len());
+        assert!(
+            kept < 64 * 1024,
+            "the engine kept {kept} bytes of {id}'s output in {path}"
+        );
+    }
     let again = server.tool(7, "fx_echo", json!({"text": "still here"}));
     assert_eq!(again["content"][0]["text"], "still here");
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use bollard::container::LogOutput;
 use bollard::exec::{StartExecOptions, StartExecResults};
-use bollard::models::{ContainerCreateBody, ExecConfig, HostConfig};
+use bollard::models::{ContainerCreateBody, ExecConfig, HostConfig, HostConfigLogConfig};
 use bollard::query_parameters::{
     AttachContainerOptionsBuilder, CommitContainerOptionsBuilder, CreateImageOptionsBuilder,
     ListContainersOptionsBuilder, RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder,
@@ -731,6 +731,8 @@ fn first_host(subnet: &str) -> Option<IpAddr> {
 /// A container in `target`'s network namespace holding only
 /// CAP_NET_ADMIN (and NET_RAW, which iptables needs), running `cmd` as
 /// root on a read-only root file system, labelled with `role`.
+/// It runs only Warden's own scripts, so it keeps the engine's log:
+/// a failed firewall's output is read from there for its error.
 fn firewall_body(
     target: &str,
     spec: &ContainerSpec,
@@ -831,6 +833,15 @@ fn create_body(spec: &ContainerSpec) -> ContainerCreateBody {
                 .then(|| vec!["no-new-privileges".into()]),
             privileged: Some(false),
             init: Some(true),
+            // The engine keeps nothing of what the container writes: its
+            // default log driver copies the main process's output into a
+            // host file with no size limit (a disk a hostile command
+            // fills, secrets kept past redaction). Warden reads that
+            // output through exec and attach, within its own caps.
+            log_config: Some(HostConfigLogConfig {
+                typ: Some("none".into()),
+                config: None,
+            }),
             ..Default::default()
         }),
         ..Default::default()

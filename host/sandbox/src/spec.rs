@@ -4,7 +4,8 @@
 //! Attack: a sandboxed command escaping or overreaching — reading or
 //! writing host files it was not granted, reaching the network, gaining
 //! privileges (setuid binaries, capabilities, a privileged container),
-//! or exhausting the machine (fork bombs, memory hogs, /tmp floods).
+//! or exhausting the machine (fork bombs, memory hogs, /tmp floods,
+//! output the engine would log to the host's disk without limit).
 //! Every container this function describes runs as a non-root user with
 //! all capabilities dropped and no-new-privileges, never privileged, on a
 //! read-only root filesystem with a size-capped tmpfs at /tmp, with
@@ -12,7 +13,7 @@
 //! name host:port pairs (then only those, see [`crate::egress`]), and only
 //! the granted directories mounted, read-only unless granted read-write,
 //! with the agent's denied paths hidden and its protected paths read-only
-//! (see [`crate::masks`]).
+//! (see [`crate::masks`]). The engine keeps no log of any of them.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;

@@ -321,6 +321,49 @@ async fn a_read_only_mount_cannot_be_written() {
     rw.done().await;
 }
 
+/// The bytes the engine keeps on the host of what container `id`'s main
+/// process wrote: its log file's size (none without a log file).
+fn engine_log_bytes(id: &str) -> u64 {
+    let out = std::process::Command::new("docker")
+        .args(["inspect", "--format", "{{.LogPath}}", id])
+        .output()
+        .expect("the docker CLI runs");
+    assert!(out.status.success(), "docker inspect {id}: {out:?}");
+    let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    if path.is_empty() {
+        return 0;
+    }
+    std::fs::metadata(&path).map_or(0, |m| m.len())
+}
+
+/// Attack: a command writes without end to its container's main process
+/// output (`/proc/1/fd/1`, `/proc/1/fd/2`), which the engine's default
+/// log driver copies into a file on the host with no size limit: the
+/// host's disk fills, and whatever secret the command prints lands there
+/// in the clear, past every redaction.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_cannot_fill_the_hosts_disk_through_the_engine_log() {
+    let r = rig("enginelog", SandboxConfig::default()).await;
+    let out = r
+        .sh("for fd in 1 2; do head -c 4000000 /dev/zero | tr '\\0' x > /proc/1/fd/$fd; echo fd$fd=$?; done")
+        .await;
+    let said = stdout(&out);
+    assert!(
+        said.contains("fd1=0") && said.contains("fd2=0"),
+        "the writes went through: {out}"
+    );
+    let ids = r.containers().await;
+    assert!(!ids.is_empty());
+    for id in &ids {
+        let kept = engine_log_bytes(id);
+        assert!(
+            kept < 64 * 1024,
+            "the engine kept {kept} bytes of {id}'s output on the host"
+        );
+    }
+    r.done().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn capabilities_are_dropped_and_the_user_is_not_root() {
     let r = rig("caps", SandboxConfig::default()).await;

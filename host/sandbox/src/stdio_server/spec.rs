@@ -8,7 +8,8 @@
 //! never privileged, an init as PID 1, on a read-only root filesystem with
 //! a size-capped tmpfs at /tmp, within memory (no swap), CPU and pids
 //! limits, with no host directory mounted and only the declared
-//! environment. Its network is none, or the namespace of a holder
+//! environment; the engine keeps no log of its output (its stderr goes
+//! to Warden's bounded log only). Its network is none, or the namespace of a holder
 //! container whose egress filter was installed before the server started
 //! (so the server never runs unfiltered).
 
