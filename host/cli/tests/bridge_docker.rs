@@ -6,7 +6,7 @@
 //! removed at shutdown, and when the host is killed the next host's
 //! reconciliation removes it; an allowlisted server reaches only what it
 //! was given. Also measures the cold start and a warm call through the
-//! attach. These tests need Docker and the sandbox base image; without
+//! container's stdio FIFOs. These tests need Docker and the sandbox base image; without
 //! them they fail, never skip.
 
 #![allow(
@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use bridge_image::{FIXTURE_IN_IMAGE, containers, docker, fixture_image, inspect};
 use serde_json::{Value, json};
 use support::Server;
-use support::bridged::{Bridged, fx_names, list_changed_within};
+use support::bridged::{Bridged, envelope, fx_names, list_changed_within};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// The fixture bridged as `fx` on the docker runtime, its `[[bridge]]`
@@ -105,12 +105,17 @@ fn a_docker_bridge_is_confined_serves_approved_calls_and_is_removed_at_shutdown(
     assert!(host["NanoCpus"].as_i64().unwrap() > 0);
     assert!(host["PidsLimit"].as_i64().unwrap() > 0);
     assert!(host["Tmpfs"]["/tmp"].is_string(), "{host}");
-    assert!(host["Binds"].as_array().is_none_or(Vec::is_empty), "{host}");
-    assert!(
-        c["Mounts"].as_array().unwrap().is_empty(),
-        "{}",
-        c["Mounts"]
-    );
+    // No host directory but its stdio FIFOs', read-only.
+    let mounts = c["Mounts"].as_array().unwrap();
+    assert_eq!(mounts.len(), 1, "{mounts:?}");
+    assert_eq!(mounts[0]["Destination"], "/run/warden-stdio");
+    assert_eq!(mounts[0]["RW"], false, "{mounts:?}");
+    let source = mounts[0]["Source"].as_str().unwrap();
+    let listed: Vec<String> = std::fs::read_dir(source)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(listed.len(), 2, "{listed:?}");
     let config = &c["Config"];
     assert_eq!(config["User"], "1000:1000");
     let labels = &config["Labels"];
@@ -140,7 +145,9 @@ fn a_docker_bridge_is_confined_serves_approved_calls_and_is_removed_at_shutdown(
     ] {
         assert!(!argv.to_string().contains("tok-5ecret"), "{argv}");
     }
-    assert_eq!(config["Entrypoint"], json!([FIXTURE_IN_IMAGE]));
+    let entrypoint = config["Entrypoint"].as_array().unwrap();
+    assert_eq!(entrypoint[0], "/bin/sh", "{entrypoint:?}");
+    assert_eq!(entrypoint[4..], [json!(FIXTURE_IN_IMAGE)], "{entrypoint:?}");
 
     // Nothing is published before approval; approved, calls go through
     // the container.
@@ -167,7 +174,7 @@ fn a_docker_bridge_is_confined_serves_approved_calls_and_is_removed_at_shutdown(
     assert!(!secret.to_string().contains("tok-5ecret-value"), "{secret}");
     assert!(secret.to_string().contains("[redacted:token]"), "{secret}");
 
-    // A warm call through the gate and the attach.
+    // A warm call through the gate and the FIFOs.
     let mut samples = Vec::new();
     for id in 100..200 {
         let t = Instant::now();
@@ -180,7 +187,7 @@ fn a_docker_bridge_is_confined_serves_approved_calls_and_is_removed_at_shutdown(
         p50(samples)
     );
 
-    // A server flooding stderr through the attach neither blocks nor
+    // A server flooding its attached stderr neither blocks nor
     // grows the log.
     let flooded = server.tool(6, "fx_stderr_flood", json!({"bytes": 10_000_000}));
     assert_eq!(flooded["content"][0]["text"], "flooded", "{flooded}");
@@ -214,6 +221,15 @@ fn a_docker_bridge_is_confined_serves_approved_calls_and_is_removed_at_shutdown(
             .any(|s| s.as_str().is_some_and(|s| s.contains("alice"))),
         "{sessions:?}"
     );
+
+    // A server that dies mid-call (its container exits) is reported, and
+    // the next call runs in a new container.
+    let crashed = envelope(&server.tool(9, "fx_crash", json!({})));
+    assert_eq!(crashed["domain_code"], "upstream_unavailable", "{crashed}");
+    let after = server.tool(10, "fx_echo", json!({"text": "again"}));
+    assert_eq!(after["content"][0]["text"], "again", "{after}");
+    let now = of_host(server.pid());
+    assert!(now.iter().any(|id| !ids.contains(id)), "{ids:?} {now:?}");
 
     // Shutdown removes the containers.
     let closing = Instant::now();
@@ -350,7 +366,7 @@ fn stderr_sink() -> warden_sandbox::stdio_server::StderrSink {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn cold_start_to_first_listing_and_a_warm_call_through_the_attach() {
+async fn cold_start_to_first_listing_and_a_warm_call_through_the_container() {
     let servers = warden_sandbox::StdioServers::new(settings("fxbench")).unwrap();
     // The first start connects to the engine and reconciles: not counted.
     let warmup = servers.start("warmup", stderr_sink()).await.unwrap();
@@ -384,7 +400,7 @@ async fn cold_start_to_first_listing_and_a_warm_call_through_the_attach() {
         );
     }
     // The same calls to the same binary as a plain process, for the
-    // attach's overhead.
+    // container's overhead.
     let mut child = tokio::process::Command::new(bridge_image::fixture_binary())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -401,7 +417,7 @@ async fn cold_start_to_first_listing_and_a_warm_call_through_the_attach() {
     cold.sort();
     eprintln!(
         "docker runtime: cold start to first tools/list min {:?} p50 {:?} max {:?}; \
-         warm echo p50 {warm:?} (direct process {direct:?}, attach overhead {:?})",
+         warm echo p50 {warm:?} (direct process {direct:?}, container overhead {:?})",
         cold[0],
         cold[cold.len() / 2],
         cold[cold.len() - 1],

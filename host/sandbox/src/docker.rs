@@ -17,7 +17,7 @@ use bollard::query_parameters::{
     StopContainerOptionsBuilder, TagImageOptionsBuilder, UploadToContainerOptionsBuilder,
 };
 use futures_util::{Stream, StreamExt};
-use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 
 use crate::SandboxError;
 use crate::spec::{ContainerSpec, MANAGED_LABEL, Network};
@@ -74,19 +74,6 @@ pub enum Frame {
 /// The frames of a container's stdout and stderr, in order.
 pub type Frames = Pin<Box<dyn Stream<Item = Result<Frame, SandboxError>> + Send>>;
 
-/// The host's ends of a container's stdin and output.
-pub struct Attached {
-    pub output: Frames,
-    /// Shut it down to close the container's stdin.
-    pub input: Pin<Box<dyn AsyncWrite + Send>>,
-}
-
-impl std::fmt::Debug for Attached {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Attached")
-    }
-}
-
 /// A managed container found on the engine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManagedContainer {
@@ -135,6 +122,27 @@ impl Docker {
             Err(e) if is_not_found(&e) => Ok(false),
             Err(e) => Err(docker_err("inspect an image")(e)),
         }
+    }
+
+    /// The argv image `image` runs by default: its entrypoint, then its
+    /// command. A missing image is [`SandboxError::ServerImageMissing`].
+    pub async fn image_argv(&self, image: &str) -> Result<Vec<String>, SandboxError> {
+        let inspected = self.docker.inspect_image(image).await.map_err(|e| {
+            if is_not_found(&e) {
+                SandboxError::ServerImageMissing {
+                    image: image.to_owned(),
+                }
+            } else {
+                docker_err("inspect an image")(e)
+            }
+        })?;
+        let config = inspected.config.unwrap_or_default();
+        Ok(config
+            .entrypoint
+            .into_iter()
+            .flatten()
+            .chain(config.cmd.into_iter().flatten())
+            .collect())
     }
 
     /// Imports a root filesystem tarball as an untagged image; returns its id.
@@ -279,15 +287,16 @@ impl Docker {
         Ok(id)
     }
 
-    /// Creates a container for `spec` (whose main process reads stdin,
-    /// and whose network is none or another container's), attaches to its
-    /// stdin, stdout and stderr before it runs, then starts it. A
-    /// container that cannot be started is removed, never returned.
+    /// Creates a container for `spec` (an attached one, whose network is
+    /// none or another container's), attaches to its stderr before it
+    /// runs, then starts it; returns its id and its stderr, which ends
+    /// when the container exits. A container that cannot be started is
+    /// removed, never returned.
     pub async fn start_attached(
         &self,
         spec: &ContainerSpec,
-    ) -> Result<(String, Attached), SandboxError> {
-        if matches!(spec.network, Network::Allowlist(_) | Network::Public(_)) || !spec.stdin {
+    ) -> Result<(String, Frames), SandboxError> {
+        if matches!(spec.network, Network::Allowlist(_) | Network::Public(_)) || !spec.attached {
             // Its process would run before a firewall could be installed.
             return Err(SandboxError::Grant {
                 reason: "an attached container has no network or joins one already filtered".into(),
@@ -310,8 +319,6 @@ impl Docker {
         let attached = async {
             let options = AttachContainerOptionsBuilder::new()
                 .stream(true)
-                .stdin(true)
-                .stdout(true)
                 .stderr(true)
                 .build();
             let attached = self
@@ -333,10 +340,7 @@ impl Docker {
                     Err(e) => Some(Err(docker_err("read a container's output")(e))),
                 }
             });
-            Ok::<Attached, SandboxError>(Attached {
-                output: Box::pin(output),
-                input: attached.input,
-            })
+            Ok::<Frames, SandboxError>(Box::pin(output))
         }
         .await;
         match attached {
@@ -803,14 +807,12 @@ fn create_body(spec: &ContainerSpec) -> ContainerCreateBody {
         working_dir: (!spec.working_dir.is_empty()).then(|| spec.working_dir.clone()),
         labels: Some(spec.labels.clone().into_iter().collect()),
         network_disabled: Some(network_disabled),
-        // Stdin kept open for the host to attach to, and closed for good
-        // when the host closes its end; no terminal (stdout and stderr
-        // stay apart).
-        open_stdin: Some(spec.stdin),
-        stdin_once: Some(spec.stdin),
-        attach_stdin: Some(spec.stdin),
-        attach_stdout: Some(spec.stdin),
-        attach_stderr: Some(spec.stdin),
+        // No stdin from the engine; stderr attached when asked; no
+        // terminal (stdout and stderr stay apart).
+        open_stdin: Some(false),
+        attach_stdin: Some(false),
+        attach_stdout: Some(false),
+        attach_stderr: Some(spec.attached),
         tty: Some(false),
         host_config: Some(HostConfig {
             network_mode: Some(network_mode),

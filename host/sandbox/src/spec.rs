@@ -100,9 +100,10 @@ pub struct ContainerSpec {
     pub cmd: Vec<String>,
     /// Replaces the image's entrypoint when set (a bridged server's argv).
     pub entrypoint: Option<Vec<String>>,
-    /// Whether the main process reads a stdin the host attaches to
-    /// (closed for good when the host closes its end).
-    pub stdin: bool,
+    /// Whether the host attaches to the main process's stderr before it
+    /// starts (the stream ends when the container exits): a bridged
+    /// server, whose stdin and stdout are FIFOs of its mounts.
+    pub attached: bool,
     pub env: Vec<(String, String)>,
     /// Empty: the image's own.
     pub working_dir: String,
@@ -171,7 +172,7 @@ pub fn container_spec(
         user: format!("{SANDBOX_UID}:{SANDBOX_UID}"),
         cmd: vec!["sleep".into(), "infinity".into()],
         entrypoint: None,
-        stdin: false,
+        attached: false,
         env: vec![
             ("HOME".into(), "/tmp/home".into()),
             ("TMPDIR".into(), "/tmp".into()),

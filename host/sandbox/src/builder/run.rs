@@ -84,7 +84,7 @@ pub fn build_spec(image: &str, recipe: &BuilderRecipe, limits: &BuildLimits) -> 
         user: format!("{SANDBOX_UID}:{SANDBOX_UID}"),
         cmd: vec!["sleep".into(), "infinity".into()],
         entrypoint: None,
-        stdin: false,
+        attached: false,
         env: build_env(recipe),
         working_dir: recipe.build_dir.clone(),
         labels: BTreeMap::from([(BUILD_LABEL.to_owned(), "true".to_owned())]),

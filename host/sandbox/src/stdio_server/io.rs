@@ -1,13 +1,15 @@
 //! The host's ends of a bridged server's stdio: its stdout as a plain
-//! reader, its stdin as a plain writer.
+//! reader and its stdin as a plain writer (the FIFOs of [`super::pipes`]),
+//! its stderr into a sink.
 //!
 //! Attack: a server that floods stderr, or stops reading, stalling or
-//! bloating Warden. A pump task reads the container's multiplexed output
-//! continuously: stdout frames go into a bounded buffer the reader drains,
-//! stderr frames go straight to the caller's sink (a bounded log), so
-//! stderr never waits for the stdout reader. Closing stdin is a
-//! half-close of the attach connection, which closes the server's stdin
-//! for good (the container is created with `StdinOnce`).
+//! bloating Warden. Stdout and stderr take separate paths: a pump task
+//! reads the container's attached stderr continuously into the caller's
+//! sink (a bounded log), so stderr never waits for the stdout reader, and
+//! stdout is bounded by its FIFO. When the attached stream ends (the
+//! container exited), the pump ends stdout too, so a server that died
+//! before opening it is not waited for. Closing stdin closes Warden's
+//! end of the stdin FIFO, which the server sees as end of input.
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -15,7 +17,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, DuplexStream, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::unix::pipe;
 
 use crate::docker::{Frame, Frames};
 
@@ -23,16 +26,14 @@ use crate::docker::{Frame, Frames};
 /// task: it must not block.
 pub type StderrSink = Arc<dyn Fn(&[u8]) + Send + Sync>;
 
-/// Bytes of stdout buffered ahead of the reader.
-const STDOUT_BUFFER: usize = 256 * 1024;
-
 /// How long closing stdin may take.
 const CLOSE: Duration = Duration::from_secs(2);
 
-/// The server's stdout. Ends when the container's output ends.
+/// The server's stdout. Ends when the server closed it, or its
+/// container exited.
 #[derive(Debug)]
 pub struct ServerStdout {
-    inner: DuplexStream,
+    inner: pipe::Receiver,
 }
 
 impl AsyncRead for ServerStdout {
@@ -45,27 +46,30 @@ impl AsyncRead for ServerStdout {
     }
 }
 
-/// Starts the pump: stdout into the returned reader, stderr into `sink`.
-pub(super) fn demux(mut output: Frames, sink: StderrSink, container: String) -> ServerStdout {
-    let (mut tx, rx) = tokio::io::duplex(STDOUT_BUFFER);
+/// `stdout` as the server's stdout, and the pump of the attached
+/// `stderr` into `sink`, which ends stdout (FIFO `out`) when the
+/// container's stream ends.
+pub(super) fn connect(
+    stdout: pipe::Receiver,
+    mut stderr: Frames,
+    sink: StderrSink,
+    out: std::path::PathBuf,
+    container: String,
+) -> ServerStdout {
     tokio::spawn(async move {
-        while let Some(frame) = output.next().await {
+        while let Some(frame) = stderr.next().await {
             match frame {
-                Ok(Frame::Stdout(bytes)) => {
-                    if tx.write_all(&bytes).await.is_err() {
-                        // Nobody reads stdout any more: the session ended.
-                        return;
-                    }
-                }
-                Ok(Frame::Stderr(bytes)) => sink(&bytes),
+                // Only stderr is attached; stdout is the FIFO.
+                Ok(Frame::Stderr(bytes) | Frame::Stdout(bytes)) => sink(&bytes),
                 Err(e) => {
-                    tracing::debug!(%container, error = %e, "a bridged server's output ended");
-                    return;
+                    tracing::debug!(%container, error = %e, "a bridged server's stderr ended");
+                    break;
                 }
             }
         }
+        super::pipes::end_output(&out);
     });
-    ServerStdout { inner: rx }
+    ServerStdout { inner: stdout }
 }
 
 type Input = Pin<Box<dyn AsyncWrite + Send>>;

@@ -1,7 +1,8 @@
 //! Stdio MCP servers in containers: the MCP bridge's `docker` runtime.
-//! One long-lived container per upstream session, attached to its stdin
-//! and stdout; removed when the session ends, and by the next host's
-//! reconciliation when the host was killed.
+//! One long-lived container per upstream session, its stdin and stdout
+//! FIFOs that Warden owns ([`pipes`]), its stderr attached; removed when
+//! the session ends, and by the next host's reconciliation when the host
+//! was killed.
 //!
 //! Attack: a bridged MCP server is third-party code that may be hostile
 //! or compromised. What its container gets is in [`spec`] (no network or
@@ -16,6 +17,7 @@
 //! anyway). They never appear on an argv.
 
 mod io;
+pub mod pipes;
 pub mod spec;
 
 use std::time::Duration;
@@ -133,8 +135,27 @@ impl StdioServers {
         let joined = holder
             .as_ref()
             .map_or(Network::None, |id| Network::Joined(id.clone()));
-        let server = spec::server_spec(&self.settings, session, &self.host, joined);
-        let (container, attached) = match docker.start_attached(&server).await {
+        let started = async {
+            let argv = if self.settings.command.is_empty() {
+                docker.image_argv(&self.settings.image).await?
+            } else {
+                self.settings.command.clone()
+            };
+            let pipes = pipes::Pipes::new()?;
+            let server = spec::server_spec(
+                &self.settings,
+                session,
+                &self.host,
+                joined,
+                &argv,
+                pipes.dir(),
+            )?;
+            // Warden's ends first, so the server's opens do not wait.
+            let (input, output) = pipes.open()?;
+            let (container, attached) = docker.start_attached(&server).await?;
+            Ok::<_, SandboxError>((pipes, input, output, container, attached))
+        };
+        let (pipes, input, output, container, attached) = match started.await {
             Ok(started) => started,
             Err(e) => {
                 if let Some(holder) = &holder {
@@ -143,15 +164,16 @@ impl StdioServers {
                 return Err(e);
             }
         };
-        let slot = io::StdinSlot::new(attached.input);
+        let slot = io::StdinSlot::new(Box::pin(input));
         Ok(StdioServer {
-            stdout: io::demux(attached.output, stderr, container.clone()),
+            stdout: io::connect(output, attached, stderr, pipes.out(), container.clone()),
             stdin: ServerStdin::new(slot.clone()),
             handle: ServerHandle {
                 docker,
                 container,
                 holder,
                 stdin: slot,
+                _pipes: pipes,
                 removed: false,
             },
         })
@@ -175,6 +197,8 @@ pub struct ServerHandle {
     /// The holder of its filtered network namespace, if any.
     holder: Option<String>,
     stdin: io::StdinSlot,
+    /// The FIFOs' directory, removed with the handle.
+    _pipes: pipes::Pipes,
     removed: bool,
 }
 

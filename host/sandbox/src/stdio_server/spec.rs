@@ -15,15 +15,16 @@
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
+use std::path::Path;
 
 use warden_api::net::NetPattern;
 
-use crate::SandboxConfig;
 use crate::images::{ImageKind, SANDBOX_UID};
 use crate::spec::{
     ContainerSpec, HOST_ID_LABEL, HOST_PID_LABEL, HOST_START_LABEL, HostIdentity, INSTANCE_LABEL,
-    MANAGED_LABEL, Network,
+    MANAGED_LABEL, MountSpec, Network,
 };
+use crate::{SandboxConfig, SandboxError};
 
 /// The bridge a container serves (its name).
 pub const BRIDGE_LABEL: &str = "warden.bridge";
@@ -107,30 +108,38 @@ fn tmpfs(mb: u64) -> Vec<(String, String)> {
     )]
 }
 
-/// The server's container: stdin attached, `network` either none or a
-/// holder's namespace ([`Network::Joined`]).
+/// The server's container: `argv` (the configured command, or the
+/// image's) run with its stdin and stdout on the FIFOs of directory
+/// `pipes` ([`super::pipes`]), its stderr attached, `network` either none
+/// or a holder's namespace ([`Network::Joined`]).
 pub fn server_spec(
     settings: &ServerSettings,
     session: &str,
     host: &HostIdentity,
     network: Network,
-) -> ContainerSpec {
+    argv: &[String],
+    pipes: &Path,
+) -> Result<ContainerSpec, SandboxError> {
     let mut env = settings.env.clone();
     if !env.iter().any(|(k, _)| k == "HOME") {
         env.push(("HOME".to_owned(), "/tmp".to_owned()));
     }
-    ContainerSpec {
+    Ok(ContainerSpec {
         image: settings.image.clone(),
         user: format!("{SANDBOX_UID}:{SANDBOX_UID}"),
         cmd: Vec::new(),
-        entrypoint: (!settings.command.is_empty()).then(|| settings.command.clone()),
-        stdin: true,
+        entrypoint: Some(super::pipes::entrypoint(argv)?),
+        attached: true,
         env,
         working_dir: String::new(),
         labels: labels(settings, session, host, ROLE_SERVER),
         network,
         extra_hosts: Vec::new(),
-        mounts: Vec::new(),
+        mounts: vec![MountSpec {
+            host: pipes.to_path_buf(),
+            guest: super::pipes::MOUNT.to_owned(),
+            read_only: true,
+        }],
         memory_bytes: settings.memory_mb << 20,
         nano_cpus: settings.cpu_millis.saturating_mul(1_000_000),
         pids_limit: settings.pids_limit,
@@ -138,7 +147,7 @@ pub fn server_spec(
         read_only_rootfs: true,
         drop_all_capabilities: true,
         no_new_privileges: true,
-    }
+    })
 }
 
 /// The holder of a filtered network namespace for the server to join:
@@ -156,7 +165,7 @@ pub fn network_spec(
         user: format!("{SANDBOX_UID}:{SANDBOX_UID}"),
         cmd: vec!["sleep".into(), "infinity".into()],
         entrypoint: None,
-        stdin: false,
+        attached: false,
         env: Vec::new(),
         working_dir: "/tmp".to_owned(),
         labels: labels(settings, session, host, ROLE_NETWORK),
@@ -185,6 +194,22 @@ mod tests {
         }
     }
 
+    fn argv() -> Vec<String> {
+        vec!["node".into(), "/srv/server.js".into()]
+    }
+
+    fn spec(settings: &ServerSettings, session: &str, network: Network) -> ContainerSpec {
+        server_spec(
+            settings,
+            session,
+            &host(),
+            network,
+            &argv(),
+            Path::new("/tmp/warden-stdio-x/io"),
+        )
+        .unwrap()
+    }
+
     fn settings() -> ServerSettings {
         let mut s = ServerSettings::new("gh", "warden/mcp-gh:local", "inst1");
         s.command = vec!["node".into(), "/srv/server.js".into()];
@@ -194,19 +219,30 @@ mod tests {
 
     #[test]
     fn a_server_gets_every_hardening_no_network_and_its_argv_as_entrypoint() {
-        let s = server_spec(&settings(), "alice", &host(), Network::None);
+        let s = spec(&settings(), "alice", Network::None);
         assert_eq!(s.network, Network::None);
         assert_eq!(s.user, "1000:1000");
         assert!(s.drop_all_capabilities && s.no_new_privileges && s.read_only_rootfs);
-        assert!(s.mounts.is_empty(), "no host directory");
+        assert_eq!(
+            s.mounts,
+            [MountSpec {
+                host: "/tmp/warden-stdio-x/io".into(),
+                guest: "/run/warden-stdio".into(),
+                read_only: true,
+            }],
+            "no host directory but its stdio's, read-only"
+        );
         assert_eq!(s.tmpfs[0].0, "/tmp");
         assert!(s.tmpfs[0].1.contains("nosuid,nodev"));
         assert_eq!(s.memory_bytes, 512 << 20);
         assert_eq!(s.pids_limit, 128);
-        assert!(s.stdin);
+        assert!(s.attached);
+        let entrypoint = s.entrypoint.clone().unwrap();
+        assert_eq!(entrypoint[0], "/bin/sh");
         assert_eq!(
-            s.entrypoint.as_deref(),
-            Some(&["node".to_owned(), "/srv/server.js".to_owned()][..])
+            entrypoint[4..],
+            argv(),
+            "its argv, as positional parameters"
         );
         assert!(s.cmd.is_empty());
         // Secrets are environment, never argv.
@@ -217,7 +253,7 @@ mod tests {
 
     #[test]
     fn labels_let_reconciliation_find_orphans() {
-        let s = server_spec(&settings(), "alice", &host(), Network::None);
+        let s = spec(&settings(), "alice", Network::None);
         for (k, v) in [
             (MANAGED_LABEL, "true"),
             (INSTANCE_LABEL, "inst1"),
@@ -237,7 +273,7 @@ mod tests {
 
     #[test]
     fn an_allowlisted_server_joins_the_filtered_holder() {
-        let s = server_spec(&settings(), "alice", &host(), Network::Joined("abc".into()));
+        let s = spec(&settings(), "alice", Network::Joined("abc".into()));
         assert_eq!(s.network, Network::Joined("abc".into()));
         assert!(s.extra_hosts.is_empty(), "names are pinned in the holder");
         let n = network_spec(
@@ -248,7 +284,7 @@ mod tests {
             vec![("api.example".into(), "93.184.216.34".parse().unwrap())],
         );
         assert!(n.image.starts_with("warden-sandbox-base:"));
-        assert!(!n.stdin && n.drop_all_capabilities && n.read_only_rootfs);
+        assert!(!n.attached && n.drop_all_capabilities && n.read_only_rootfs);
         assert_eq!(n.extra_hosts.len(), 1);
     }
 
@@ -256,9 +292,7 @@ mod tests {
     fn a_declared_home_is_kept() {
         let mut set = settings();
         set.env.push(("HOME".into(), "/tmp/h".into()));
-        set.command.clear();
-        let s = server_spec(&set, "shared", &host(), Network::None);
+        let s = spec(&set, "shared", Network::None);
         assert_eq!(s.env.iter().filter(|(k, _)| k == "HOME").count(), 1);
-        assert_eq!(s.entrypoint, None, "the image's own entrypoint");
     }
 }
