@@ -3,8 +3,10 @@
 //! compares against next time to `docs/benchmarks.json`).
 //!
 //! What runs: `warden bench --mcp` (release) with the bundled plugins,
-//! a bare rmcp server as the transport floor of the MCP figures, and each
-//! crate's `cargo bench` target (their own output, verbatim). The sandbox
+//! a bare rmcp server as the transport floor of the MCP figures,
+//! `warden bench --bridge` against the fixture MCP server
+//! (`bench_bridge.rs`), and each crate's `cargo bench` target (their own
+//! output, verbatim). The sandbox
 //! benches need Docker and the base and git images (the git one also git
 //! and python3 on the host); without them they are reported as not run,
 //! with the reason.
@@ -58,7 +60,11 @@ pub fn run(root: &Path, quick: bool) -> anyhow::Result<()> {
             "bare_rmcp",
         ],
     )?;
-    let warden_bench = warden_bench(root, quick)?;
+    let mut warden_bench = warden_bench(root, quick)?;
+    let bridge = crate::bench_bridge::run(root, quick)?;
+    if let Some(map) = warden_bench.as_object_mut() {
+        map.insert("bridge".into(), bridge);
+    }
     let mut cargo = Vec::new();
     for (package, bench) in CARGO_BENCHES {
         if quick && *package == "warden-sandbox" {
@@ -225,11 +231,11 @@ fn machine() -> String {
     )
 }
 
-fn us(v: &Value) -> Option<f64> {
+pub(crate) fn us(v: &Value) -> Option<f64> {
     v.as_f64()
 }
 
-fn cell(v: Option<f64>, digits: usize) -> String {
+pub(crate) fn cell(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "—".into(), |x| format!("{x:.digits$}"))
 }
 
@@ -345,6 +351,9 @@ fn render(
             cell(us(&t["calls_per_s"]), 0),
             cell(us(&pm["throughput_4k"]["calls_per_s"]), 0),
         )?;
+    }
+    if !r["bridge"].is_null() {
+        crate::bench_bridge::render(&mut md, &r["bridge"], &prev["bridge"])?;
     }
     writeln!(md, "## The gate in process\n")?;
     writeln!(

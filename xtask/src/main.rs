@@ -19,11 +19,13 @@
 //!                       run each fuzz target (cargo-fuzz) for SECONDS (default 30)
 //!   cargo xtask bench [--quick]
 //!                       every benchmark (warden bench --mcp against a bare
-//!                       rmcp server, each crate's cargo bench) written to
+//!                       rmcp server, warden bench --bridge against the
+//!                       fixture MCP server, each crate's cargo bench) written to
 //!                       docs/benchmarks.md; --quick: fewer iterations, no
 //!                       sandbox bench
 
 mod bench;
+mod bench_bridge;
 mod demo;
 
 use std::path::{Path, PathBuf};
