@@ -280,6 +280,8 @@ impl RuleSet {
     }
 
     /// Appends another set's rules after this one's.
+    /// Adds `other`'s rules after these; a rule already in the same list
+    /// (by its text) is not added again.
     pub fn extend(&mut self, other: &RuleSet) {
         for (mine, theirs) in [
             (&mut self.deny, &other.deny),
@@ -287,7 +289,9 @@ impl RuleSet {
             (&mut self.allow, &other.allow),
         ] {
             for rule in theirs.iter() {
-                mine.push(rule.clone());
+                if !mine.iter().any(|r| r.text == rule.text) {
+                    mine.push(rule.clone());
+                }
             }
         }
     }
@@ -298,5 +302,28 @@ impl RuleSet {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RuleSet;
+
+    fn set(allow: &[&str]) -> RuleSet {
+        let allow: Vec<String> = allow.iter().map(|s| (*s).to_owned()).collect();
+        RuleSet::parse(&allow, &[], &[]).unwrap()
+    }
+
+    /// A rule added again (an "always allow" answered twice, or a stored
+    /// rule a replica reads back after adding it itself) is not a second
+    /// rule: lists, counts and the work per decision stay as they were.
+    #[test]
+    fn a_rule_added_again_is_not_a_second_rule() {
+        let mut rules = set(&["fs_read(src/**)"]);
+        rules.extend(&set(&["fs_read(src/**)"]));
+        rules.extend(&set(&["fs_read(src/**)", "fs_write(docs/**)"]));
+        assert_eq!(rules.len(), 2);
+        let texts: Vec<&str> = rules.allow.iter().map(|r| r.text()).collect();
+        assert_eq!(texts, ["fs_read(src/**)", "fs_write(docs/**)"]);
     }
 }

@@ -19,7 +19,9 @@ pub(crate) struct SharedRules {
     store: Arc<dyn Store>,
     gate: Gate,
     /// The rules applied, by agent and rule (not by position: replicas
-    /// commit their rules in another order than they number them).
+    /// commit their rules in another order than they number them). A
+    /// rule this replica added itself is read back once and adds nothing
+    /// (a policy holds each rule once).
     applied: Mutex<HashSet<(String, String)>>,
 }
 
