@@ -17,7 +17,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::bridged::{Bridged, envelope, fixture_binary, fx_names, list_changed_within};
+use support::bridged::{Bridged, direct, envelope, fixture_binary, fx_names, list_changed_within};
 use support::{Server, warden_with};
 
 fn fixture() -> PathBuf {
@@ -149,45 +149,6 @@ fn bridged_tools_wait_for_approval_and_a_changed_definition_is_quarantined() {
     let text = audit.to_string();
     assert!(text.contains("definitions-pinned"), "{text}");
     assert!(text.contains("definitions-unpinned"), "{text}");
-}
-
-/// The fixture's own result for `tool`, straight from a direct session
-/// with it (no Warden in between).
-fn direct(calls: &[(&str, Value)]) -> Vec<Value> {
-    use std::io::{BufRead, BufReader, Write};
-    let mut child = Command::new(fixture())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
-    send(
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "direct", "version": "0"}}}),
-    );
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    for (i, (tool, args)) in calls.iter().enumerate() {
-        send(
-            json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
-            "params": {"name": tool, "arguments": args}}),
-        );
-    }
-    let mut results = vec![Value::Null; calls.len()];
-    let mut left = calls.len();
-    while left > 0 {
-        let v: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
-        if let Some(id) = v["id"].as_u64().filter(|id| *id > 0) {
-            results[usize::try_from(id).unwrap() - 1] = v["result"].clone();
-            left -= 1;
-        }
-    }
-    drop(stdin);
-    let _ = child.wait();
-    results
 }
 
 #[test]

@@ -166,3 +166,42 @@ pub fn list_changed_within(server: &Server, limit: Duration) -> bool {
     }
     false
 }
+
+/// The fixture's own result for `tool`, straight from a direct session
+/// with it (no Warden in between).
+pub fn direct(calls: &[(&str, Value)]) -> Vec<Value> {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = Command::new(fixture_binary())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
+    send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "direct", "version": "0"}}}),
+    );
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for (i, (tool, args)) in calls.iter().enumerate() {
+        send(
+            json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}}),
+        );
+    }
+    let mut results = vec![Value::Null; calls.len()];
+    let mut left = calls.len();
+    while left > 0 {
+        let v: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+        if let Some(id) = v["id"].as_u64().filter(|id| *id > 0) {
+            results[usize::try_from(id).unwrap() - 1] = v["result"].clone();
+            left -= 1;
+        }
+    }
+    drop(stdin);
+    let _ = child.wait();
+    results
+}
