@@ -18,6 +18,7 @@ mod connector;
 mod discovery;
 mod host_process;
 pub(crate) mod http;
+mod lines;
 mod names;
 mod result;
 mod scrub;

@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 
 use rmcp::RoleClient;
 use rmcp::service::{Peer, RunningService, ServiceExt};
-use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::sync::Mutex;
 
 use super::client::{BridgeClient, InOrder};
 use super::connector::{Connector, Link, Process};
+use super::lines::Lines;
 
 /// How many times a session is tried before a call or a listing fails,
 /// and the waits between tries.
@@ -69,9 +69,7 @@ impl Live {
         let describe = process.describe();
         let started = match connection.link {
             Link::Stream { read, write } => {
-                let transport =
-                    AsyncRwTransport::new_client(read, write).with_max_line_length(max_line);
-                let transport = InOrder::new(transport, &client);
+                let transport = InOrder::new(Lines::new(read, write, max_line), &client);
                 tokio::time::timeout(timeout, client.clone().serve(transport)).await
             }
             Link::Http(http) => {
