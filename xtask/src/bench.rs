@@ -131,21 +131,28 @@ fn warden_bench(root: &Path, quick: bool) -> anyhow::Result<Value> {
     }
     args.push("--postgres".into());
     args.push(String::from_utf8_lossy(&database.stdout).trim().to_owned());
+    release_json(root, &args)
+}
+
+/// Runs the release `warden` with `args` (quietly, from the root); the
+/// JSON it printed.
+pub(crate) fn release_json(root: &Path, args: &[String]) -> anyhow::Result<Value> {
     eprintln!("+ target/release/warden {}", args.join(" "));
     let out = Command::new(root.join("target/release/warden"))
-        .args(&args)
+        .args(args)
         .env("WARDEN_LOG", "error")
         .current_dir(root)
         .output()
-        .context("running warden bench")?;
+        .with_context(|| format!("running warden {}", args.join(" ")))?;
     if !out.status.success() {
         anyhow::bail!(
-            "warden bench failed ({}): {}",
+            "warden {} failed ({}): {}",
+            args.first().map_or("", String::as_str),
             out.status,
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    serde_json::from_slice(&out.stdout).context("warden bench printed no JSON")
+    serde_json::from_slice(&out.stdout).context("warden printed no JSON")
 }
 
 /// One `cargo bench` target's output, or why it did not run.

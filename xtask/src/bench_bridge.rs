@@ -82,22 +82,7 @@ pub fn run(root: &Path, quick: bool) -> anyhow::Result<Value> {
     )?;
     let skipped = image(root).err();
     let args = args(quick, skipped.is_none());
-    eprintln!("+ target/release/warden {}", args.join(" "));
-    let out = Command::new(root.join("target/release/warden"))
-        .args(&args)
-        .env("WARDEN_LOG", "error")
-        .current_dir(root)
-        .output()
-        .context("running warden bench --bridge")?;
-    if !out.status.success() {
-        anyhow::bail!(
-            "warden bench --bridge failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let mut report: Value =
-        serde_json::from_slice(&out.stdout).context("warden bench --bridge printed no JSON")?;
+    let mut report = crate::bench::release_json(root, &args)?;
     if let (Some(why), Some(map)) = (skipped, report.as_object_mut()) {
         map.insert("docker_skipped".into(), Value::String(why));
     }

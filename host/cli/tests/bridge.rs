@@ -17,7 +17,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::bridged::{Bridged, direct, envelope, fixture_binary, fx_names, list_changed_within};
+use support::bridged::{
+    Bridged, content_kinds, envelope, fixture_binary, fx_names, list_changed_within,
+    results_as_direct,
+};
 use support::{Server, warden_with};
 
 fn fixture() -> PathBuf {
@@ -159,26 +162,8 @@ fn bridged_results_are_passed_on_as_the_server_gave_them() {
     );
     let mut server = b.serve();
     assert_eq!(b.listed()["state"], "ready");
-    let kinds = [
-        ("image", json!({})),
-        ("audio", json!({})),
-        ("resource", json!({})),
-        ("link", json!({})),
-        ("structured", json!({"n": 4})),
-        ("structured_only", json!({})),
-        ("structured_error", json!({})),
-        ("null_structured", json!({})),
-    ];
-    let expected = direct(&kinds);
-    for (i, ((tool, args), want)) in kinds.iter().zip(&expected).enumerate() {
-        let mut got = server.tool(10 + i as u64, &format!("fx_{tool}"), args.clone());
-        // Warden's answer may add `isError: false`; nothing else differs.
-        if want.get("isError").is_none() {
-            assert_eq!(got["isError"], false, "{tool}: {got}");
-            got.as_object_mut().unwrap().remove("isError");
-        }
-        assert_eq!(&got, want, "{tool}");
-    }
+    let kinds = content_kinds();
+    results_as_direct(&mut server, &kinds, 10);
     let only = server.tool(30, "fx_structured_only", json!({}));
     assert_eq!(only["content"], json!([]), "{only}");
     assert_eq!(only["structuredContent"]["doubled"], 42, "{only}");
@@ -249,10 +234,7 @@ fn a_slow_call_times_out_cancels_upstream_and_is_not_retried() {
         "",
     );
     // This test's own bridge entry: a one-second call timeout.
-    let text = std::fs::read_to_string(&b.config)
-        .unwrap()
-        .replace("call-timeout = \"20s\"", "call-timeout = \"1s\"");
-    std::fs::write(&b.config, text).unwrap();
+    b.call_timeout("1s");
     let mut server = b.serve();
     assert_eq!(b.listed()["state"], "ready");
     let start = Instant::now();

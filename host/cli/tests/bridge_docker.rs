@@ -26,7 +26,9 @@ use std::time::{Duration, Instant};
 use bridge_image::{FIXTURE_IN_IMAGE, containers, docker, fixture_image, inspect};
 use serde_json::{Value, json};
 use support::Server;
-use support::bridged::{Bridged, direct, envelope, fx_names, list_changed_within};
+use support::bridged::{
+    Bridged, content_kinds, envelope, fx_names, list_changed_within, results_as_direct,
+};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// The fixture bridged as `fx` on the docker runtime, its `[[bridge]]`
@@ -250,32 +252,12 @@ fn a_docker_bridge_is_confined_serves_approved_calls_and_is_removed_at_shutdown(
 #[test]
 fn results_cross_the_container_as_the_server_gave_them() {
     let b = docker_bridge("pin = false\nmax-result-bytes = 65536", "");
-    let text = std::fs::read_to_string(&b.config)
-        .unwrap()
-        .replace("call-timeout = \"20s\"", "call-timeout = \"1s\"");
-    std::fs::write(&b.config, text).unwrap();
+    b.call_timeout("1s");
     let mut server = b.serve();
     assert_eq!(b.listed()["state"], "ready");
-    let kinds = [
-        ("image", json!({})),
-        ("audio", json!({})),
-        ("resource", json!({})),
-        ("link", json!({})),
-        ("structured", json!({"n": 4})),
-        ("structured_only", json!({})),
-        ("structured_error", json!({})),
-        ("null_structured", json!({})),
-        ("echo", json!({"text": "ü\u{1F600}\\n\"x".repeat(2000)})),
-    ];
-    let expected = direct(&kinds);
-    for (i, ((tool, args), want)) in kinds.iter().zip(&expected).enumerate() {
-        let mut got = server.tool(10 + i as u64, &format!("fx_{tool}"), args.clone());
-        if want.get("isError").is_none() {
-            assert_eq!(got["isError"], false, "{tool}: {got}");
-            got.as_object_mut().unwrap().remove("isError");
-        }
-        assert_eq!(&got, want, "{tool}");
-    }
+    let mut kinds = content_kinds();
+    kinds.push(("echo", json!({"text": "ü\u{1F600}\\n\"x".repeat(2000)})));
+    results_as_direct(&mut server, &kinds, 10);
     let huge = envelope(&server.tool(30, "fx_huge", json!({"bytes": 100_000})));
     assert_eq!(huge["domain_code"], "output_limit", "{huge}");
     let slow = envelope(&server.tool(31, "fx_slow", json!({"ms": 10_000})));

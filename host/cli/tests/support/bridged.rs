@@ -71,6 +71,16 @@ impl Bridged {
         Server::spawn(self.command())
     }
 
+    /// The entry's call timeout made `timeout` (from the 20 s the tests'
+    /// entries give).
+    pub fn call_timeout(&self, timeout: &str) {
+        let text = std::fs::read_to_string(&self.config).unwrap().replace(
+            "call-timeout = \"20s\"",
+            &format!("call-timeout = \"{timeout}\""),
+        );
+        std::fs::write(&self.config, text).unwrap();
+    }
+
     /// `warden bridge ARGS` against the running server.
     pub fn bridge(&self, args: &[&str]) -> std::process::Output {
         Command::new(env!("CARGO_BIN_EXE_warden"))
@@ -204,4 +214,33 @@ pub fn direct(calls: &[(&str, Value)]) -> Vec<Value> {
     drop(stdin);
     let _ = child.wait();
     results
+}
+
+/// Calls each of `kinds` through `server` (as `fx_{tool}`, ids from
+/// `first_id`) and checks every result is the fixture's own, called
+/// directly: Warden's answer may add `isError: false`, nothing else.
+pub fn results_as_direct(server: &mut Server, kinds: &[(&str, Value)], first_id: u64) {
+    let expected = direct(kinds);
+    for (i, ((tool, args), want)) in kinds.iter().zip(&expected).enumerate() {
+        let mut got = server.tool(first_id + i as u64, &format!("fx_{tool}"), args.clone());
+        if want.get("isError").is_none() {
+            assert_eq!(got["isError"], false, "{tool}: {got}");
+            got.as_object_mut().unwrap().remove("isError");
+        }
+        assert_eq!(&got, want, "{tool}");
+    }
+}
+
+/// A call of each of the fixture's content and structured-result kinds.
+pub fn content_kinds() -> Vec<(&'static str, Value)> {
+    vec![
+        ("image", json!({})),
+        ("audio", json!({})),
+        ("resource", json!({})),
+        ("link", json!({})),
+        ("structured", json!({"n": 4})),
+        ("structured_only", json!({})),
+        ("structured_error", json!({})),
+        ("null_structured", json!({})),
+    ]
 }
