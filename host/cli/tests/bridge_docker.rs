@@ -273,12 +273,27 @@ fn the_orphan_of_a_killed_host_is_removed_by_the_next_host() {
     assert_eq!(b.listed()["state"], "ready");
     let orphans = of_host(first.pid());
     assert_eq!(orphans.len(), 1, "{orphans:?}");
+    // Its stdio directory (the container's mount), named for its host.
+    let stdio = inspect(&orphans[0])["Mounts"][0]["Source"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let stdio = std::path::Path::new(&stdio).parent().unwrap().to_path_buf();
+    assert!(
+        stdio
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with(&format!("warden-stdio-{}-", first.pid())),
+        "{stdio:?}"
+    );
     first.kill();
     std::thread::sleep(Duration::from_millis(500));
     assert!(
         docker(&["inspect", "--format", "{{.Id}}", &orphans[0]]).is_ok(),
         "the killed host left its container"
     );
+    assert!(stdio.exists(), "and its stdio directory");
     let _ = std::fs::remove_file(b.dir.join("state/admin.sock"));
 
     // The next host of this installation reconciles before it starts its
@@ -286,6 +301,10 @@ fn the_orphan_of_a_killed_host_is_removed_by_the_next_host() {
     let mut next = Server::spawn(b.command());
     assert_eq!(b.listed()["state"], "ready");
     wait_gone(&orphans, Duration::from_secs(10));
+    assert!(
+        !stdio.exists(),
+        "the orphan's stdio directory is removed too"
+    );
     let echoed = next.tool(1, "fx_echo", json!({"text": "hi"}));
     assert_eq!(echoed["content"][0]["text"], "hi", "{echoed}");
     let own = of_host(next.pid());

@@ -116,6 +116,10 @@ impl StdioServers {
                 if removed > 0 {
                     tracing::info!(removed, "removed orphaned Warden containers");
                 }
+                let removed = pipes::remove_orphans(crate::reconcile::process_start);
+                if removed > 0 {
+                    tracing::info!(removed, "removed the stdio directories of gone hosts");
+                }
                 Ok::<(), SandboxError>(())
             })
             .await?;
@@ -141,7 +145,7 @@ impl StdioServers {
             } else {
                 self.settings.command.clone()
             };
-            let pipes = pipes::Pipes::new()?;
+            let pipes = pipes::Pipes::new(&self.host)?;
             let server = spec::server_spec(
                 &self.settings,
                 session,

@@ -16,6 +16,11 @@
 //! The server's process is started by `/bin/sh` from the image, given
 //! the argv as positional parameters (never as shell text), which opens
 //! the FIFOs onto its stdin and stdout and `exec`s the server.
+//!
+//! A session's directory goes with the session. The name of each carries
+//! its host process (pid and start time), so the directories a killed
+//! host left are found and removed by the next host's reconciliation
+//! ([`remove_orphans`]), as its containers are.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
@@ -24,6 +29,10 @@ use rustix::fs::{CWD, FileType, Mode, OFlags, mknodat};
 use tokio::net::unix::pipe;
 
 use crate::SandboxError;
+use crate::spec::HostIdentity;
+
+/// What every session directory's name starts with.
+const PREFIX: &str = "warden-stdio-";
 
 /// Where the FIFOs appear inside the container.
 pub const MOUNT: &str = "/run/warden-stdio";
@@ -47,11 +56,11 @@ fn io_err(what: &str, path: &Path, e: impl std::fmt::Display) -> SandboxError {
 }
 
 impl Pipes {
-    /// Makes the private directory, the shared one inside it, and the
-    /// two FIFOs.
-    pub fn new() -> Result<Pipes, SandboxError> {
+    /// Makes the private directory (named for `host`), the shared one
+    /// inside it, and the two FIFOs.
+    pub fn new(host: &HostIdentity) -> Result<Pipes, SandboxError> {
         let private = tempfile::Builder::new()
-            .prefix("warden-stdio-")
+            .prefix(&format!("{PREFIX}{}-{}-", host.pid, host.start))
             .tempdir()
             .map_err(|e| io_err("creating", &std::env::temp_dir(), e))?;
         std::fs::set_permissions(private.path(), std::fs::Permissions::from_mode(0o700))
@@ -116,6 +125,40 @@ pub fn end_output(out: &Path) {
         .open(out);
 }
 
+/// Removes the session directories in the temporary directory that are
+/// this user's and whose host process is gone (`start_of` gives a live
+/// process's start time); returns how many.
+pub fn remove_orphans(start_of: impl Fn(u32) -> Option<u64>) -> usize {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return 0;
+    };
+    let me = rustix::process::geteuid().as_raw();
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(owner) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)) else {
+            continue;
+        };
+        let mut parts = owner.splitn(3, '-');
+        let (Some(pid), Some(start)) = (
+            parts.next().and_then(|p| p.parse::<u32>().ok()),
+            parts.next().and_then(|s| s.parse::<u64>().ok()),
+        ) else {
+            continue;
+        };
+        // A real directory of this user's, never a link to elsewhere.
+        let ours = entry
+            .path()
+            .symlink_metadata()
+            .is_ok_and(|m| m.is_dir() && m.uid() == me);
+        if ours && start_of(pid) != Some(start) && std::fs::remove_dir_all(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 /// The container's entrypoint: `/bin/sh` connecting the FIFOs, then the
 /// server's `argv`.
 pub fn entrypoint(argv: &[String]) -> Result<Vec<String>, SandboxError> {
@@ -150,7 +193,7 @@ mod tests {
 
     #[test]
     fn only_warden_reaches_the_fifos_on_the_host() {
-        let p = Pipes::new().unwrap();
+        let p = Pipes::new(&crate::reconcile::this_host()).unwrap();
         let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
         let private = p.dir().parent().unwrap();
         assert_eq!(mode(private), 0o700);
@@ -168,7 +211,7 @@ mod tests {
     #[tokio::test]
     async fn output_ends_only_once_a_writer_came_and_went() {
         use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-        let p = Pipes::new().unwrap();
+        let p = Pipes::new(&crate::reconcile::this_host()).unwrap();
         let (mut stdin, mut stdout) = p.open().unwrap();
         // No writer yet: the reader waits rather than see end of file.
         let mut buf = [0u8; 8];
@@ -199,7 +242,7 @@ mod tests {
     #[tokio::test]
     async fn a_server_that_never_opened_stdout_ends_it_when_its_container_goes() {
         use tokio::io::AsyncReadExt as _;
-        let p = Pipes::new().unwrap();
+        let p = Pipes::new(&crate::reconcile::this_host()).unwrap();
         let (_stdin, mut stdout) = p.open().unwrap();
         end_output(&p.out());
         let mut buf = [0u8; 8];
@@ -207,5 +250,24 @@ mod tests {
             .await
             .expect("end of file, not a wait");
         assert_eq!(n.unwrap(), 0);
+    }
+
+    #[test]
+    fn a_gone_hosts_directories_are_removed_a_live_hosts_kept() {
+        let me = crate::reconcile::this_host();
+        let live = Pipes::new(&me).unwrap();
+        let gone_host = HostIdentity {
+            id: "gone".into(),
+            pid: me.pid,
+            start: me.start + 1,
+        };
+        let gone = Pipes::new(&gone_host).unwrap();
+        let gone_dir = gone.dir().parent().unwrap().to_path_buf();
+        // Left behind as a killed host leaves it.
+        std::mem::forget(gone);
+        let removed = remove_orphans(crate::reconcile::process_start);
+        assert!(removed >= 1, "{removed}");
+        assert!(!gone_dir.exists(), "the gone host's directory is removed");
+        assert!(live.dir().exists(), "this host's is kept");
     }
 }
