@@ -233,7 +233,16 @@ fn a_docker_bridge_is_confined_serves_approved_calls_and_is_removed_at_shutdown(
     let now = of_host(server.pid());
     assert!(now.iter().any(|id| !ids.contains(id)), "{ids:?} {now:?}");
 
-    // Shutdown removes the containers.
+    // Shutdown removes the containers, and their stdio directories.
+    let stdio = format!("warden-stdio-{}-", server.pid());
+    let stdio_dirs = || {
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&stdio))
+            .count()
+    };
+    assert!(stdio_dirs() > 0);
     let closing = Instant::now();
     assert!(
         server.close(Duration::from_secs(30)).is_some(),
@@ -244,6 +253,7 @@ fn a_docker_bridge_is_confined_serves_approved_calls_and_is_removed_at_shutdown(
         closing.elapsed()
     );
     wait_gone(&ids, Duration::from_secs(10));
+    assert_eq!(stdio_dirs(), 0, "no stdio directory is left");
 }
 
 /// The same results as from the fixture run directly, every content kind

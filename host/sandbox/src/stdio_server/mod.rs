@@ -177,7 +177,7 @@ impl StdioServers {
                 container,
                 holder,
                 stdin: slot,
-                _pipes: pipes,
+                pipes: Some(pipes),
                 removed: false,
             },
         })
@@ -201,8 +201,8 @@ pub struct ServerHandle {
     /// The holder of its filtered network namespace, if any.
     holder: Option<String>,
     stdin: io::StdinSlot,
-    /// The FIFOs' directory, removed with the handle.
-    _pipes: pipes::Pipes,
+    /// The FIFOs' directory, removed at shutdown (or with the handle).
+    pipes: Option<pipes::Pipes>,
     removed: bool,
 }
 
@@ -238,6 +238,7 @@ impl ServerHandle {
                 tracing::warn!(container = %id, error = %e, "removing a bridged server's container failed");
             }
         }
+        drop(self.pipes.take());
         self.removed = true;
     }
 }
