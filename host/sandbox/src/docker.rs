@@ -81,6 +81,23 @@ pub struct ManagedContainer {
     pub labels: BTreeMap<String, String>,
 }
 
+/// A bridged server's image missing from the engine, or `operation`'s
+/// other failure.
+fn server_image_err<'a>(
+    image: &'a str,
+    operation: &'a str,
+) -> impl FnOnce(bollard::errors::Error) -> SandboxError + 'a {
+    move |e| {
+        if is_not_found(&e) {
+            SandboxError::ServerImageMissing {
+                image: image.to_owned(),
+            }
+        } else {
+            docker_err(operation)(e)
+        }
+    }
+}
+
 fn docker_err(operation: &str) -> impl FnOnce(bollard::errors::Error) -> SandboxError + '_ {
     move |e| SandboxError::Docker {
         operation: operation.to_owned(),
@@ -127,15 +144,11 @@ impl Docker {
     /// The argv image `image` runs by default: its entrypoint, then its
     /// command. A missing image is [`SandboxError::ServerImageMissing`].
     pub async fn image_argv(&self, image: &str) -> Result<Vec<String>, SandboxError> {
-        let inspected = self.docker.inspect_image(image).await.map_err(|e| {
-            if is_not_found(&e) {
-                SandboxError::ServerImageMissing {
-                    image: image.to_owned(),
-                }
-            } else {
-                docker_err("inspect an image")(e)
-            }
-        })?;
+        let inspected = self
+            .docker
+            .inspect_image(image)
+            .await
+            .map_err(server_image_err(image, "inspect an image"))?;
         let config = inspected.config.unwrap_or_default();
         Ok(config
             .entrypoint
@@ -306,15 +319,7 @@ impl Docker {
             .docker
             .create_container(None, create_body(spec))
             .await
-            .map_err(|e| {
-                if is_not_found(&e) {
-                    SandboxError::ServerImageMissing {
-                        image: spec.image.clone(),
-                    }
-                } else {
-                    docker_err("create a container")(e)
-                }
-            })?;
+            .map_err(server_image_err(&spec.image, "create a container"))?;
         let id = created.id;
         let attached = async {
             let options = AttachContainerOptionsBuilder::new()

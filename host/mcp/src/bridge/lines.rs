@@ -114,10 +114,12 @@ where
         }
     }
 
-    /// The message on `line`, if it is one.
+    /// The message on `line`, if it is one. With no call pending (a
+    /// listing, a notification) the line goes straight to rmcp's parse.
     fn parse(&mut self, line: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
         let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-        if let Ok(answer) = serde_json::from_slice::<ToolAnswer>(line)
+        if !self.pending.is_empty()
+            && let Ok(answer) = serde_json::from_slice::<ToolAnswer>(line)
             && !answer.method
             && !answer.error
             && self.pending.remove(&answer.id)
