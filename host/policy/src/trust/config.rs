@@ -154,7 +154,9 @@ pub struct ReVerification {
     pub interval_days: u64,
     /// Demote one level after this long without a call.
     pub decay_on_idle_days: u64,
-    /// Demote one level when the error rate exceeds this.
+    /// Demote one level when the error rate of the calls since the
+    /// level last changed (ten at least) exceeds this; no promotion while
+    /// the agent's whole record does.
     pub decay_on_error_rate: f64,
 }
 

@@ -74,6 +74,34 @@ impl TrustStats {
     }
 }
 
+/// Call outcomes since the agent's level last changed: what the
+/// milestone strategy's error-rate decay judges. Lifetime counts would
+/// keep a rate that caused one demotion over the limit for many calls
+/// after, and demote again on every later event (a tick, a success): one
+/// stretch of failures took an agent from standard to sandboxed in two
+/// events. Judged on this tally, a stretch demotes one level, and a new
+/// stretch at the lower level is needed to demote again.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Tally {
+    pub ok: u64,
+    pub failed: u64,
+}
+
+impl Tally {
+    pub fn calls(&self) -> u64 {
+        self.ok + self.failed
+    }
+
+    pub fn error_rate(&self) -> f64 {
+        if self.calls() == 0 {
+            0.0
+        } else {
+            self.failed as f64 / self.calls() as f64
+        }
+    }
+}
+
 /// A level change: applied, or waiting for a person.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Promotion {
@@ -101,6 +129,10 @@ pub struct TrustState {
     pub awaiting_person: Option<Promotion>,
     #[serde(default)]
     pub last_verified_ms: u64,
+    /// Outcomes since `level` last changed (states stored before this
+    /// field start it at zero).
+    #[serde(default)]
+    pub at_level: Tally,
 }
 
 /// Something trust learns from.
@@ -207,6 +239,7 @@ impl TrustConfig {
             category_stats: BTreeMap::new(),
             awaiting_person: None,
             last_verified_ms: now_ms,
+            at_level: Tally::default(),
         }
     }
 
@@ -225,6 +258,9 @@ impl TrustConfig {
             TrustConfig::Milestone(m) => strategy::milestone(m, state, now_ms, active_before),
         };
         guard(&before, state, &mut step);
+        if state.level != before.level {
+            state.at_level = Tally::default();
+        }
         if let Some(ask) = &step.ask {
             state.awaiting_person = Some(ask.clone());
         }
@@ -299,6 +335,11 @@ fn record(state: &mut TrustState, event: TrustEvent<'_>, now_ms: u64) {
                     s.last_error_ms = Some(now_ms);
                 }
             }
+            if ok {
+                state.at_level.ok += 1;
+            } else {
+                state.at_level.failed += 1;
+            }
         }
         TrustEvent::Feedback { category, score } => {
             let score = if score.is_finite() {
@@ -356,7 +397,10 @@ pub fn approve_promotion(state: &mut TrustState) -> Option<Promotion> {
         Some(c) => {
             state.categories.insert(c.clone(), promotion.to);
         }
-        None => state.level = promotion.to,
+        None => {
+            state.level = promotion.to;
+            state.at_level = Tally::default();
+        }
     }
     Some(promotion)
 }

@@ -144,6 +144,9 @@ fn milestone_criteria(m: &MilestoneConfig, from: TrustLevel) -> Option<&Criteria
     }
 }
 
+/// How many calls at a level the error-rate decay needs before it judges.
+const JUDGED_AFTER: u64 = 10;
+
 /// `active_before`: the agent's last activity before the event applied.
 pub(super) fn milestone(
     m: &MilestoneConfig,
@@ -166,12 +169,17 @@ pub(super) fn milestone(
             state.stats.last_active_ms = now_ms;
             return step;
         }
-        if s.ok + s.failed >= 10 && s.error_rate() > rv.decay_on_error_rate {
+        let tally = state.at_level;
+        if tally.calls() >= JUDGED_AFTER && tally.error_rate() > rv.decay_on_error_rate {
             step_down(
                 &mut step,
                 &mut state.level,
                 None,
-                format!("error rate {:.2}", s.error_rate()),
+                format!(
+                    "error rate {:.2} over {} calls at this level",
+                    tally.error_rate(),
+                    tally.calls()
+                ),
             );
             return step;
         }
@@ -191,7 +199,13 @@ pub(super) fn milestone(
             }
         }
     }
+    // A record over the error-rate limit earns no promotion: the decay
+    // judges only the calls at the current level, so without this an
+    // agent failing on would be promoted back after each demotion.
+    let failing =
+        rv.enabled && s.ok + s.failed >= JUDGED_AFTER && s.error_rate() > rv.decay_on_error_rate;
     if let Some(c) = milestone_criteria(m, state.level)
+        && !failing
         && s.meets(c, now_ms)
     {
         let reason = format!("milestone met: {} tasks, quality {:.2}", s.ok, s.quality());

@@ -181,8 +181,15 @@ fn milestones_promote_then_decay_when_idle_or_failing() {
     // Idle for 30 days: one level down.
     let step = config.apply(&mut state, TrustEvent::Tick, 40 * DAY);
     assert_eq!(state.level, TrustLevel::Restricted, "{step:?}");
-    // An error rate over 15% demotes too.
-    for i in 0..10 {
+    // An error rate over 15% demotes too. The first failure finds the
+    // record good enough to promote back (this config asks for no clean
+    // days); ten failed calls at that level demote it, and the record,
+    // now over the limit, keeps it from being promoted again.
+    for i in 0..11 {
+        config.apply(&mut state, fail("code-execution"), 41 * DAY + i);
+    }
+    assert_eq!(state.level, TrustLevel::Restricted);
+    for i in 11..21 {
         config.apply(&mut state, fail("code-execution"), 41 * DAY + i);
     }
     assert_eq!(state.level, TrustLevel::Sandboxed);
@@ -216,6 +223,79 @@ fn a_call_after_a_long_idle_time_demotes_before_it_counts() {
             .any(|p| p.reason.contains("idle for 32 days")),
         "{step:?}"
     );
+}
+
+/// An error rate over the limit demotes one level, judged on the calls
+/// since the level last changed. The failures that caused a demotion do
+/// not demote again on every later event (a tick, a success), which took
+/// an agent from standard to sandboxed within two events of one bad
+/// stretch; a new stretch of failures at the lower level still does.
+#[test]
+fn one_stretch_of_failures_demotes_one_level_not_one_per_event() {
+    let clean = |tasks, quality, days| Criteria {
+        tasks_completed: tasks,
+        quality_min: quality,
+        time_active_days: days,
+        clean_history_days: 1,
+        ..Criteria::default()
+    };
+    let config = TrustConfig::Milestone(MilestoneConfig {
+        initial_level: TrustLevel::Sandboxed,
+        sandboxed_to_restricted: clean(5, 0.7, 0),
+        restricted_to_standard: clean(20, 0.8, 7),
+        standard_to_elevated: clean(1000, 0.9, 30),
+        re_verification: ReVerification::default(),
+    });
+    let mut state = config.initial_state(0);
+    for i in 0..25 {
+        config.apply(&mut state, ok("code-execution"), DAY + i);
+        config.apply(
+            &mut state,
+            TrustEvent::Feedback {
+                category: None,
+                score: 0.9,
+            },
+            DAY + i,
+        );
+    }
+    // One level per event, a day after the first call (a clean day).
+    config.apply(&mut state, ok("code-execution"), 9 * DAY);
+    config.apply(&mut state, ok("code-execution"), 9 * DAY + 1);
+    assert_eq!(state.level, TrustLevel::Standard);
+
+    // A run of failures at standard: one level down, once there are
+    // enough calls at that level to judge.
+    let mut t = 9 * DAY + 1;
+    for _ in 0..10 {
+        t += 1;
+        config.apply(&mut state, fail("code-execution"), t);
+    }
+    assert_eq!(state.level, TrustLevel::Restricted);
+
+    // The same failures do not count again: ticks and a success keep it.
+    for _ in 0..3 {
+        t += 60_000;
+        let step = config.apply(&mut state, TrustEvent::Tick, t);
+        assert_eq!(state.level, TrustLevel::Restricted, "{step:?}");
+    }
+    t += 1;
+    config.apply(&mut state, ok("code-execution"), t);
+    assert_eq!(state.level, TrustLevel::Restricted);
+
+    // Failing on at the lower level demotes again, once there are enough
+    // calls at that level to judge.
+    for _ in 0..8 {
+        t += 1;
+        config.apply(&mut state, fail("code-execution"), t);
+    }
+    assert_eq!(
+        state.level,
+        TrustLevel::Restricted,
+        "nine calls are too few to judge"
+    );
+    t += 1;
+    config.apply(&mut state, fail("code-execution"), t);
+    assert_eq!(state.level, TrustLevel::Sandboxed);
 }
 
 #[test]
