@@ -40,16 +40,16 @@ pub struct TrustStats {
 }
 
 impl TrustStats {
-    fn calls(&self) -> u64 {
-        self.ok + self.failed
+    /// Every outcome seen, as one tally.
+    pub fn tally(&self) -> Tally {
+        Tally {
+            ok: self.ok,
+            failed: self.failed,
+        }
     }
 
     pub fn error_rate(&self) -> f64 {
-        if self.calls() == 0 {
-            0.0
-        } else {
-            self.failed as f64 / self.calls() as f64
-        }
+        self.tally().error_rate()
     }
 
     /// Mean human feedback (0..=1); 0 without any.

@@ -2,8 +2,8 @@
 //! guard stops elevated (see `mod.rs`).
 
 use super::{
-    Criteria, DAY_MS, MilestoneConfig, PerCategoryConfig, Promotion, Step, TrustEvent, TrustLevel,
-    TrustState, TrustStats, WeightedConfig,
+    Criteria, DAY_MS, MilestoneConfig, PerCategoryConfig, Promotion, Step, Tally, TrustEvent,
+    TrustLevel, TrustState, TrustStats, WeightedConfig,
 };
 
 fn change(category: Option<&str>, from: TrustLevel, to: TrustLevel, reason: String) -> Promotion {
@@ -144,8 +144,12 @@ fn milestone_criteria(m: &MilestoneConfig, from: TrustLevel) -> Option<&Criteria
     }
 }
 
-/// How many calls at a level the error-rate decay needs before it judges.
-const JUDGED_AFTER: u64 = 10;
+/// Whether `tally` holds enough calls to judge (ten) and fails more of
+/// them than `limit` allows.
+fn over_limit(tally: Tally, limit: f64) -> bool {
+    const JUDGED_AFTER: u64 = 10;
+    tally.calls() >= JUDGED_AFTER && tally.error_rate() > limit
+}
 
 /// `active_before`: the agent's last activity before the event applied.
 pub(super) fn milestone(
@@ -170,7 +174,7 @@ pub(super) fn milestone(
             return step;
         }
         let tally = state.at_level;
-        if tally.calls() >= JUDGED_AFTER && tally.error_rate() > rv.decay_on_error_rate {
+        if over_limit(tally, rv.decay_on_error_rate) {
             step_down(
                 &mut step,
                 &mut state.level,
@@ -202,8 +206,7 @@ pub(super) fn milestone(
     // A record over the error-rate limit earns no promotion: the decay
     // judges only the calls at the current level, so without this an
     // agent failing on would be promoted back after each demotion.
-    let failing =
-        rv.enabled && s.ok + s.failed >= JUDGED_AFTER && s.error_rate() > rv.decay_on_error_rate;
+    let failing = rv.enabled && over_limit(s.tally(), rv.decay_on_error_rate);
     if let Some(c) = milestone_criteria(m, state.level)
         && !failing
         && s.meets(c, now_ms)
