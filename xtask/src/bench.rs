@@ -312,7 +312,7 @@ fn render(
         }
         if !m["fs_read_1b_postgres"].is_null() {
             rows.push((
-                "fs_read 1 B, state in PostgreSQL (a second host, same rounds)",
+                "fs_read 1 B, state in PostgreSQL (a second host, same rounds, its own loop)",
                 "fs_read_1b_postgres",
             ));
         }

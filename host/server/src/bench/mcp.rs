@@ -287,6 +287,10 @@ impl Series {
 /// of every kind in turn, so the kinds share the machine's conditions.
 const ROUNDS: usize = 5;
 
+/// Longer than a served host's deferred work after its last call (its
+/// outcome flush lingers 5 ms).
+const SETTLE: Duration = Duration::from_millis(50);
+
 /// stdio: spawn to answered initialize and to first tools/list (plugins
 /// cached), round trips of `ping` (the transport floor) beside `fs_read`,
 /// the same `ping` against a bare rmcp server when `floor` names one, and
@@ -367,7 +371,8 @@ pub async fn stdio(
 /// Rounds of interleaved round trips with the blocking client, on a
 /// thread of their own: `ping` (the transport floor) beside `fs_read` of
 /// 1 B and 4 KiB, the bare rmcp server's `ping` when `floor` names one,
-/// and the 1 B read on PostgreSQL when `postgres` names its config.
+/// and the 1 B read on PostgreSQL when `postgres` names its config (in
+/// each round, after the others and apart from them).
 async fn round_trips(
     warden: std::path::PathBuf,
     floor: Option<std::path::PathBuf>,
@@ -412,9 +417,17 @@ async fn round_trips(
                 p.push(s.timed("ping", json!({}))?);
                 a.push(s.timed("tools/call", call_params("1b.txt"))?);
                 b.push(s.timed("tools/call", call_params("4k.txt"))?);
-                if let Some(pg) = on_postgres.as_mut() {
+            }
+            // The PostgreSQL host's calls in a loop of their own, each
+            // host idle meanwhile: interleaved call by call, one host's
+            // deferred work (its outcome flush, the database server's)
+            // ran during the other's round trips and slowed them.
+            if let Some(pg) = on_postgres.as_mut() {
+                std::thread::sleep(SETTLE);
+                for _ in 0..n {
                     c.push(pg.timed("tools/call", call_params("1b.txt"))?);
                 }
+                std::thread::sleep(SETTLE);
             }
             if round > 0 {
                 ping.round(p);

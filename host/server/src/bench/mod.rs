@@ -41,8 +41,8 @@ pub struct BenchOptions {
     /// transport floor.
     pub floor: Option<PathBuf>,
     /// With `mcp`: a PostgreSQL database (of its own) a second served
-    /// host keeps its state in, whose stdio `fs_read` is timed beside the
-    /// SQLite host's in the same rounds.
+    /// host keeps its state in, whose stdio `fs_read` is timed in the
+    /// same rounds as the SQLite host's, in a loop of its own.
     pub postgres: Option<String>,
 }
 
