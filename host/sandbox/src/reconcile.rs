@@ -33,6 +33,13 @@ pub fn this_host() -> HostIdentity {
     }
 }
 
+/// Whether the host process `pid`, started at `start`, is gone: no
+/// process with that pid, or one started at another time (the pid was
+/// reused).
+pub fn is_gone(pid: u32, start: u64, start_of: impl Fn(u32) -> Option<u64>) -> bool {
+    start_of(pid) != Some(start)
+}
+
 /// Whether a managed container with these labels is an orphan, given a
 /// way to look up a process's start time.
 pub fn is_orphan(labels: &BTreeMap<String, String>, start_of: impl Fn(u32) -> Option<u64>) -> bool {
@@ -43,7 +50,7 @@ pub fn is_orphan(labels: &BTreeMap<String, String>, start_of: impl Fn(u32) -> Op
         .get(HOST_START_LABEL)
         .and_then(|s| s.parse::<u64>().ok());
     match (pid, start) {
-        (Some(pid), Some(start)) => start_of(pid) != Some(start),
+        (Some(pid), Some(start)) => is_gone(pid, start, start_of),
         // Managed but without a readable owner: nobody will ever clean it.
         _ => true,
     }

@@ -60,7 +60,7 @@ impl Pipes {
     /// inside it, and the two FIFOs.
     pub fn new(host: &HostIdentity) -> Result<Pipes, SandboxError> {
         let private = tempfile::Builder::new()
-            .prefix(&format!("{PREFIX}{}-{}-", host.pid, host.start))
+            .prefix(&owner_prefix(host))
             .tempdir()
             .map_err(|e| io_err("creating", &std::env::temp_dir(), e))?;
         std::fs::set_permissions(private.path(), std::fs::Permissions::from_mode(0o700))
@@ -125,6 +125,21 @@ pub fn end_output(out: &Path) {
         .open(out);
 }
 
+/// How a session directory's name starts: the prefix, then its host's
+/// pid and start time.
+fn owner_prefix(host: &HostIdentity) -> String {
+    format!("{PREFIX}{}-{}-", host.pid, host.start)
+}
+
+/// The host (pid, start time) a session directory's `name` carries, if
+/// it is one ([`owner_prefix`]).
+fn owner(name: &str) -> Option<(u32, u64)> {
+    let mut parts = name.strip_prefix(PREFIX)?.splitn(3, '-');
+    let pid = parts.next()?.parse().ok()?;
+    let start = parts.next()?.parse().ok()?;
+    Some((pid, start))
+}
+
 /// Removes the session directories in the temporary directory that are
 /// this user's and whose host process is gone (`start_of` gives a live
 /// process's start time); returns how many.
@@ -137,14 +152,7 @@ pub fn remove_orphans(start_of: impl Fn(u32) -> Option<u64>) -> usize {
     let mut removed = 0;
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(owner) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)) else {
-            continue;
-        };
-        let mut parts = owner.splitn(3, '-');
-        let (Some(pid), Some(start)) = (
-            parts.next().and_then(|p| p.parse::<u32>().ok()),
-            parts.next().and_then(|s| s.parse::<u64>().ok()),
-        ) else {
+        let Some((pid, start)) = name.to_str().and_then(owner) else {
             continue;
         };
         // A real directory of this user's, never a link to elsewhere.
@@ -152,7 +160,10 @@ pub fn remove_orphans(start_of: impl Fn(u32) -> Option<u64>) -> usize {
             .path()
             .symlink_metadata()
             .is_ok_and(|m| m.is_dir() && m.uid() == me);
-        if ours && start_of(pid) != Some(start) && std::fs::remove_dir_all(entry.path()).is_ok() {
+        if ours
+            && crate::reconcile::is_gone(pid, start, &start_of)
+            && std::fs::remove_dir_all(entry.path()).is_ok()
+        {
             removed += 1;
         }
     }
