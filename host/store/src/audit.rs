@@ -41,10 +41,24 @@ impl SqliteStore {
 
     /// Queues `event` for the next commit without waiting for it; true
     /// when the caller must arrange [`SqliteStore::flush_appends`] soon.
-    /// For records no answer waits on: a killed host may lose those
-    /// queued since the last commit.
+    /// Under "normal" durability the record is in the pending log when
+    /// this returns, so a killed host loses none; under "full" it may
+    /// lose those queued since the last commit.
     pub fn append_later(&self, event: &AuditEvent) -> Result<bool, StoreError> {
-        Ok(self.queue_later(Entry::new(event, now_ms())?))
+        self.queue_later(Entry::new(event, now_ms())?)
+    }
+
+    /// Appends `event` and returns once it is durable: queued behind the
+    /// pending log when the store keeps one (`durability = "normal"`),
+    /// with true when the caller must arrange
+    /// [`SqliteStore::flush_appends`] soon; else committed
+    /// ([`SqliteStore::append_async`]), with false.
+    pub async fn append_durable(&self, event: &AuditEvent) -> Result<bool, StoreError> {
+        if self.group.durable_queue() {
+            self.append_later(event)
+        } else {
+            self.append_async(event).await.map(|_| false)
+        }
     }
 
     /// Commits the records [`SqliteStore::append_later`] queued.
@@ -62,7 +76,7 @@ impl SqliteStore {
             .iter()
             .map(|e| Entry::new(e, at))
             .collect::<Result<Vec<_>, _>>()?;
-        self.commit_entries(&entries)
+        self.commit_entries(&entries, None)
     }
 
     /// Records with `seq > after`, oldest first, at most `limit`.

@@ -45,20 +45,42 @@ impl Entry {
 
 fn kind(event: &AuditEvent) -> &'static str {
     match event {
-        AuditEvent::Decision { .. } => "decision",
-        AuditEvent::Approval { .. } => "approval",
-        AuditEvent::Outcome { .. } => "outcome",
-        AuditEvent::RuleAdded { .. } => "rule-added",
-        AuditEvent::Grant { .. } => "grant",
-        AuditEvent::Trust { .. } => "trust",
-        AuditEvent::ResponseRefused { .. } => "response-refused",
-        AuditEvent::PluginRemoved { .. } => "plugin-removed",
-        AuditEvent::DefinitionsPinned { .. } => "definitions-pinned",
-        AuditEvent::DefinitionsUnpinned { .. } => "definitions-unpinned",
-        AuditEvent::ChainHeads { .. } => "chain-heads",
-        AuditEvent::GapRecurring { .. } => "gap-recurring",
-        AuditEvent::BlueprintMoved { .. } => "blueprint-moved",
+        AuditEvent::Decision { .. } => KINDS[0],
+        AuditEvent::Approval { .. } => KINDS[1],
+        AuditEvent::Outcome { .. } => KINDS[2],
+        AuditEvent::RuleAdded { .. } => KINDS[3],
+        AuditEvent::Grant { .. } => KINDS[4],
+        AuditEvent::Trust { .. } => KINDS[5],
+        AuditEvent::ResponseRefused { .. } => KINDS[6],
+        AuditEvent::PluginRemoved { .. } => KINDS[7],
+        AuditEvent::DefinitionsPinned { .. } => KINDS[8],
+        AuditEvent::DefinitionsUnpinned { .. } => KINDS[9],
+        AuditEvent::ChainHeads { .. } => KINDS[10],
+        AuditEvent::GapRecurring { .. } => KINDS[11],
+        AuditEvent::BlueprintMoved { .. } => KINDS[12],
     }
+}
+
+/// Every record kind, as the `kind` column names it.
+const KINDS: [&str; 13] = [
+    "decision",
+    "approval",
+    "outcome",
+    "rule-added",
+    "grant",
+    "trust",
+    "response-refused",
+    "plugin-removed",
+    "definitions-pinned",
+    "definitions-unpinned",
+    "chain-heads",
+    "gap-recurring",
+    "blueprint-moved",
+];
+
+/// The kind called `name`, as [`Entry::kind`] holds it.
+pub(crate) fn kind_named(name: &str) -> Option<&'static str> {
+    KINDS.iter().copied().find(|k| *k == name)
 }
 
 /// What a record's hash covers: its position, time, link and body.
@@ -195,11 +217,20 @@ impl SqliteStore {
         self.append_in(conn, &entries).map(|_| ())
     }
 
-    /// Appends `entries` in one transaction of their own.
-    pub(crate) fn commit_entries(&self, entries: &[Entry]) -> Result<u64, StoreError> {
+    /// Appends `entries` in one transaction of their own, which records
+    /// `mark` when they come from a pending log.
+    pub(crate) fn commit_entries(
+        &self,
+        entries: &[Entry],
+        mark: Option<&crate::writer::Mark>,
+    ) -> Result<u64, StoreError> {
         let conn = self.conn();
         crate::tx::write(&conn, "appending audit records", |conn| {
-            self.append_in(conn, entries)
+            let first = self.append_in(conn, entries)?;
+            if let Some((file, end)) = mark {
+                crate::pending::mark_in(conn, file, *end)?;
+            }
+            Ok(first)
         })
     }
 }

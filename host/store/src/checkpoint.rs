@@ -118,6 +118,17 @@ impl Cover {
         }
     }
 
+    /// The HMAC of a pending audit frame (`pending.rs`), under the tag
+    /// key: only this host key makes one.
+    pub(crate) fn pending_mac(&self, parts: &[&[u8]]) -> [u8; 32] {
+        warden_signing::hmac_sha256_parts(&self.tag_key, parts)
+    }
+
+    /// Whether `mac` is [`Cover::pending_mac`] of `parts`.
+    pub(crate) fn pending_mac_valid(&self, parts: &[&[u8]], mac: &[u8]) -> bool {
+        warden_signing::verify_hmac_sha256_parts(&self.tag_key, parts, mac)
+    }
+
     pub(crate) fn tagged(&self) -> bool {
         self.tagged
     }

@@ -24,6 +24,8 @@ pub struct SqliteStore {
     /// chain.
     pub(crate) cover: crate::checkpoint::Cover,
     path: PathBuf,
+    /// The schema version it was opened at.
+    version: u32,
     audit_args: bool,
     pub(crate) grant_changes: std::sync::atomic::AtomicU64,
 }
@@ -188,14 +190,21 @@ impl SqliteStore {
         // files left by an older run keep theirs until narrowed here.
         crate::private::private_database(path)?;
         let tagged = version >= crate::checkpoint::TAGGED_SINCE;
-        Ok(SqliteStore {
+        let store = SqliteStore {
             conn: Mutex::new(conn),
             cover: crate::checkpoint::Cover::new(key, tagged),
             group: crate::writer::Group::default(),
             path: path.to_path_buf(),
+            version,
             audit_args: false,
             grant_changes: std::sync::atomic::AtomicU64::new(0),
-        })
+        };
+        if version >= crate::pending::PENDING_SINCE {
+            // What a killed host left pending joins the chain before
+            // anything else is appended or read.
+            store.recover_pending()?;
+        }
+        Ok(store)
     }
 
     /// How hard each commit is pushed to disk.
@@ -207,6 +216,15 @@ impl SqliteStore {
         self.conn()
             .pragma_update(None, "synchronous", value)
             .map_err(StoreError::sql("setting durability"))?;
+        // Under "normal", a record is as durable in the pending log as in a
+        // commit; under "full" only a synced commit is.
+        let pending = match durability {
+            Durability::Normal if self.version >= crate::pending::PENDING_SINCE => Some(
+                crate::pending::PendingLog::create(&crate::pending::dir_for(&self.path))?,
+            ),
+            _ => None,
+        };
+        self.group.set_pending(pending);
         Ok(self)
     }
 

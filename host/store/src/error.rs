@@ -58,6 +58,11 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("{path}: the pending audit log: {source}")]
+    PendingLog {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     /// The commit that held an audit record failed (for every caller
     /// whose record was in it).
     #[error("committing audit records: {detail}")]

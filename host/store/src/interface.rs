@@ -231,6 +231,16 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn append_later(&self, event: &AuditEvent) -> Result<bool, StoreError>;
     /// Commits what [`Store::append_later`] queued.
     fn flush_appends(&self) -> BoxFuture<'_, Result<(), StoreError>>;
+    /// Appends one audit record and returns once it is durable; true
+    /// when the caller must arrange [`Store::flush_appends`] soon (the
+    /// record is durable but not committed yet). By default,
+    /// [`Store::append_async`].
+    fn append_durable<'a>(
+        &'a self,
+        event: &'a AuditEvent,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move { self.append_async(event).await.map(|_| false) })
+    }
     /// [`Store::append_async`], waiting on this thread.
     fn append(&self, event: &AuditEvent) -> Result<u64, StoreError> {
         crate::writer::block_on(self.append_async(event))

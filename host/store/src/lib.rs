@@ -33,6 +33,7 @@ mod hooks;
 mod interface;
 mod key;
 mod migrate;
+mod pending;
 mod pins;
 mod plugins;
 mod postgres;

@@ -182,7 +182,16 @@ CREATE TABLE plugins (
 );
 ";
 
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11];
+/// Version 12: how far the chain holds each pending audit log's frames
+/// (`pending.rs`), written with the commit that took them.
+const V12: &str = "
+CREATE TABLE audit_pending (
+    file TEXT PRIMARY KEY,
+    offset INTEGER NOT NULL
+);
+";
+
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -228,6 +228,13 @@ impl Store for SqliteStore {
         Box::pin(SqliteStore::flush_appends(self))
     }
 
+    fn append_durable<'a>(
+        &'a self,
+        event: &'a AuditEvent,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(SqliteStore::append_durable(self, event))
+    }
+
     fn records_after(&self, after: u64, limit: u64) -> Result<Vec<AuditRecord>, StoreError> {
         SqliteStore::records_after(self, after, limit)
     }

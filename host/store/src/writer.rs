@@ -31,6 +31,14 @@
 //! must be arranged ([`SqliteStore::flush_grouped`], after a short
 //! linger), so it is never left queued for long; sealing the chain,
 //! reading the log and dropping the store commit it too.
+//!
+//! Under `durability = "normal"` every queued record is first appended
+//! to the store's pending log (`pending.rs`), under the queue's lock so
+//! the file's order is the queue's: a record queued is durable, and
+//! [`SqliteStore::queue_later`] is how a call's decision waits for no
+//! commit at all. Each commit records how far into that file its batch
+//! reaches; a batch whose commit failed goes back to the head of the
+//! queue, since its records were reported durable.
 
 use std::future::Future;
 use std::pin::pin;
@@ -40,6 +48,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use tokio::sync::Notify;
 
 use crate::chain::Entry;
+use crate::pending::PendingLog;
 use crate::{SqliteStore, StoreError};
 
 /// The queue of records waiting for the next commit.
@@ -58,7 +67,13 @@ struct State {
     writing: bool,
     /// Whether a flush is arranged for records queued without a waiter.
     flush_due: bool,
+    /// Where queued records are made durable before their commit
+    /// (`durability = "normal"`).
+    pending: Option<PendingLog>,
 }
+
+/// How far into a pending file a batch reaches: its name and end.
+pub(crate) type Mark = (String, u64);
 
 /// One batch as its callers see it.
 #[derive(Debug, Default)]
@@ -76,6 +91,16 @@ impl Group {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Makes queued records durable in `log` before their commit.
+    pub(crate) fn set_pending(&self, log: Option<PendingLog>) {
+        self.lock().pending = log;
+    }
+
+    /// Whether queued records are made durable before their commit.
+    pub(crate) fn durable_queue(&self) -> bool {
+        self.lock().pending.is_some()
+    }
+
     /// Records waiting for a writer, and whether one is writing: for
     /// tests that build a batch.
     #[cfg(test)]
@@ -91,6 +116,7 @@ struct Writing<'a> {
     group: &'a Group,
     batch: Arc<Batch>,
     entries: Vec<Entry>,
+    mark: Option<Mark>,
     first: Option<Result<u64, String>>,
 }
 
@@ -115,25 +141,35 @@ impl Drop for Writing<'_> {
 }
 
 impl SqliteStore {
+    /// Queues `entry`, in the pending log first when there is one.
+    fn enqueue(&self, state: &mut State, entry: Entry) -> Result<(), StoreError> {
+        if let Some(log) = state.pending.as_mut() {
+            log.write(&self.cover, &entry)?;
+        }
+        state.queued.push(entry);
+        Ok(())
+    }
+
     /// Appends `entry` with whatever else is queued; returns its sequence
     /// number once the commit holding it is done.
     pub(crate) async fn append_grouped(&self, entry: Entry) -> Result<u64, StoreError> {
         let (batch, index) = {
             let mut state = self.group.lock();
-            state.queued.push(entry);
+            self.enqueue(&mut state, entry)?;
             (Arc::clone(&state.batch), state.queued.len() as u64 - 1)
         };
         self.commit_batch(&batch).await.map(|first| first + index)
     }
 
-    /// Queues `entry` for the next commit without waiting for it. Returns
-    /// true when the caller must arrange a [`SqliteStore::flush_grouped`]
-    /// (none is arranged yet): else the record could stay queued until
-    /// the next waiting append.
-    pub(crate) fn queue_later(&self, entry: Entry) -> bool {
+    /// Queues `entry` for the next commit without waiting for it (durable
+    /// on return when the store keeps a pending log). Returns true when
+    /// the caller must arrange a [`SqliteStore::flush_grouped`] (none is
+    /// arranged yet): else the record could stay queued until the next
+    /// waiting append.
+    pub(crate) fn queue_later(&self, entry: Entry) -> Result<bool, StoreError> {
         let mut state = self.group.lock();
-        state.queued.push(entry);
-        !std::mem::replace(&mut state.flush_due, true)
+        self.enqueue(&mut state, entry)?;
+        Ok(!std::mem::replace(&mut state.flush_due, true))
     }
 
     /// Commits whatever is queued now (records queued later may join);
@@ -178,6 +214,10 @@ impl SqliteStore {
                         group,
                         batch: std::mem::take(&mut state.batch),
                         entries: std::mem::take(&mut state.queued),
+                        mark: state
+                            .pending
+                            .as_ref()
+                            .map(|log| (log.name().to_owned(), log.len())),
                         first: None,
                     })
                 }
@@ -185,7 +225,17 @@ impl SqliteStore {
             match write {
                 None => woken.await,
                 Some(mut writing) => {
-                    let first = self.commit_entries(&writing.entries);
+                    let first = self.commit_entries(&writing.entries, writing.mark.as_ref());
+                    match &first {
+                        Ok(_) => self.rotate_pending(),
+                        Err(_) if writing.mark.is_some() => {
+                            let mut state = group.lock();
+                            let mut entries = std::mem::take(&mut writing.entries);
+                            entries.append(&mut state.queued);
+                            state.queued = entries;
+                        }
+                        Err(_) => {}
+                    }
                     writing.first = Some(first.map_err(|e| e.to_string()));
                 }
             }
@@ -193,17 +243,67 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// Called by the writer after a commit: once everything in the
+    /// pending file is committed and the file is large, a fresh one
+    /// replaces it.
+    fn rotate_pending(&self) {
+        let rotated = {
+            let mut state = self.group.lock();
+            let idle = state.queued.is_empty();
+            match state.pending.as_mut() {
+                Some(log) if idle && log.len() >= crate::pending::ROTATE_AT => log.rotate(),
+                _ => return,
+            }
+        };
+        match rotated.and_then(|old| self.forget_pending(&old)) {
+            Ok(()) => {}
+            // The old file's records are committed: an open finds them so.
+            Err(e) => tracing::warn!(error = %e, "replacing the pending audit log"),
+        }
+    }
+}
+
 impl Drop for SqliteStore {
     /// Commits the records still queued without a waiter: a host that
-    /// stops loses none of them.
+    /// stops loses none of them. Then removes its pending file, all of
+    /// whose records are committed; if the commit failed, the file stays
+    /// for the next open to commit.
     fn drop(&mut self) {
-        let entries = std::mem::take(&mut self.group.lock().queued);
-        if entries.is_empty() {
+        let (entries, pending) = {
+            let mut state = self.group.lock();
+            (std::mem::take(&mut state.queued), state.pending.take())
+        };
+        let mark = pending
+            .as_ref()
+            .map(|log| (log.name().to_owned(), log.len()));
+        if !entries.is_empty()
+            && let Err(e) = self.commit_entries(&entries, mark.as_ref())
+        {
+            let kept = if pending.is_some() {
+                "kept in the pending log for the next open"
+            } else {
+                "lost"
+            };
+            tracing::error!(error = %e, records = entries.len(), "queued audit records were not committed: {kept}");
             return;
         }
-        if let Err(e) = self.commit_entries(&entries) {
-            tracing::error!(error = %e, records = entries.len(), "queued audit records were lost");
+        if let Some(log) = pending
+            && let Err(e) = log.remove().and_then(|name| self.forget_pending(&name))
+        {
+            tracing::warn!(error = %e, "removing the pending audit log");
         }
+    }
+}
+
+#[cfg(test)]
+impl SqliteStore {
+    /// What a killed host leaves: its queued records only in its
+    /// pending file, which nobody holds any more, and no commit of them.
+    pub(crate) fn killed(self) {
+        let mut state = self.group.lock();
+        state.queued.clear();
+        state.pending = None;
     }
 }
 
