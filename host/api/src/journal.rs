@@ -273,12 +273,15 @@ pub trait Journal: Send + Sync {
     /// Appends one audit record.
     fn audit(&self, event: &AuditEvent) -> Result<(), JournalError>;
     /// [`Journal::audit`] for the call path: a journal that batches
-    /// appends lets the caller wait without holding a thread.
+    /// appends lets the caller wait without holding a thread. Returns
+    /// once the record is durable; true when it is not committed yet and
+    /// the caller must arrange [`Journal::flush_async`] soon, as after
+    /// [`Journal::audit_later`].
     fn audit_async<'a>(
         &'a self,
         event: &'a AuditEvent,
-    ) -> crate::BoxFuture<'a, Result<(), JournalError>> {
-        Box::pin(std::future::ready(self.audit(event)))
+    ) -> crate::BoxFuture<'a, Result<bool, JournalError>> {
+        Box::pin(std::future::ready(self.audit(event).map(|()| false)))
     }
     /// Appends one record nobody waits for (a call's outcome, whose
     /// answer may go out first): a batching journal queues it for its next

@@ -85,10 +85,11 @@ impl Inner {
         };
         let event =
             durable::outcome_event(&request, REQUEST_CAPABILITY, &envelope, started.elapsed());
-        if let Some(journal) = &self.durable.journal
-            && let Err(e) = journal.audit_async(&event).await
+        if durable::audit_async(self.durable.journal.as_ref(), &event)
+            .await
+            .is_some()
         {
-            tracing::error!(error = %e, call = %shown, "audit append of a capability request's outcome failed");
+            tracing::error!(call = %shown, "audit append of a capability request's outcome failed");
         }
         envelope
     }

@@ -103,18 +103,29 @@ pub(crate) fn audit(journal: Option<&Arc<dyn Journal>>, event: &AuditEvent) -> O
 }
 
 /// [`audit`] on the call path, waiting for a shared commit without
-/// holding the thread.
+/// holding the thread (or, where the journal keeps a pending log, for
+/// the record to be durable there, with its commit arranged).
 pub(crate) async fn audit_async(
     journal: Option<&Arc<dyn Journal>>,
     event: &AuditEvent,
 ) -> Option<Envelope> {
-    refusal(journal?.audit_async(event).await)
+    let journal = journal?;
+    match journal.audit_async(event).await {
+        Ok(flush) => {
+            if flush {
+                arrange_flush(journal).await;
+            }
+            None
+        }
+        Err(e) => refusal(Err(e)),
+    }
 }
 
-/// How long a record appended with [`audit_later`] may wait for another
-/// commit to ride before one is made for it: back-to-back calls pay one
-/// commit each (the next decision takes the last outcome along), and a
-/// killed host loses at most this long's outcome records.
+/// How long a record appended with [`audit_later`] (or kept pending by
+/// [`audit_async`]) may wait for another commit to ride before one is
+/// made for it: back-to-back calls share commits, and a killed host
+/// loses at most this long's outcome records where the journal keeps no
+/// pending log (none where it does).
 pub const OUTCOME_LINGER: Duration = Duration::from_millis(5);
 
 /// A record no answer waits on (a call's outcome): queued for the next
@@ -127,24 +138,29 @@ pub(crate) async fn audit_later(journal: Option<&Arc<dyn Journal>>, event: &Audi
     };
     match journal.audit_later(event) {
         Ok(false) => {}
-        Ok(true) => match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                let journal = Arc::clone(journal);
-                runtime.spawn(async move {
-                    tokio::time::sleep(OUTCOME_LINGER).await;
-                    flushed(journal.flush_async().await);
-                });
-            }
-            // No runtime to wait on: commit it now.
-            Err(_) => flushed(journal.flush_async().await),
-        },
+        Ok(true) => arrange_flush(journal).await,
         Err(e) => flushed(Err(e)),
+    }
+}
+
+/// Commits what `journal` queued after [`OUTCOME_LINGER`] (at once when
+/// there is no runtime to wait on).
+async fn arrange_flush(journal: &Arc<dyn Journal>) {
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => {
+            let journal = Arc::clone(journal);
+            runtime.spawn(async move {
+                tokio::time::sleep(OUTCOME_LINGER).await;
+                flushed(journal.flush_async().await);
+            });
+        }
+        Err(_) => flushed(journal.flush_async().await),
     }
 }
 
 fn flushed(result: Result<(), JournalError>) {
     if let Err(e) = result {
-        tracing::error!(error = %e, "audit append of a call outcome failed");
+        tracing::error!(error = %e, "committing queued audit records failed");
     }
 }
 

@@ -39,12 +39,14 @@ impl Journal for Hooks {
             .map_err(failed("appending to the audit log"))
     }
 
-    fn audit_async<'a>(&'a self, event: &'a AuditEvent) -> BoxFuture<'a, Result<(), JournalError>> {
+    fn audit_async<'a>(
+        &'a self,
+        event: &'a AuditEvent,
+    ) -> BoxFuture<'a, Result<bool, JournalError>> {
         Box::pin(async move {
             self.0
-                .append_async(event)
+                .append_durable(event)
                 .await
-                .map(|_| ())
                 .map_err(failed("appending to the audit log"))
         })
     }
