@@ -253,13 +253,16 @@ impl SqliteStore {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Copies the write-ahead log into the database file and empties it
-    /// (`wal_checkpoint(TRUNCATE)`), so the next open replays nothing. A
+    /// Commits the pending audit log and removes it (appends after this
+    /// commit before they return), then copies the write-ahead log into
+    /// the database file and empties it (`wal_checkpoint(TRUNCATE)`), so
+    /// the next open recovers and replays nothing. A
     /// reader in another process that holds an older snapshot past a
     /// short wait keeps the log for now: that is not an error, the next
     /// checkpoint takes it.
     pub fn checkpoint(&self) -> Result<(), StoreError> {
         const OPERATION: &str = "checkpointing the write-ahead log";
+        self.retire_pending()?;
         const WAIT: Duration = Duration::from_millis(250);
         let conn = self.conn();
         conn.busy_timeout(WAIT)

@@ -254,8 +254,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn seal(&self) -> Result<Option<u64>, StoreError>;
     /// Moves everything committed into the database proper, so the next
     /// open has nothing to replay (a long run's write-ahead log took a
-    /// start tens of milliseconds to read back). A host calls it when it
-    /// stops. A database server keeps its own log: nothing to do there.
+    /// start tens of milliseconds to read back), and commits and removes
+    /// the pending audit log (appends after it commit before they
+    /// return). A host calls it when it stops. A database server keeps
+    /// its own log: nothing to do there.
     fn checkpoint(&self) -> Result<(), StoreError> {
         Ok(())
     }

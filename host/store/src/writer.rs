@@ -264,12 +264,12 @@ impl SqliteStore {
     }
 }
 
-impl Drop for SqliteStore {
-    /// Commits the records still queued without a waiter: a host that
-    /// stops loses none of them. Then removes its pending file, all of
-    /// whose records are committed; if the commit failed, the file stays
-    /// for the next open to commit.
-    fn drop(&mut self) {
+impl SqliteStore {
+    /// Commits what is queued and, when the store keeps a pending log,
+    /// removes its file: the next open has nothing to recover, and
+    /// records appended after this are committed before they are
+    /// reported. If the commit fails, the file stays for the next open.
+    pub(crate) fn retire_pending(&self) -> Result<(), StoreError> {
         let (entries, pending) = {
             let mut state = self.group.lock();
             (std::mem::take(&mut state.queued), state.pending.take())
@@ -286,12 +286,21 @@ impl Drop for SqliteStore {
                 "lost"
             };
             tracing::error!(error = %e, records = entries.len(), "queued audit records were not committed: {kept}");
-            return;
+            return Err(e);
         }
-        if let Some(log) = pending
-            && let Err(e) = log.remove().and_then(|name| self.forget_pending(&name))
-        {
-            tracing::warn!(error = %e, "removing the pending audit log");
+        match pending {
+            Some(log) => log.remove().and_then(|name| self.forget_pending(&name)),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for SqliteStore {
+    /// Commits the records still queued without a waiter: a host that
+    /// stops loses none of them, and leaves no pending file.
+    fn drop(&mut self) {
+        if let Err(e) = self.retire_pending() {
+            tracing::warn!(error = %e, "retiring the pending audit log");
         }
     }
 }

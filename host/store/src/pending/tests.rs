@@ -197,3 +197,18 @@ fn a_large_file_is_replaced_once_its_records_are_committed() {
     assert_eq!(ids(&store).len() as u64, n + 1);
     verifies(dir.path(), &store);
 }
+
+#[test]
+fn a_checkpoint_retires_the_pending_log_and_later_appends_commit_directly() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = normal(dir.path());
+    store.append_later(&outcome(1)).unwrap();
+    store.checkpoint().unwrap();
+    assert!(files(dir.path(), "log").is_empty());
+    assert_eq!(ids(&store), ["r1"]);
+    // A call that ends after the host began to stop is still recorded.
+    assert!(!crate::writer::block_on(store.append_durable(&outcome(2))).unwrap());
+    store.killed();
+    let store = normal(dir.path());
+    assert_eq!(ids(&store), ["r1", "r2"]);
+}
