@@ -367,8 +367,9 @@ fn render(
         md,
         "The same plugins called through the gate with no transport: what a \
          call costs inside Warden, without durable hooks and with a state \
-         database as a served host keeps one (the decision committed before \
-         the tool runs, the outcome queued, the grants read).\n"
+         database as a served host keeps one (the decision durable in the \
+         pending audit log before the tool runs, both records committed in \
+         batches, the grants read).\n"
     )?;
     writeln!(
         md,

@@ -10,8 +10,9 @@
 //! blueprints. Each logical change is one transaction, committed before
 //! the caller reports it done, so a killed host loses nothing it
 //! reported; concurrent audit appends share one transaction (group
-//! commit), every commit's last record is tagged and checkpoints are
-//! signed. The host's signing key lives beside the database
+//! commit), under "normal" durability an audit record is durable in the
+//! host's pending audit log before its commit (`pending.rs`), every
+//! commit's last record is tagged and checkpoints are signed. The host's signing key lives beside the database
 //! ([`host_key`]).
 //!
 //! Does not own: decisions (`warden-policy`), cryptography

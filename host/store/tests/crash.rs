@@ -100,6 +100,19 @@ impl Drop for Killed {
     }
 }
 
+/// This binary run again as the child of `test`, for `round`.
+fn spawn(test: &str, dir: &Path, round: u64) -> Killed {
+    Killed(
+        Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", test, "--test-threads=1"])
+            .env(ROLE, dir)
+            .env("ROUND", round.to_string())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    )
+}
+
 #[test]
 fn a_killed_appender_loses_no_returned_record_and_its_chain_verifies() {
     if let (Some(dir), Ok(round)) = (std::env::var_os(ROLE), std::env::var("ROUND")) {
@@ -116,18 +129,10 @@ fn a_killed_appender_loses_no_returned_record_and_its_chain_verifies() {
     let mut shared = false;
     let mut round = 0;
     while round < ROUNDS || (!shared && round < MAX_ROUNDS) {
-        let mut child = Killed(
-            Command::new(std::env::current_exe().unwrap())
-                .args([
-                    "--exact",
-                    "a_killed_appender_loses_no_returned_record_and_its_chain_verifies",
-                    "--test-threads=1",
-                ])
-                .env(ROLE, dir.path())
-                .env("ROUND", round.to_string())
-                .stdout(Stdio::piped())
-                .spawn()
-                .unwrap(),
+        let mut child = spawn(
+            "a_killed_appender_loses_no_returned_record_and_its_chain_verifies",
+            dir.path(),
+            round,
         );
         let stdout = child.0.stdout.take().unwrap();
         let mut lines = BufReader::new(stdout).lines();
@@ -248,25 +253,12 @@ fn durable_child(dir: &Path, round: &str) {
     });
 }
 
-/// Runs `future` to its end on this thread, parking while it waits.
+/// Runs `future` to its end on this thread.
 fn pollster<F: std::future::Future>(future: F) -> F::Output {
-    use std::sync::Arc;
-    use std::task::{Context, Poll, Wake, Waker};
-    struct Unpark(std::thread::Thread);
-    impl Wake for Unpark {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
-    let mut cx = Context::from_waker(&waker);
-    let mut future = std::pin::pin!(future);
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-        std::thread::park();
-    }
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(future)
 }
 
 #[test]
@@ -279,18 +271,10 @@ fn a_killed_host_loses_no_record_it_reported_durable_and_commits_none_twice() {
     let key = host_key(&dir.path().join("host.key")).unwrap();
     let mut reported: Vec<String> = Vec::new();
     for round in 0..3u64 {
-        let mut child = Killed(
-            Command::new(std::env::current_exe().unwrap())
-                .args([
-                    "--exact",
-                    "a_killed_host_loses_no_record_it_reported_durable_and_commits_none_twice",
-                    "--test-threads=1",
-                ])
-                .env(ROLE, dir.path())
-                .env("ROUND", round.to_string())
-                .stdout(Stdio::piped())
-                .spawn()
-                .unwrap(),
+        let mut child = spawn(
+            "a_killed_host_loses_no_record_it_reported_durable_and_commits_none_twice",
+            dir.path(),
+            round,
         );
         let stdout = child.0.stdout.take().unwrap();
         let mut lines = BufReader::new(stdout).lines();

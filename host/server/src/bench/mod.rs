@@ -220,9 +220,10 @@ fn builder(host: &Loaded, grants: &Grants) -> Result<warden_gate::GateBuilder, S
 }
 
 /// The 1-byte read through a gate that keeps what a served host keeps, in
-/// a state directory of its own under `dir`: the decision committed to the
-/// audit chain before the tool runs, the outcome queued after it, the
-/// grants in force read on every decision.
+/// a state directory of its own under `dir`: the decision durable before
+/// the tool runs (in the pending audit log under the default "normal"
+/// durability, committed to the chain with a later batch), the outcome
+/// queued after it, the grants in force read on every decision.
 async fn audited(
     host: &Loaded,
     grants: &Grants,
