@@ -268,6 +268,9 @@ impl SqliteStore {
             };
             if path.extension().is_some_and(|e| e == "log") {
                 self.recover_file(&path, name)?;
+            } else if path.extension().is_some_and(|e| e == "new") && !held(&path) {
+                // A host killed while making its file: it held no record.
+                std::fs::remove_file(&path).map_err(io_error(&path))?;
             }
         }
         self.forget_gone_files(&dir)
@@ -359,6 +362,15 @@ impl SqliteStore {
         }
         Ok(())
     }
+}
+
+/// Whether a live host holds the lock on `path` (a file that cannot be
+/// opened counts as held: it is left alone).
+fn held(path: &Path) -> bool {
+    OpenOptions::new()
+        .read(true)
+        .open(path)
+        .map_or(true, |file| file.try_lock().is_err())
 }
 
 /// Records, in the transaction open on `conn`, that the chain holds file

@@ -212,3 +212,19 @@ fn a_checkpoint_retires_the_pending_log_and_later_appends_commit_directly() {
     let store = normal(dir.path());
     assert_eq!(ids(&store), ["r1", "r2"]);
 }
+
+#[test]
+fn a_file_its_host_never_finished_making_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(normal(dir.path()));
+    let pending = super::dir_for(&dir.path().join("warden.db"));
+    std::fs::write(pending.join("1-2-3.new"), b"").unwrap();
+    let store = normal(dir.path());
+    assert!(files(dir.path(), "new").is_empty());
+    // A live host's file in the making is left to it.
+    let making = std::fs::File::create(pending.join("4-5-6.new")).unwrap();
+    making.try_lock().unwrap();
+    drop(normal(dir.path()));
+    assert_eq!(files(dir.path(), "new").len(), 1);
+    drop(store);
+}
