@@ -111,14 +111,11 @@ pub(crate) async fn audit_async(
 ) -> Option<Envelope> {
     let journal = journal?;
     match journal.audit_async(event).await {
-        Ok(flush) => {
-            if flush {
-                arrange_flush(journal).await;
-            }
-            None
-        }
-        Err(e) => refusal(Err(e)),
+        Ok(true) => arrange_flush(journal).await,
+        Ok(false) => {}
+        Err(e) => return refusal(Err(e)),
     }
+    None
 }
 
 /// How long a record appended with [`audit_later`] (or kept pending by

@@ -54,11 +54,8 @@ impl SqliteStore {
     /// [`SqliteStore::flush_appends`] soon; else committed
     /// ([`SqliteStore::append_async`]), with false.
     pub async fn append_durable(&self, event: &AuditEvent) -> Result<bool, StoreError> {
-        if self.group.durable_queue() {
-            self.append_later(event)
-        } else {
-            self.append_async(event).await.map(|_| false)
-        }
+        self.append_durable_grouped(Entry::new(event, now_ms())?)
+            .await
     }
 
     /// Commits the records [`SqliteStore::append_later`] queued.

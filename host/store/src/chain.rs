@@ -43,44 +43,23 @@ impl Entry {
     }
 }
 
-fn kind(event: &AuditEvent) -> &'static str {
+/// The `kind` column of `event`'s record.
+pub(crate) fn kind(event: &AuditEvent) -> &'static str {
     match event {
-        AuditEvent::Decision { .. } => KINDS[0],
-        AuditEvent::Approval { .. } => KINDS[1],
-        AuditEvent::Outcome { .. } => KINDS[2],
-        AuditEvent::RuleAdded { .. } => KINDS[3],
-        AuditEvent::Grant { .. } => KINDS[4],
-        AuditEvent::Trust { .. } => KINDS[5],
-        AuditEvent::ResponseRefused { .. } => KINDS[6],
-        AuditEvent::PluginRemoved { .. } => KINDS[7],
-        AuditEvent::DefinitionsPinned { .. } => KINDS[8],
-        AuditEvent::DefinitionsUnpinned { .. } => KINDS[9],
-        AuditEvent::ChainHeads { .. } => KINDS[10],
-        AuditEvent::GapRecurring { .. } => KINDS[11],
-        AuditEvent::BlueprintMoved { .. } => KINDS[12],
+        AuditEvent::Decision { .. } => "decision",
+        AuditEvent::Approval { .. } => "approval",
+        AuditEvent::Outcome { .. } => "outcome",
+        AuditEvent::RuleAdded { .. } => "rule-added",
+        AuditEvent::Grant { .. } => "grant",
+        AuditEvent::Trust { .. } => "trust",
+        AuditEvent::ResponseRefused { .. } => "response-refused",
+        AuditEvent::PluginRemoved { .. } => "plugin-removed",
+        AuditEvent::DefinitionsPinned { .. } => "definitions-pinned",
+        AuditEvent::DefinitionsUnpinned { .. } => "definitions-unpinned",
+        AuditEvent::ChainHeads { .. } => "chain-heads",
+        AuditEvent::GapRecurring { .. } => "gap-recurring",
+        AuditEvent::BlueprintMoved { .. } => "blueprint-moved",
     }
-}
-
-/// Every record kind, as the `kind` column names it.
-const KINDS: [&str; 13] = [
-    "decision",
-    "approval",
-    "outcome",
-    "rule-added",
-    "grant",
-    "trust",
-    "response-refused",
-    "plugin-removed",
-    "definitions-pinned",
-    "definitions-unpinned",
-    "chain-heads",
-    "gap-recurring",
-    "blueprint-moved",
-];
-
-/// The kind called `name`, as [`Entry::kind`] holds it.
-pub(crate) fn kind_named(name: &str) -> Option<&'static str> {
-    KINDS.iter().copied().find(|k| *k == name)
 }
 
 /// What a record's hash covers: its position, time, link and body.

@@ -262,8 +262,8 @@ impl SqliteStore {
     /// checkpoint takes it.
     pub fn checkpoint(&self) -> Result<(), StoreError> {
         const OPERATION: &str = "checkpointing the write-ahead log";
-        self.retire_pending()?;
         const WAIT: Duration = Duration::from_millis(250);
+        self.retire_pending()?;
         let conn = self.conn();
         conn.busy_timeout(WAIT)
             .map_err(StoreError::sql(OPERATION))?;

@@ -108,19 +108,20 @@ impl PendingLog {
         })
     }
 
-    pub(crate) fn name(&self) -> &str {
-        &self.name
-    }
-
     /// How far the file reaches: the end of its last frame.
     pub(crate) fn len(&self) -> u64 {
         self.len
     }
 
-    /// Appends `entry`'s frame; returns the file's new end. A failed
+    /// The point a commit of everything written so far reaches.
+    pub(crate) fn mark(&self) -> crate::writer::Mark {
+        (self.name.clone(), self.len)
+    }
+
+    /// Appends `entry`'s frame. A failed
     /// write leaves no part of the frame behind (the file is cut back),
     /// so the frames after it still read.
-    pub(crate) fn write(&mut self, cover: &Cover, entry: &Entry) -> Result<u64, StoreError> {
+    pub(crate) fn write(&mut self, cover: &Cover, entry: &Entry) -> Result<(), StoreError> {
         let frame = frame(cover, &self.name, self.len, entry);
         if let Err(e) = self.file.write_all(&frame) {
             if let Err(cut) = self.file.set_len(self.len) {
@@ -129,7 +130,7 @@ impl PendingLog {
             return Err(io_error(&self.path)(e));
         }
         self.len += frame.len() as u64;
-        Ok(self.len)
+        Ok(())
     }
 
     /// A fresh file in place of this one, whose frames must all be
@@ -159,13 +160,11 @@ fn mac_parts<'a>(name: &'a str, offset: &'a [u8; 8], content: &'a [u8]) -> [&'a 
     ]
 }
 
-/// Content: time (8 bytes), kind's length (1), kind, body.
+/// Content: time (8 bytes), then the body (the record's kind is read
+/// back from it).
 fn frame(cover: &Cover, name: &str, offset: u64, entry: &Entry) -> Vec<u8> {
-    let kind = entry.kind.as_bytes();
-    let mut content = Vec::with_capacity(9 + kind.len() + entry.body.len());
+    let mut content = Vec::with_capacity(8 + entry.body.len());
     content.extend_from_slice(&entry.at_ms.to_le_bytes());
-    content.push(u8::try_from(kind.len()).unwrap_or(u8::MAX));
-    content.extend_from_slice(kind);
     content.extend_from_slice(entry.body.as_bytes());
     let mac = cover.pending_mac(&mac_parts(name, &offset.to_le_bytes(), &content));
     let mut frame = Vec::with_capacity(HEADER + content.len());
@@ -240,11 +239,10 @@ pub(crate) fn read(
 
 fn parse(content: &[u8]) -> Option<Entry> {
     let at_ms = u64::from_le_bytes(content.get(..8)?.try_into().ok()?);
-    let kind_len = usize::from(*content.get(8)?);
-    let kind = std::str::from_utf8(content.get(9..9 + kind_len)?).ok()?;
-    let body = std::str::from_utf8(content.get(9 + kind_len..)?).ok()?;
+    let body = std::str::from_utf8(content.get(8..)?).ok()?;
+    let event: warden_api::AuditEvent = serde_json::from_str(body).ok()?;
     Some(Entry {
-        kind: crate::chain::kind_named(kind)?,
+        kind: crate::chain::kind(&event),
         body: body.to_owned(),
         at_ms,
     })
@@ -292,11 +290,7 @@ impl SqliteStore {
         let from = self.pending_offset(name)?;
         let (entries, end, problem) = read(&self.cover, name, &bytes, from);
         if !entries.is_empty() {
-            let conn = self.conn();
-            crate::tx::write(&conn, "committing a pending audit log", |conn| {
-                self.append_in(conn, &entries)?;
-                mark_in(conn, name, end)
-            })?;
+            self.commit_entries(&entries, Some(&(name.to_owned(), end)))?;
         }
         match problem {
             Some(problem) => {

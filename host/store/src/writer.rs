@@ -96,11 +96,6 @@ impl Group {
         self.lock().pending = log;
     }
 
-    /// Whether queued records are made durable before their commit.
-    pub(crate) fn durable_queue(&self) -> bool {
-        self.lock().pending.is_some()
-    }
-
     /// Records waiting for a writer, and whether one is writing: for
     /// tests that build a batch.
     #[cfg(test)]
@@ -169,7 +164,28 @@ impl SqliteStore {
     pub(crate) fn queue_later(&self, entry: Entry) -> Result<bool, StoreError> {
         let mut state = self.group.lock();
         self.enqueue(&mut state, entry)?;
-        Ok(!std::mem::replace(&mut state.flush_due, true))
+        Ok(Self::flush_to_arrange(&mut state))
+    }
+
+    /// Returns once `entry` is durable: queued behind the pending log when
+    /// the store keeps one (true: the caller must arrange a
+    /// [`SqliteStore::flush_grouped`]), else committed (false).
+    pub(crate) async fn append_durable_grouped(&self, entry: Entry) -> Result<bool, StoreError> {
+        let batch = {
+            let mut state = self.group.lock();
+            self.enqueue(&mut state, entry)?;
+            if state.pending.is_some() {
+                return Ok(Self::flush_to_arrange(&mut state));
+            }
+            Arc::clone(&state.batch)
+        };
+        self.commit_batch(&batch).await.map(|_| false)
+    }
+
+    /// Whether a flush must be arranged for what is queued (none is yet);
+    /// from now on one is.
+    fn flush_to_arrange(state: &mut State) -> bool {
+        !std::mem::replace(&mut state.flush_due, true)
     }
 
     /// Commits whatever is queued now (records queued later may join);
@@ -214,10 +230,7 @@ impl SqliteStore {
                         group,
                         batch: std::mem::take(&mut state.batch),
                         entries: std::mem::take(&mut state.queued),
-                        mark: state
-                            .pending
-                            .as_ref()
-                            .map(|log| (log.name().to_owned(), log.len())),
+                        mark: state.pending.as_ref().map(PendingLog::mark),
                         first: None,
                     })
                 }
@@ -262,9 +275,7 @@ impl SqliteStore {
             Err(e) => tracing::warn!(error = %e, "replacing the pending audit log"),
         }
     }
-}
 
-impl SqliteStore {
     /// Commits what is queued and, when the store keeps a pending log,
     /// removes its file: the next open has nothing to recover, and
     /// records appended after this are committed before they are
@@ -274,9 +285,7 @@ impl SqliteStore {
             let mut state = self.group.lock();
             (std::mem::take(&mut state.queued), state.pending.take())
         };
-        let mark = pending
-            .as_ref()
-            .map(|log| (log.name().to_owned(), log.len()));
+        let mark = pending.as_ref().map(PendingLog::mark);
         if !entries.is_empty()
             && let Err(e) = self.commit_entries(&entries, mark.as_ref())
         {
