@@ -24,6 +24,8 @@
 //!
 //! A host holds a lock (`flock`) on its file while it lives, made before
 //! the file takes its final name: an open commits only files nobody holds.
+//! A failed write is cut back off the file; a file where that fails too
+//! takes no more frames until it is replaced ([`PendingLog::write`]).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -69,6 +71,11 @@ pub(crate) struct PendingLog {
     name: String,
     file: File,
     len: u64,
+    /// A failed write left part of a frame that could not be cut off:
+    /// nothing more is written here (a frame after the tear would not sit
+    /// at the offset its tag covers), and the file is replaced once what
+    /// it holds is committed.
+    torn: bool,
 }
 
 impl PendingLog {
@@ -105,6 +112,7 @@ impl PendingLog {
             name,
             file,
             len: 0,
+            torn: false,
         })
     }
 
@@ -118,19 +126,34 @@ impl PendingLog {
         (self.name.clone(), self.len)
     }
 
-    /// Appends `entry`'s frame. A failed
+    /// Appends `entry`'s frame; false when the file is torn and takes no
+    /// more (the record is then durable only once committed). A failed
     /// write leaves no part of the frame behind (the file is cut back),
-    /// so the frames after it still read.
-    pub(crate) fn write(&mut self, cover: &Cover, entry: &Entry) -> Result<(), StoreError> {
+    /// so the frames after it still read; when the cut fails too, the
+    /// file is torn.
+    pub(crate) fn write(&mut self, cover: &Cover, entry: &Entry) -> Result<bool, StoreError> {
+        if self.torn {
+            return Ok(false);
+        }
         let frame = frame(cover, &self.name, self.len, entry);
         if let Err(e) = self.file.write_all(&frame) {
             if let Err(cut) = self.file.set_len(self.len) {
-                tracing::error!(path = %self.path.display(), error = %cut, "cutting a torn audit frame failed");
+                self.torn = true;
+                tracing::error!(
+                    path = %self.path.display(), error = %cut,
+                    "cutting a torn audit frame failed: records are committed before they are reported \
+                     until a fresh pending file replaces this one"
+                );
             }
             return Err(io_error(&self.path)(e));
         }
         self.len += frame.len() as u64;
-        Ok(())
+        Ok(true)
+    }
+
+    /// Whether the file is torn and must be replaced.
+    pub(crate) fn is_torn(&self) -> bool {
+        self.torn
     }
 
     /// A fresh file in place of this one, whose frames must all be

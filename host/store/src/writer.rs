@@ -136,13 +136,15 @@ impl Drop for Writing<'_> {
 }
 
 impl SqliteStore {
-    /// Queues `entry`, in the pending log first when there is one.
-    fn enqueue(&self, state: &mut State, entry: Entry) -> Result<(), StoreError> {
-        if let Some(log) = state.pending.as_mut() {
-            log.write(&self.cover, &entry)?;
-        }
+    /// Queues `entry`, in the pending log first when there is one; true
+    /// when the log holds it (durable before its commit).
+    fn enqueue(&self, state: &mut State, entry: Entry) -> Result<bool, StoreError> {
+        let logged = match state.pending.as_mut() {
+            Some(log) => log.write(&self.cover, &entry)?,
+            None => false,
+        };
         state.queued.push(entry);
-        Ok(())
+        Ok(logged)
     }
 
     /// Appends `entry` with whatever else is queued; returns its sequence
@@ -157,7 +159,7 @@ impl SqliteStore {
     }
 
     /// Queues `entry` for the next commit without waiting for it (durable
-    /// on return when the store keeps a pending log). Returns true when
+    /// on return when the store's pending log takes it). Returns true when
     /// the caller must arrange a [`SqliteStore::flush_grouped`] (none is
     /// arranged yet): else the record could stay queued until the next
     /// waiting append.
@@ -168,13 +170,12 @@ impl SqliteStore {
     }
 
     /// Returns once `entry` is durable: queued behind the pending log when
-    /// the store keeps one (true: the caller must arrange a
+    /// the store keeps one that takes it (true: the caller must arrange a
     /// [`SqliteStore::flush_grouped`]), else committed (false).
     pub(crate) async fn append_durable_grouped(&self, entry: Entry) -> Result<bool, StoreError> {
         let batch = {
             let mut state = self.group.lock();
-            self.enqueue(&mut state, entry)?;
-            if state.pending.is_some() {
+            if self.enqueue(&mut state, entry)? {
                 return Ok(Self::flush_to_arrange(&mut state));
             }
             Arc::clone(&state.batch)
@@ -258,14 +259,16 @@ impl SqliteStore {
 
 impl SqliteStore {
     /// Called by the writer after a commit: once everything in the
-    /// pending file is committed and the file is large, a fresh one
-    /// replaces it.
+    /// pending file is committed and the file is large, or torn, a fresh
+    /// one replaces it.
     fn rotate_pending(&self) {
         let rotated = {
             let mut state = self.group.lock();
             let idle = state.queued.is_empty();
             match state.pending.as_mut() {
-                Some(log) if idle && log.len() >= crate::pending::ROTATE_AT => log.rotate(),
+                Some(log) if idle && (log.is_torn() || log.len() >= crate::pending::ROTATE_AT) => {
+                    log.rotate()
+                }
                 _ => return,
             }
         };
@@ -322,6 +325,12 @@ impl SqliteStore {
         let mut state = self.group.lock();
         state.queued.clear();
         state.pending = None;
+    }
+
+    /// Runs `f` on the store's pending log, if it keeps one: for tests
+    /// that make its file system fail.
+    pub(crate) fn with_pending_log<R>(&self, f: impl FnOnce(&mut PendingLog) -> R) -> Option<R> {
+        self.group.lock().pending.as_mut().map(f)
     }
 }
 

@@ -228,3 +228,46 @@ fn a_file_its_host_never_finished_making_is_removed() {
     assert_eq!(files(dir.path(), "new").len(), 1);
     drop(store);
 }
+
+/// A write to the pending file that fails halfway, and whose cut back
+/// fails too, leaves part of a frame in the file. Were anything written
+/// after it, a frame would no longer sit at the offset its tag covers:
+/// the next open would set the file aside, and with it every record after
+/// the tear that the host had reported durable.
+#[test]
+fn records_after_a_torn_frame_that_could_not_be_cut_back_are_not_lost() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let store = normal(dir.path());
+    assert!(crate::writer::block_on(store.append_durable(&outcome(1))).unwrap());
+    let path = files(dir.path(), "log").remove(0);
+    // The file system takes part of the next frame, then fails the write
+    // and the cut back: the store's handle writes and truncates nothing.
+    let writable = store
+        .with_pending_log(|log| {
+            let read_only = std::fs::File::open(&log.path).unwrap();
+            std::mem::replace(&mut log.file, read_only)
+        })
+        .unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(&[7; 20])
+        .unwrap();
+    assert!(crate::writer::block_on(store.append_durable(&outcome(2))).is_err());
+    // The file system recovers.
+    store.with_pending_log(|log| {
+        if log.path == path {
+            log.file = writable;
+        }
+    });
+    crate::writer::block_on(store.append_durable(&outcome(3))).unwrap();
+    store.append_later(&outcome(4)).unwrap();
+    store.killed();
+
+    let store = normal(dir.path());
+    assert_eq!(ids(&store), ["r1", "r3", "r4"]);
+    verifies(dir.path(), &store);
+    assert!(files(dir.path(), "rejected").is_empty());
+}
