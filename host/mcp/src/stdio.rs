@@ -23,6 +23,7 @@ use rmcp::ServiceExt;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::unix::pipe;
 
+use crate::session_transport::SessionTransport;
 use crate::{McpError, Server};
 
 /// Serves until the client closes the stream.
@@ -75,9 +76,10 @@ where
     // ended when this returns (not left to the handler's drop).
     session.end_on_drop = false;
     let id = session.id().to_owned();
+    let (read, write) = tokio::io::split(io);
     let served = async {
         let running = session
-            .serve(io)
+            .serve(SessionTransport::new(read, write))
             .await
             .map_err(|e| McpError::Session(e.to_string()))?;
         running

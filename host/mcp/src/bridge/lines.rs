@@ -14,7 +14,7 @@
 //!
 //! Attack: a server that floods, never ends a line, or sends garbage.
 //! A line is never held past the session's length bound (the rest of an
-//! oversized line is skipped, not buffered); a line that is not a message
+//! oversized line is skipped, not buffered: `line_reader.rs`); a line that is not a message
 //! is skipped and logged, and the session goes on, as with rmcp's
 //! transport. The pending ids are bounded, so requests a server never
 //! answers cannot grow them.
@@ -31,7 +31,9 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use serde::Deserialize;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use crate::line_reader::LineReader;
 
 /// Ids of `tools/call` requests kept at most; past it the set starts
 /// again (answers then take the general parse, nothing else changes).
@@ -39,11 +41,7 @@ const PENDING_MAX: usize = 4096;
 
 /// The transport of one stdio session.
 pub(crate) struct Lines<R, W: AsyncWrite> {
-    read: BufReader<R>,
-    line: Vec<u8>,
-    max_line: usize,
-    /// Skipping the rest of a line that was too long.
-    skipping: bool,
+    read: LineReader<R>,
     /// rmcp's transport, for writing only.
     write: AsyncRwTransport<RoleClient, tokio::io::Empty, W>,
     /// The ids of this session's `tools/call` requests not answered yet.
@@ -60,57 +58,11 @@ where
 {
     pub fn new(read: R, write: W, max_line: usize) -> Lines<R, W> {
         Lines {
-            read: BufReader::new(read),
-            line: Vec::new(),
-            max_line,
-            skipping: false,
+            read: LineReader::new(read, max_line, "bridged server"),
             write: AsyncRwTransport::new_client(tokio::io::empty(), write),
             pending: HashSet::new(),
             #[cfg(test)]
             direct: 0,
-        }
-    }
-
-    /// The next whole line into `self.line` (without its `\n`); false at
-    /// the end of the stream or on a read error. Cancel-safe: a line read
-    /// in part stays in `self.line` for the next call.
-    async fn next_line(&mut self) -> bool {
-        loop {
-            let (used, done) = {
-                let available = match self.read.fill_buf().await {
-                    Ok(available) if !available.is_empty() => available,
-                    Ok(_) => return false,
-                    Err(e) => {
-                        tracing::debug!(error = %e, "reading a bridged server's output failed");
-                        return false;
-                    }
-                };
-                let end = available.iter().position(|b| *b == b'\n');
-                let used = end.map_or(available.len(), |i| i + 1);
-                if self.skipping {
-                    self.skipping = end.is_none();
-                    (used, false)
-                } else if self.line.len() + used > self.max_line {
-                    tracing::warn!(
-                        max = self.max_line,
-                        "a bridged server sent a line longer than the limit; skipped"
-                    );
-                    self.line.clear();
-                    self.skipping = end.is_none();
-                    (used, false)
-                } else {
-                    self.line.extend_from_slice(&available[..used]);
-                    (used, end.is_some())
-                }
-            };
-            self.read.consume(used);
-            if done {
-                self.line.pop();
-                if self.line.last() == Some(&b'\r') {
-                    self.line.pop();
-                }
-                return true;
-            }
         }
     }
 
@@ -208,14 +160,14 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
-            if !self.next_line().await {
+            if !self.read.next_line().await {
                 return None;
             }
-            let line = std::mem::take(&mut self.line);
+            let line = std::mem::take(&mut self.read.line);
             let parsed = (!line.is_empty()).then(|| self.parse(&line)).flatten();
             // The buffer's room is kept for the next line.
-            self.line = line;
-            self.line.clear();
+            self.read.line = line;
+            self.read.line.clear();
             if parsed.is_some() {
                 return parsed;
             }

@@ -98,7 +98,11 @@ async fn other_lines_take_rmcps_parse_and_bad_ones_are_skipped() {
     server.write_all(b"z\n").await.unwrap();
     drop(server);
     assert!(lines.receive().await.is_none());
-    assert!(lines.line.capacity() <= 256, "{}", lines.line.capacity());
+    assert!(
+        lines.read.line.capacity() <= 256,
+        "{}",
+        lines.read.line.capacity()
+    );
 }
 
 #[tokio::test]

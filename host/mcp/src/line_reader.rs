@@ -1,0 +1,79 @@
+//! Newline-delimited input read line by line within a length bound: the
+//! reading half of the stdio transports Warden makes for itself (a
+//! served session's, `stdio_transport.rs`, and a bridged server's,
+//! `bridge/lines.rs`), which parse some messages more directly than
+//! rmcp's transport does.
+//!
+//! Attack: a peer that never ends a line, or floods. A line is never held
+//! past the bound: the rest of an oversized line is skipped, not
+//! buffered, and reading goes on with the next line.
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+
+/// One input stream, read a line at a time.
+pub(crate) struct LineReader<R> {
+    read: BufReader<R>,
+    /// The line read so far (whole once [`LineReader::next_line`] says so).
+    pub line: Vec<u8>,
+    max_line: usize,
+    /// Skipping the rest of a line that was too long.
+    skipping: bool,
+    /// Who sends the lines, for the log.
+    peer: &'static str,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    pub fn new(read: R, max_line: usize, peer: &'static str) -> LineReader<R> {
+        LineReader {
+            read: BufReader::new(read),
+            line: Vec::new(),
+            max_line,
+            skipping: false,
+            peer,
+        }
+    }
+
+    /// The next whole line into `self.line` (without its `\n` or `\r\n`);
+    /// false at the end of the stream or on a read error. Cancel-safe: a
+    /// line read in part stays in `self.line` for the next call.
+    pub async fn next_line(&mut self) -> bool {
+        loop {
+            let (used, done) = {
+                let available = match self.read.fill_buf().await {
+                    Ok(available) if !available.is_empty() => available,
+                    Ok(_) => return false,
+                    Err(e) => {
+                        tracing::debug!(peer = self.peer, error = %e, "reading MCP input failed");
+                        return false;
+                    }
+                };
+                let end = available.iter().position(|b| *b == b'\n');
+                let used = end.map_or(available.len(), |i| i + 1);
+                if self.skipping {
+                    self.skipping = end.is_none();
+                    (used, false)
+                } else if self.line.len() + used > self.max_line {
+                    tracing::warn!(
+                        peer = self.peer,
+                        max = self.max_line,
+                        "a line longer than the limit was skipped"
+                    );
+                    self.line.clear();
+                    self.skipping = end.is_none();
+                    (used, false)
+                } else {
+                    self.line.extend_from_slice(&available[..used]);
+                    (used, end.is_some())
+                }
+            };
+            self.read.consume(used);
+            if done {
+                self.line.pop();
+                if self.line.last() == Some(&b'\r') {
+                    self.line.pop();
+                }
+                return true;
+            }
+        }
+    }
+}
