@@ -13,7 +13,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 /// One input stream, read a line at a time.
 pub(crate) struct LineReader<R> {
     read: BufReader<R>,
-    /// The line read so far (whole once [`LineReader::next_line`] says so).
+    /// The line read so far.
     pub line: Vec<u8>,
     max_line: usize,
     /// Skipping the rest of a line that was too long.
@@ -33,10 +33,24 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         }
     }
 
-    /// The next whole line into `self.line` (without its `\n` or `\r\n`);
-    /// false at the end of the stream or on a read error. Cancel-safe: a
-    /// line read in part stays in `self.line` for the next call.
-    pub async fn next_line(&mut self) -> bool {
+    /// The next whole line (without its `\n` or `\r\n`), taken out of
+    /// the reader; `None` at the end of the stream or on a read error.
+    /// Cancel-safe: a line read in part stays for the next call. Hand
+    /// the line back with [`LineReader::recycle`] to keep its room.
+    pub async fn next_line(&mut self) -> Option<Vec<u8>> {
+        self.fill_line()
+            .await
+            .then(|| std::mem::take(&mut self.line))
+    }
+
+    /// Keeps `line`'s room for the next line.
+    pub fn recycle(&mut self, mut line: Vec<u8>) {
+        line.clear();
+        self.line = line;
+    }
+
+    /// Reads until `self.line` is a whole line; false at the end.
+    async fn fill_line(&mut self) -> bool {
         loop {
             let (used, done) = {
                 let available = match self.read.fill_buf().await {

@@ -124,17 +124,12 @@ where
                     Fed::Starved => {}
                 }
             }
-            if !self.read.next_line().await {
-                return None;
-            }
-            let line = std::mem::take(&mut self.read.line);
+            let line = self.read.next_line().await?;
             let call = tool_call(&line);
             if call.is_none() && !line.is_empty() {
                 self.feed.push(&line);
             }
-            // The buffer's room is kept for the next line.
-            self.read.line = line;
-            self.read.line.clear();
+            self.read.recycle(line);
             if call.is_some() {
                 return call;
             }

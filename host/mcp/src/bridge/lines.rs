@@ -160,14 +160,9 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
-            if !self.read.next_line().await {
-                return None;
-            }
-            let line = std::mem::take(&mut self.read.line);
+            let line = self.read.next_line().await?;
             let parsed = (!line.is_empty()).then(|| self.parse(&line)).flatten();
-            // The buffer's room is kept for the next line.
-            self.read.line = line;
-            self.read.line.clear();
+            self.read.recycle(line);
             if parsed.is_some() {
                 return parsed;
             }
