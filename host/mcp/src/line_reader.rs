@@ -1,6 +1,6 @@
 //! Newline-delimited input read line by line within a length bound: the
 //! reading half of the stdio transports Warden makes for itself (a
-//! served session's, `stdio_transport.rs`, and a bridged server's,
+//! served session's, `session_transport.rs`, and a bridged server's,
 //! `bridge/lines.rs`), which parse some messages more directly than
 //! rmcp's transport does.
 //!

@@ -14,10 +14,10 @@
 //!
 //! Attack: a server that floods, never ends a line, or sends garbage.
 //! A line is never held past the session's length bound (the rest of an
-//! oversized line is skipped, not buffered: `line_reader.rs`); a line that is not a message
-//! is skipped and logged, and the session goes on, as with rmcp's
-//! transport. The pending ids are bounded, so requests a server never
-//! answers cannot grow them.
+//! oversized line is skipped, not buffered: `line_reader.rs`); a line
+//! that is not a message is skipped and logged, and the session goes on,
+//! as with rmcp's transport. The pending ids are bounded, so requests a
+//! server never answers cannot grow them.
 
 use std::collections::HashSet;
 use std::future::Future;
