@@ -258,6 +258,9 @@ impl Host {
         let host = &options.host;
         let config = &host.config;
         let state_dir = &host.state_dir;
+        // Registering the first tools needs the schema compiler's own
+        // tables: built on a spare core now, not after the admissions.
+        tokio::task::spawn_blocking(warden_gate::ArgsValidator::prepare);
         std::fs::create_dir_all(state_dir).map_err(|e| {
             ServerError::io(
                 format!("creating the state directory {}", state_dir.display()),
