@@ -82,13 +82,22 @@ impl AdmissionPolicy {
         signature: Option<&PluginSignature>,
     ) -> Result<Admission, RegistryError> {
         let digest = digest_of(path, bytes)?;
-        let refused = |source: VerifyError| RegistryError::Refused {
-            path: path.to_path_buf(),
-            plugin: warden_runtime::read_manifest(bytes)
+        self.admit_digest(path, digest, signature, || {
+            warden_runtime::read_manifest(bytes)
                 .map(|m| m.plugin.name)
-                .unwrap_or_else(|_| "?".into()),
-            source,
-        };
+                .unwrap_or_else(|_| "?".into())
+        })
+    }
+
+    /// [`AdmissionPolicy::admit`] of a component whose plugin `digest` is
+    /// known; `plugin` names it in a refusal.
+    pub fn admit_digest(
+        &self,
+        path: &Path,
+        digest: String,
+        signature: Option<&PluginSignature>,
+        plugin: impl FnOnce() -> String,
+    ) -> Result<Admission, RegistryError> {
         match self.signers.verify(&digest, signature) {
             Ok(signer) => Ok(Admission {
                 digest,
@@ -104,7 +113,11 @@ impl AdmissionPolicy {
                     signer: None,
                 })
             }
-            Err(e) => Err(refused(e)),
+            Err(source) => Err(RegistryError::Refused {
+                path: path.to_path_buf(),
+                plugin: plugin(),
+                source,
+            }),
         }
     }
 }

@@ -6,13 +6,16 @@
 //! the first plugins named are the first ready, except that a plugin a
 //! call is waiting for starts next ([`LoadOrder::first`]).
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
 
 use warden_api::Manifest;
 use warden_runtime::{Runtime, RuntimeError};
 
+use crate::memo::{AdmissionMemo, Identity, Known};
 use crate::registry::Candidate;
 use crate::{Admission, AdmissionPolicy, RegistryError, read_signature};
 
@@ -24,40 +27,113 @@ pub struct Admitted {
     /// The manifest the signature covers: what loading then checks the
     /// code against.
     pub manifest: Manifest,
-    bytes: Vec<u8>,
+    code: Code,
     signature: Option<String>,
+}
+
+/// A component's bytes as admitted.
+#[derive(Debug, Clone)]
+pub(crate) enum Code {
+    /// Read and hashed by this admission.
+    Held(Vec<u8>),
+    /// Admitted from the memo ([`crate::memo`]) without reading them: its
+    /// manifest section alone is known, and the bytes are read (and must
+    /// have the admitted digest) only when something needs them.
+    OnDisk { section: Vec<u8> },
+}
+
+impl Code {
+    /// The bytes of the component at `path`, admitted with `digest`.
+    pub(crate) fn bytes(&self, path: &Path, digest: &str) -> Result<Cow<'_, [u8]>, RegistryError> {
+        match self {
+            Code::Held(bytes) => Ok(Cow::Borrowed(bytes)),
+            Code::OnDisk { .. } => read_checked(path, digest).map(Cow::Owned),
+        }
+    }
+}
+
+/// The file at `path`, if it still has plugin `digest`.
+fn read_checked(path: &Path, digest: &str) -> Result<Vec<u8>, RegistryError> {
+    let bytes = std::fs::read(path).map_err(|source| RegistryError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let now = crate::digest_of(path, &bytes)?;
+    if now != digest {
+        return Err(RegistryError::store(
+            path,
+            format!(
+                "changed on disk since it was admitted as {digest} (it is now {now}); load it again to admit it"
+            ),
+        ));
+    }
+    Ok(bytes)
 }
 
 impl Admitted {
     /// Reads a component file and its signature and admits them under
     /// `policy`; nothing of the component runs.
     pub fn read(policy: &AdmissionPolicy, path: &Path) -> Result<Admitted, RegistryError> {
-        let bytes = std::fs::read(path).map_err(|source| RegistryError::Read {
+        Admitted::read_with(policy, path, None)
+    }
+
+    /// [`Admitted::read`], taking the digest and manifest from `memo`
+    /// when the file is unchanged since a full admission there, and
+    /// remembering a full admission in it.
+    pub fn read_with(
+        policy: &AdmissionPolicy,
+        path: &Path,
+        memo: Option<&AdmissionMemo>,
+    ) -> Result<Admitted, RegistryError> {
+        use std::io::Read as _;
+        let unreadable = |source| RegistryError::Read {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let mut file = std::fs::File::open(path).map_err(unreadable)?;
+        let before = Identity::of(&file.metadata().map_err(unreadable)?);
         let signature = read_signature(path)?;
+        if let Some(known) = memo.and_then(|m| m.recall(path, &before)) {
+            let manifest = parse_manifest(path, &known.section)?;
+            let admission = policy.admit_digest(path, known.digest, signature.as_ref(), || {
+                manifest.plugin.name.clone()
+            })?;
+            return Ok(Admitted {
+                path: path.to_path_buf(),
+                admission,
+                manifest,
+                code: Code::OnDisk {
+                    section: known.section,
+                },
+                signature: signature.map(|s| s.to_text()),
+            });
+        }
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(unreadable)?;
         let admission = policy.admit(path, &bytes, signature.as_ref())?;
-        let signature = signature.map(|s| s.to_text());
         let section = warden_runtime::manifest_section(&bytes).map_err(|reason| {
             RegistryError::NotAPlugin {
                 path: path.to_path_buf(),
                 reason,
             }
         })?;
-        let manifest = Manifest::from_json(section).map_err(|e| RegistryError::Load {
-            path: path.to_path_buf(),
-            source: RuntimeError::Manifest {
-                path: path.to_path_buf(),
-                reason: e.to_string(),
-            },
-        })?;
+        let manifest = parse_manifest(path, section)?;
+        if let Some(memo) = memo
+            && let Ok(meta) = file.metadata()
+            && Identity::of(&meta) == before
+        {
+            let known = Known {
+                digest: admission.digest.clone(),
+                section: section.to_vec(),
+            };
+            memo.remember(path, &before, &known, SystemTime::now());
+        }
         Ok(Admitted {
             path: path.to_path_buf(),
             admission,
             manifest,
-            bytes,
-            signature,
+            code: Code::Held(bytes),
+            signature: signature.map(|s| s.to_text()),
         })
     }
 
@@ -65,24 +141,55 @@ impl Admitted {
         &self.manifest.plugin.name
     }
 
+    /// Whether this admission read and hashed the component (false: it
+    /// came from the memo).
+    pub fn hashed(&self) -> bool {
+        matches!(self.code, Code::Held(_))
+    }
+
     /// Loads the component (compiling it, or from the compile cache) from
     /// exactly the bytes that were admitted.
     pub async fn load(self, runtime: &Runtime) -> Result<Candidate, RegistryError> {
-        let plugin = runtime
-            .load_admitted(&self.path, &self.bytes, &self.admission.digest)
-            .await
-            .map_err(|source| RegistryError::Load {
-                path: self.path.clone(),
-                source,
-            })?;
+        let loaded = match &self.code {
+            Code::Held(bytes) => {
+                runtime
+                    .load_admitted(&self.path, bytes, &self.admission.digest)
+                    .await
+            }
+            Code::OnDisk { section } => {
+                let (path, digest) = (&self.path, &self.admission.digest);
+                runtime
+                    .load_known(path, section, digest, || {
+                        read_checked(path, digest).map_err(|e| RuntimeError::Changed {
+                            path: path.clone(),
+                            reason: e.to_string(),
+                        })
+                    })
+                    .await
+            }
+        };
+        let plugin = loaded.map_err(|source| RegistryError::Load {
+            path: self.path.clone(),
+            source,
+        })?;
         Ok(Candidate {
             path: self.path,
             plugin,
             admission: self.admission,
-            bytes: self.bytes,
+            code: self.code,
             signature: self.signature,
         })
     }
+}
+
+fn parse_manifest(path: &Path, section: &[u8]) -> Result<Manifest, RegistryError> {
+    Manifest::from_json(section).map_err(|e| RegistryError::Load {
+        path: path.to_path_buf(),
+        source: RuntimeError::Manifest {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        },
+    })
 }
 
 /// [`Admitted::read`] for each of `paths`, on the blocking pool (hashing
@@ -90,10 +197,16 @@ impl Admitted {
 pub async fn admit_files(
     policy: &AdmissionPolicy,
     paths: Vec<PathBuf>,
+    memo: Option<Arc<AdmissionMemo>>,
 ) -> Vec<Result<Admitted, RegistryError>> {
     let policy = policy.clone();
     let items = paths.into_iter().map(|p| (p.clone(), p)).collect();
-    in_order(items, move |path| Admitted::read(&policy, &path), |_, _| {}).await
+    in_order(
+        items,
+        move |path| Admitted::read_with(&policy, &path, memo.as_deref()),
+        |_, _| {},
+    )
+    .await
 }
 
 /// Which of a run's queued items starts next: in the order given, unless

@@ -1,11 +1,14 @@
 //! The registry: admit, load, store, list and remove plugins.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use warden_runtime::{Plugin, Runtime};
 
-use crate::admitted::{Admitted, LoadOrder, admit_files, in_order, load_admitted};
+use crate::admitted::{Admitted, Code, LoadOrder, admit_files, in_order, load_admitted};
+use crate::memo::AdmissionMemo;
 use crate::store::{Installed, Store};
 use crate::{Admission, AdmissionPolicy, RegistryError};
 
@@ -24,7 +27,7 @@ pub struct Candidate {
     pub path: PathBuf,
     pub plugin: Plugin,
     pub admission: Admission,
-    pub(crate) bytes: Vec<u8>,
+    pub(crate) code: Code,
     pub(crate) signature: Option<String>,
 }
 
@@ -33,9 +36,12 @@ impl Candidate {
         self.plugin.name()
     }
 
-    /// The component's bytes and its signature's text, as admitted.
-    pub fn files(&self) -> (&[u8], Option<&str>) {
-        (&self.bytes, self.signature.as_deref())
+    /// The component's bytes and its signature's text, as admitted (read
+    /// again, and checked against the admitted digest, when the admission
+    /// came from the memo).
+    pub fn files(&self) -> Result<(Cow<'_, [u8]>, Option<&str>), RegistryError> {
+        let bytes = self.code.bytes(&self.path, &self.admission.digest)?;
+        Ok((bytes, self.signature.as_deref()))
     }
 
     pub fn tools(&self) -> Vec<String> {
@@ -127,11 +133,8 @@ impl Registry {
         installed_at: u64,
     ) -> Result<Installed, RegistryError> {
         let entry = Registry::entry_of(candidate, installed_at);
-        self.store.put(
-            entry.clone(),
-            &candidate.bytes,
-            candidate.signature.as_deref(),
-        )?;
+        let (bytes, signature) = candidate.files()?;
+        self.store.put(entry.clone(), &bytes, signature)?;
         Ok(entry)
     }
 
@@ -181,10 +184,13 @@ impl Registry {
     /// Admits every installed plugin again from its stored bytes (a key
     /// or digest revoked since, or a blob changed at rest, is refused),
     /// in the order of the index; nothing is loaded yet.
-    pub async fn admit_installed(&self) -> Result<Vec<Admitted>, RegistryError> {
+    pub async fn admit_installed(
+        &self,
+        memo: Option<Arc<AdmissionMemo>>,
+    ) -> Result<Vec<Admitted>, RegistryError> {
         let entries = self.list()?;
         let blobs = entries.iter().map(|e| self.store.blob(&e.digest)).collect();
-        let admitted = admit_files(&self.policy, blobs).await;
+        let admitted = admit_files(&self.policy, blobs, memo).await;
         let mut out = Vec::new();
         for (entry, admitted) in entries.iter().zip(admitted) {
             let admitted = admitted?;
@@ -205,7 +211,7 @@ impl Registry {
     /// [`Registry::admit_installed`], then loads them all (compiled forms
     /// come from the compile cache); the first failure stops it.
     pub async fn load_installed(&self) -> Result<Vec<Candidate>, RegistryError> {
-        let admitted = self.admit_installed().await?;
+        let admitted = self.admit_installed(None).await?;
         let order = LoadOrder::new(admitted.len());
         load_admitted(&self.runtime, admitted, order, |_, _| {})
             .await

@@ -205,6 +205,21 @@ impl Runtime {
         Plugin::load(self.clone(), path, bytes, Some(digest)).await
     }
 
+    /// Loads a component known only by its admitted `digest` and manifest
+    /// `section` (its bytes were checked before and not kept): from the
+    /// compile cache, or, when the cache has no authentic entry for
+    /// `digest`, from the bytes `code` returns, which the caller must have
+    /// checked against `digest`.
+    pub async fn load_known(
+        &self,
+        path: &Path,
+        section: &[u8],
+        digest: &str,
+        code: impl FnOnce() -> Result<Vec<u8>, RuntimeError>,
+    ) -> Result<Plugin, RuntimeError> {
+        Plugin::load_known(self.clone(), path, section, digest, code).await
+    }
+
     /// Sweeps the compile cache ([`crate::cache::CompileCache::sweep`]):
     /// what it removed, or `None` without a cache. Reads the directory:
     /// call it off the async workers.

@@ -25,6 +25,8 @@ pub enum RuntimeError {
     InvalidComponent { path: PathBuf, reason: String },
     #[error("plugin {path} has no usable `warden:manifest` section: {reason}")]
     Manifest { path: PathBuf, reason: String },
+    #[error("plugin {path} cannot be loaded as admitted: {reason}")]
+    Changed { path: PathBuf, reason: String },
     #[error("compiling plugin {path}: {reason}")]
     Compile { path: PathBuf, reason: String },
     #[error("plugin {path} cannot be linked: {reason}")]

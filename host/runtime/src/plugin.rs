@@ -1,6 +1,7 @@
 //! A loaded plugin: its manifest, its compiled component, one
 //! `InstancePre`, and the load-time check that `tools()` tells the truth.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -85,14 +86,13 @@ impl Plugin {
         bytes: &[u8],
         admitted: Option<&str>,
     ) -> Result<Plugin, RuntimeError> {
-        let path_buf = path.to_path_buf();
         let (manifest, section) = manifest::read_section(bytes).map_err(|p| match p {
             ManifestProblem::Malformed(reason) => RuntimeError::InvalidComponent {
-                path: path_buf.clone(),
+                path: path.to_path_buf(),
                 reason,
             },
             ManifestProblem::Unusable(reason) => RuntimeError::Manifest {
-                path: path_buf.clone(),
+                path: path.to_path_buf(),
                 reason,
             },
         })?;
@@ -100,6 +100,38 @@ impl Plugin {
             Some(digest) => digest.to_owned(),
             None => warden_signing::plugin_digest(bytes, section),
         };
+        Plugin::load_parts(runtime, path, manifest, digest, || Ok(Cow::Borrowed(bytes))).await
+    }
+
+    /// [`Plugin::load`] of a component known by its admitted `digest` and
+    /// manifest `section` alone: its compiled form comes from the cache,
+    /// and only when the cache has none is `code` asked for the bytes (the
+    /// caller checks that they still have `digest`).
+    pub(crate) async fn load_known(
+        runtime: Runtime,
+        path: &Path,
+        section: &[u8],
+        digest: &str,
+        code: impl FnOnce() -> Result<Vec<u8>, RuntimeError>,
+    ) -> Result<Plugin, RuntimeError> {
+        let manifest = Manifest::from_json(section).map_err(|e| RuntimeError::Manifest {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        Plugin::load_parts(runtime, path, manifest, digest.to_owned(), || {
+            code().map(Cow::Owned)
+        })
+        .await
+    }
+
+    async fn load_parts<'a>(
+        runtime: Runtime,
+        path: &Path,
+        manifest: Manifest,
+        digest: String,
+        code: impl FnOnce() -> Result<Cow<'a, [u8]>, RuntimeError>,
+    ) -> Result<Plugin, RuntimeError> {
+        let path_buf = path.to_path_buf();
         let shared = &runtime.shared;
         let cached = shared
             .cache
@@ -108,9 +140,10 @@ impl Plugin {
         let (component, origin) = match cached {
             Some(component) => (component, LoadOrigin::Cached),
             None => {
+                let bytes = code()?;
                 let started = std::time::Instant::now();
                 let component =
-                    Component::new(&shared.engine, bytes).map_err(|e| RuntimeError::Compile {
+                    Component::new(&shared.engine, &*bytes).map_err(|e| RuntimeError::Compile {
                         path: path_buf.clone(),
                         reason: format!("{e:#}"),
                     })?;

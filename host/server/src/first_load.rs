@@ -14,13 +14,14 @@
 //! is registered before every plugin passed admission, as before.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use warden_api::Manifest;
 use warden_registry::{
-    AdmissionPolicy, Admitted, Candidate, LoadOrder, Registry, RegistryError, admit_files,
-    load_admitted,
+    AdmissionMemo, AdmissionPolicy, Admitted, Candidate, LoadOrder, Registry, RegistryError,
+    admit_files, load_admitted,
 };
 use warden_runtime::{Plugin, Runtime};
 
@@ -59,6 +60,7 @@ impl FirstLoad {
         admission: AdmissionPolicy,
         registry: Registry,
         wanted: Vec<PathBuf>,
+        memo: Option<Arc<AdmissionMemo>>,
     ) -> FirstLoad {
         let (admitted_tx, admitted) = oneshot::channel();
         let (loaded_tx, loaded) = mpsc::unbounded_channel();
@@ -72,6 +74,7 @@ impl FirstLoad {
                 admission,
                 registry,
                 wanted,
+                memo,
                 admitted_tx,
                 loaded_tx,
             ))
@@ -91,10 +94,11 @@ async fn first_load(
     admission: AdmissionPolicy,
     registry: Registry,
     wanted: Vec<PathBuf>,
+    memo: Option<Arc<AdmissionMemo>>,
     admitted_tx: oneshot::Sender<Result<Admissions, ServerError>>,
     loaded_tx: mpsc::UnboundedSender<(usize, Result<Plugin, String>)>,
 ) -> Vec<Result<Candidate, RegistryError>> {
-    let admissions = admit(&admission, &registry, wanted).await;
+    let admissions = admit(&admission, &registry, wanted, memo.clone()).await;
     let (all, plugins) = match admissions {
         Ok(all) => all,
         Err(e) => {
@@ -104,14 +108,21 @@ async fn first_load(
     };
     let order = LoadOrder::new(all.len());
     let _ = admitted_tx.send(Ok((plugins, order.clone())));
-    load_admitted(&runtime, all, order, |i, result| {
+    let loaded = load_admitted(&runtime, all, order, |i, result| {
         let result = result
             .as_ref()
             .map(|c| c.plugin.clone())
             .map_err(ToString::to_string);
         let _ = loaded_tx.send((i, result));
     })
-    .await
+    .await;
+    // After the loads: a changed memo is written once, off their path.
+    if let Some(memo) = memo
+        && let Err(e) = memo.save()
+    {
+        tracing::warn!(error = %e, "could not write the admission memo; the next start hashes every plugin");
+    }
+    loaded
 }
 
 /// Every plugin admitted (the configured ones first, in order), or the
@@ -120,8 +131,12 @@ async fn admit(
     policy: &AdmissionPolicy,
     registry: &Registry,
     wanted: Vec<PathBuf>,
+    memo: Option<Arc<AdmissionMemo>>,
 ) -> Result<(Vec<Admitted>, Vec<AdmittedPlugin>), ServerError> {
-    let (fixed, installed) = tokio::join!(admit_files(policy, wanted), registry.admit_installed());
+    let (fixed, installed) = tokio::join!(
+        admit_files(policy, wanted, memo.clone()),
+        registry.admit_installed(memo)
+    );
     let mut all = Vec::new();
     for a in fixed {
         all.push((a?, true));
@@ -178,7 +193,7 @@ mod tests {
             )
             .unwrap();
             let registry = Registry::open(&state, policy.clone(), wasm.clone()).unwrap();
-            let first = FirstLoad::start(wasm, policy, registry, vec![plugin]);
+            let first = FirstLoad::start(wasm, policy, registry, vec![plugin], None);
             // Start-up work that never yields the thread.
             let deadline = Instant::now() + Duration::from_secs(120);
             while !first.done.is_finished() {

@@ -33,19 +33,32 @@ use crate::reload::{LivePlugins, Via};
 /// How often a replica compares its plugins with the deployment's.
 pub const SYNC_EVERY: Duration = Duration::from_secs(2);
 
+/// Why an install could not be recorded for every replica.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PublishError {
+    #[error(transparent)]
+    Files(#[from] warden_registry::RegistryError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
 /// Records the install of `candidate` at `installed_at` (seconds) in the
 /// deployment's plugins.
 pub(crate) fn publish(
     store: &Arc<dyn Store>,
     candidate: &Candidate,
     installed_at: u64,
-) -> Result<(), StoreError> {
-    let (component, signature) = candidate.files();
+) -> Result<(), PublishError> {
+    let (component, signature) = candidate.files()?;
     let files = PluginFiles {
         component: component.to_vec(),
         signature: signature.map(str::to_owned),
     };
-    put(store, &Registry::entry_of(candidate, installed_at), &files)
+    Ok(put(
+        store,
+        &Registry::entry_of(candidate, installed_at),
+        &files,
+    )?)
 }
 
 fn put(store: &Arc<dyn Store>, entry: &Installed, files: &PluginFiles) -> Result<(), StoreError> {

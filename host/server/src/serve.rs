@@ -291,6 +291,7 @@ impl Host {
             loaded.admission.clone(),
             registry.clone(),
             loaded.wanted.iter().map(|(path, _)| path.clone()).collect(),
+            Some(Arc::new(state::admission_memo(state_dir)?)),
         );
         let store = state::open(state_dir, &config.state)?;
         let installed_grants: Vec<_> = registry

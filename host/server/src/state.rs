@@ -70,6 +70,18 @@ pub fn cache_key(state_dir: &Path) -> Result<warden_runtime::CacheKey, ServerErr
     ))
 }
 
+/// What the admission memo's key is derived for.
+pub const MEMO_KEY_PURPOSE: &str = "admission-memo";
+
+/// The admission memo of `state_dir` (`plugins/admitted.json`), keyed by
+/// a key derived from the host key there.
+pub fn admission_memo(state_dir: &Path) -> Result<warden_registry::AdmissionMemo, ServerError> {
+    Ok(warden_registry::AdmissionMemo::open(
+        state_dir.join("plugins").join("admitted.json"),
+        key(state_dir)?.derive_key(MEMO_KEY_PURPOSE),
+    ))
+}
+
 /// The per-user state directory: `$XDG_STATE_HOME/warden`, else
 /// `$HOME/.local/state/warden`; `None` when neither is set (absolute).
 pub fn user_state_dir() -> Option<PathBuf> {
