@@ -166,6 +166,106 @@ fn a_plugin_that_fails_to_load_stops_the_host_with_its_reason() {
     }
 }
 
+/// Runs `warden serve --stdio` with `args`, lists the tools, and closes
+/// the session once the list is answered: the list, the exit status and
+/// stderr.
+fn list_and_close(args: &[&std::ffi::OsStr]) -> (Value, std::process::ExitStatus, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["serve", "--stdio"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    initialize(&mut stdin);
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    )
+    .unwrap();
+    stdin.flush().unwrap();
+    let mut list = Value::Null;
+    for line in BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+    {
+        let answer: Value = serde_json::from_str(&line).unwrap_or_default();
+        if answer["id"] == 1 {
+            list = answer;
+            break;
+        }
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    (list, status, err)
+}
+
+/// The attack: a start admitted a plugin and remembered that admission,
+/// so the next start need not hash the file again; then the file is
+/// rewritten with one byte changed, its size kept and its modification
+/// time put back. The next start must see the change (the change time
+/// moved), hash the file and refuse it.
+#[test]
+fn a_plugin_rewritten_with_its_old_mtime_after_a_start_is_refused_at_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let component = dir.path().join("fs.wasm");
+    std::fs::copy(warden_test_artifacts::FS, &component).unwrap();
+    let mut sig = component.clone().into_os_string();
+    sig.push(".sig");
+    std::fs::copy(format!("{}.sig", warden_test_artifacts::FS), &sig).unwrap();
+    let config = dir.path().join("warden.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[plugins]]\npath = \"{}\"\n\n[signers]\npublishers = [{{ name = \"warden-tests\", key = \"{}\" }}]\n",
+            component.display(),
+            warden_test_artifacts::public_key_file().display(),
+        ),
+    )
+    .unwrap();
+    let args: [&std::ffi::OsStr; 4] = [
+        "--config".as_ref(),
+        config.as_ref(),
+        "--state-dir".as_ref(),
+        state.as_ref(),
+    ];
+    // A file is remembered only once its change time is two seconds old.
+    std::thread::sleep(std::time::Duration::from_millis(2300));
+    let (list, status, err) = list_and_close(&args);
+    assert!(status.success(), "{err}");
+    assert!(tool_names(&list).contains(&"fs_read".to_owned()), "{list}");
+    let memo = std::fs::read_to_string(state.join("plugins/admitted.json")).unwrap();
+    assert!(
+        memo.contains("fs.wasm"),
+        "the start remembered its admission: {memo}"
+    );
+
+    let modified = std::fs::metadata(&component).unwrap().modified().unwrap();
+    let mut bytes = std::fs::read(&component).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x40;
+    std::fs::write(&component, bytes).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&component)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap();
+
+    let (status, _, err) = serve_until_exit(&args, &[]);
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("fs.wasm") && err.contains("tampered"),
+        "the rewritten file was hashed and refused: {err}"
+    );
+}
+
 /// The attack: a trusted publisher's signature over a manifest that the
 /// code does not match (here the summary was edited before signing). The
 /// host lists the tools from the signed manifest while the code loads; a
