@@ -41,6 +41,23 @@ fn serve_until_exit(
     args: &[&std::ffi::OsStr],
     messages: &[Value],
 ) -> (std::process::ExitStatus, Vec<Value>, String) {
+    let (mut child, stdin) = start(args, messages);
+    let answers: Vec<Value> = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|l| serde_json::from_str(&l).ok())
+        .collect();
+    let (status, err) = exit_of(child);
+    drop(stdin);
+    (status, answers, err)
+}
+
+/// Spawns `warden serve --stdio` with `args`, initializes and sends
+/// `messages`; its input stays open.
+fn start(
+    args: &[&std::ffi::OsStr],
+    messages: &[Value],
+) -> (std::process::Child, std::process::ChildStdin) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
         .args(["serve", "--stdio"])
         .args(args)
@@ -55,16 +72,44 @@ fn serve_until_exit(
         writeln!(stdin, "{message}").unwrap();
     }
     stdin.flush().unwrap();
-    let answers: Vec<Value> = BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .map_while(Result::ok)
-        .filter_map(|l| serde_json::from_str(&l).ok())
-        .collect();
+    (child, stdin)
+}
+
+/// Waits for the host to exit: its exit status and its standard error.
+fn exit_of(mut child: std::process::Child) -> (std::process::ExitStatus, String) {
     let status = child.wait().unwrap();
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-    drop(stdin);
-    (status, answers, err)
+    (status, err)
+}
+
+/// The fs plugin signed by the test publisher in `dir`, and a config
+/// that serves it trusting that publisher.
+fn signed_fs(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let component = dir.join("fs.wasm");
+    std::fs::copy(warden_test_artifacts::FS, &component).unwrap();
+    let mut sig = component.clone().into_os_string();
+    sig.push(".sig");
+    std::fs::copy(format!("{}.sig", warden_test_artifacts::FS), &sig).unwrap();
+    let config = dir.join("warden.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[plugins]]\npath = \"{}\"\n\n[signers]\npublishers = [{{ name = \"warden-tests\", key = \"{}\" }}]\n",
+            component.display(),
+            warden_test_artifacts::public_key_file().display(),
+        ),
+    )
+    .unwrap();
+    (component, config)
+}
+
+/// Changes one byte in the middle of `path`, keeping its size.
+fn flip_a_byte(path: &std::path::Path) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x40;
+    std::fs::write(path, bytes).unwrap();
 }
 
 fn tool_names(list: &Value) -> Vec<String> {
@@ -121,25 +166,8 @@ fn a_plugin_that_fails_to_load_stops_the_host_with_its_reason() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
     // Signed by the test publisher, then changed: refused at admission.
-    let component = dir.path().join("fs.wasm");
-    std::fs::copy(warden_test_artifacts::FS, &component).unwrap();
-    let mut sig = component.clone().into_os_string();
-    sig.push(".sig");
-    std::fs::copy(format!("{}.sig", warden_test_artifacts::FS), &sig).unwrap();
-    let mut bytes = std::fs::read(&component).unwrap();
-    let at = bytes.len() / 2;
-    bytes[at] ^= 0x40;
-    std::fs::write(&component, bytes).unwrap();
-    let config = dir.path().join("warden.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[[plugins]]\npath = \"{}\"\n\n[signers]\npublishers = [{{ name = \"warden-tests\", key = \"{}\" }}]\n",
-            component.display(),
-            warden_test_artifacts::public_key_file().display(),
-        ),
-    )
-    .unwrap();
+    let (component, config) = signed_fs(dir.path());
+    flip_a_byte(&component);
 
     // The host stops by itself; whatever it answered before, no listing
     // succeeded.
@@ -170,39 +198,18 @@ fn a_plugin_that_fails_to_load_stops_the_host_with_its_reason() {
 /// the session once the list is answered: the list, the exit status and
 /// stderr.
 fn list_and_close(args: &[&std::ffi::OsStr]) -> (Value, std::process::ExitStatus, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
-        .args(["serve", "--stdio"])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    initialize(&mut stdin);
-    writeln!(
-        stdin,
-        "{}",
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-    )
-    .unwrap();
-    stdin.flush().unwrap();
-    let mut list = Value::Null;
-    for line in BufReader::new(child.stdout.take().unwrap())
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let (mut child, stdin) = start(args, &[list]);
+    let answer = BufReader::new(child.stdout.take().unwrap())
         .lines()
         .map_while(Result::ok)
-    {
-        let answer: Value = serde_json::from_str(&line).unwrap_or_default();
-        if answer["id"] == 1 {
-            list = answer;
-            break;
-        }
-    }
+        .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
+        .find(|answer| answer["id"] == 1)
+        .unwrap_or_default();
+    // Closing the input ends the session.
     drop(stdin);
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-    (list, status, err)
+    let (status, err) = exit_of(child);
+    (answer, status, err)
 }
 
 /// The attack: a start admitted a plugin and remembered that admission,
@@ -214,21 +221,7 @@ fn list_and_close(args: &[&std::ffi::OsStr]) -> (Value, std::process::ExitStatus
 fn a_plugin_rewritten_with_its_old_mtime_after_a_start_is_refused_at_the_next() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
-    let component = dir.path().join("fs.wasm");
-    std::fs::copy(warden_test_artifacts::FS, &component).unwrap();
-    let mut sig = component.clone().into_os_string();
-    sig.push(".sig");
-    std::fs::copy(format!("{}.sig", warden_test_artifacts::FS), &sig).unwrap();
-    let config = dir.path().join("warden.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[[plugins]]\npath = \"{}\"\n\n[signers]\npublishers = [{{ name = \"warden-tests\", key = \"{}\" }}]\n",
-            component.display(),
-            warden_test_artifacts::public_key_file().display(),
-        ),
-    )
-    .unwrap();
+    let (component, config) = signed_fs(dir.path());
     let args: [&std::ffi::OsStr; 4] = [
         "--config".as_ref(),
         config.as_ref(),
@@ -247,10 +240,7 @@ fn a_plugin_rewritten_with_its_old_mtime_after_a_start_is_refused_at_the_next() 
     );
 
     let modified = std::fs::metadata(&component).unwrap().modified().unwrap();
-    let mut bytes = std::fs::read(&component).unwrap();
-    let at = bytes.len() / 2;
-    bytes[at] ^= 0x40;
-    std::fs::write(&component, bytes).unwrap();
+    flip_a_byte(&component);
     std::fs::File::options()
         .write(true)
         .open(&component)
