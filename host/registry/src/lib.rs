@@ -25,7 +25,7 @@ mod watch;
 pub use admission::{Admission, AdmissionPolicy, digest_of, read_signature, signature_path};
 pub use admitted::{Admitted, LoadOrder, admit_files, load_admitted};
 pub use error::RegistryError;
-pub use memo::{AdmissionMemo, Identity, Known, SETTLED};
+pub use memo::AdmissionMemo;
 pub use registry::{Candidate, Registry, component_files, load_file, load_files};
 pub use sign::sign_file;
 pub use store::Installed;
