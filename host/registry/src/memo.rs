@@ -40,7 +40,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::RegistryError;
-use crate::fsutil::write_atomic;
+use crate::fsutil::write_private;
 
 /// How old a file's change time must be before its admission is memoised.
 pub const SETTLED: Duration = Duration::from_secs(2);
@@ -245,7 +245,7 @@ impl AdmissionMemo {
             entries: kept,
         };
         let bytes = serde_json::to_vec(&file).map_err(|e| RegistryError::store(&self.file, e))?;
-        write_atomic(&self.file, &bytes)?;
+        write_private(&self.file, &bytes)?;
         entries.changed = false;
         Ok(())
     }

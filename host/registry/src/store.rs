@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::RegistryError;
-use crate::fsutil::write_atomic;
+use crate::fsutil::write_private;
 
 /// The index format this build reads and writes.
 const INDEX_VERSION: u32 = 1;
@@ -96,10 +96,10 @@ impl Store {
         signature: Option<&str>,
     ) -> Result<(), RegistryError> {
         let blob = self.blob(&entry.digest);
-        write_atomic(&blob, bytes)?;
+        write_private(&blob, bytes)?;
         let sig = crate::signature_path(&blob);
         match signature {
-            Some(text) => write_atomic(&sig, text.as_bytes())?,
+            Some(text) => write_private(&sig, text.as_bytes())?,
             None => match std::fs::remove_file(&sig) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -135,7 +135,7 @@ impl Store {
         };
         let path = self.index_path();
         let text = serde_json::to_vec_pretty(&index).map_err(|e| RegistryError::store(&path, e))?;
-        write_atomic(&path, &text)
+        write_private(&path, &text)
     }
 
     /// Removes blobs no index entry names.
