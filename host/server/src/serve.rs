@@ -522,7 +522,7 @@ impl Host {
             }
             let forge = Arc::new(crate::toolsmith::Forge::new(
                 blueprints,
-                crate::toolsmith::fuel_runtime(Some(state_dir))?,
+                crate::toolsmith::LazyRuntime::new(crate::toolsmith::fuel_config(Some(state_dir))?),
                 gate.clone(),
                 mcp.clone(),
                 toolsmith_key,

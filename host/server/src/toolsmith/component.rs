@@ -17,12 +17,12 @@ use warden_api::{FsAccess, Manifest, RequestedCapabilities};
 use warden_runtime::{Plugin, Runtime, RuntimeConfig};
 use warden_toolsmith::{Derived, FsMode, Network, Sandbox};
 
-/// The runtime generated tools run on: fuel metered (engine-wide, so
-/// the host's plugins keep their own runtime without it), at most 16
-/// calls at once; with `state_dir`, the host's compile cache there (its
-/// entries name the engine's settings, so fuel-metered code is never
-/// mistaken for the plugins').
-pub fn fuel_runtime(state_dir: Option<&Path>) -> Result<Runtime, crate::ServerError> {
+/// How the runtime generated tools run on is set up: fuel metered
+/// (engine-wide, so the host's plugins keep their own runtime without
+/// it), at most 16 calls at once; with `state_dir`, the host's compile
+/// cache there (its entries name the engine's settings, so fuel-metered
+/// code is never mistaken for the plugins').
+pub fn fuel_config(state_dir: Option<&Path>) -> Result<RuntimeConfig, crate::ServerError> {
     let mut config = match state_dir {
         Some(dir) => RuntimeConfig::new(Some(dir.join("cache")))
             .with_cache_key(crate::state::cache_key(dir)?),
@@ -30,7 +30,47 @@ pub fn fuel_runtime(state_dir: Option<&Path>) -> Result<Runtime, crate::ServerEr
     }
     .with_fuel();
     config.max_concurrent_calls = 16;
-    Ok(Runtime::new(config)?)
+    Ok(config)
+}
+
+/// The runtime generated tools run on, built now (see [`fuel_config`]).
+pub fn fuel_runtime(state_dir: Option<&Path>) -> Result<Runtime, crate::ServerError> {
+    Ok(Runtime::new(fuel_config(state_dir)?)?)
+}
+
+/// The fuel runtime, built on first use, off the async threads: most
+/// hosts never load a generated tool, and an engine with its pooling
+/// allocator would cost every start milliseconds before `initialize`.
+#[derive(Debug)]
+pub struct LazyRuntime {
+    config: RuntimeConfig,
+    built: tokio::sync::OnceCell<Runtime>,
+}
+
+impl LazyRuntime {
+    /// A runtime to be built with `config` when first asked for.
+    pub fn new(config: RuntimeConfig) -> LazyRuntime {
+        LazyRuntime {
+            config,
+            built: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    /// The runtime, built now if this is the first ask. A failed build
+    /// is tried again at the next.
+    pub async fn get(&self) -> Result<&Runtime, String> {
+        let failed =
+            |e: &dyn std::fmt::Display| format!("the toolsmith's runtime was not built: {e}");
+        self.built
+            .get_or_try_init(|| async {
+                let config = self.config.clone();
+                tokio::task::spawn_blocking(move || Runtime::new(config))
+                    .await
+                    .map_err(|e| failed(&e))?
+                    .map_err(|e| failed(&e))
+            })
+            .await
+    }
 }
 
 /// Loads `wasm` with `runtime` (compiled and linked against Warden's

@@ -29,14 +29,13 @@ use base64::Engine as _;
 use tokio_util::sync::CancellationToken;
 use warden_api::BoxFuture;
 use warden_gate::{Gate, Registration};
-use warden_runtime::Runtime;
 use warden_signing::SecretKey;
 use warden_store::{BlueprintArtifact, StoredBlueprint};
 use warden_toolsmith::{Blueprint, Body, Derived, State};
 
 use super::generated::{Artifact, Generated, STATEMENT_KIND, Statement, grants};
 use super::validate::validate;
-use super::{Toolsmith, check_component};
+use super::{LazyRuntime, Toolsmith, check_component};
 use crate::ServerError;
 
 /// Compiles a blueprint's `lib.rs` into a component.
@@ -158,7 +157,7 @@ fn verify_stored(
 /// The toolsmith in a running host.
 pub struct Forge {
     toolsmith: Arc<Toolsmith>,
-    runtime: Runtime,
+    runtime: LazyRuntime,
     gate: Gate,
     server: warden_mcp::Server,
     key: SecretKey,
@@ -202,7 +201,7 @@ enum Made {
 impl Forge {
     pub fn new(
         toolsmith: Arc<Toolsmith>,
-        runtime: Runtime,
+        runtime: LazyRuntime,
         gate: Gate,
         server: warden_mcp::Server,
         key: SecretKey,
@@ -462,7 +461,7 @@ impl Forge {
     ) -> Result<(serde_json::Value, String, Registration), String> {
         let name = derived.name.as_str();
         let taken = |n: &str| self.gate.owner_of(n).is_some_and(|owner| owner != name);
-        let plugin = check_component(&self.runtime, wasm, derived, &taken).await?;
+        let plugin = check_component(self.runtime.get().await?, wasm, derived, &taken).await?;
         let manifest = serde_json::to_string(plugin.manifest()).map_err(|e| e.to_string())?;
         let manifest = warden_signing::sha256_digest(manifest.as_bytes());
         let candidate = registration(stored.id, Arc::new(plugin), derived, blueprint)?;
@@ -668,6 +667,8 @@ impl Forge {
         let path = Path::new("toolsmith").join(format!("{}.wasm", b.name));
         let plugin = self
             .runtime
+            .get()
+            .await?
             .load_bytes(&path, &bytes)
             .await
             .map_err(|e| format!("it does not load: {e}"))?;

@@ -34,7 +34,9 @@ mod validate;
 
 pub use author::{AUTHOR_QUEUE, AuthorCommand, author_recurring};
 pub use builder::{builder_digest, builder_recipe};
-pub use component::{check_component, fits_grants, fuel_runtime, identity};
+pub use component::{
+    LazyRuntime, check_component, fits_grants, fuel_config, fuel_runtime, identity,
+};
 pub use forge::{ComponentBuilder, DockerBuilder, Forge, toolsmith_key, verify_all, verify_one};
 pub use generated::{Artifact, Generated, STATEMENT_KIND, Statement};
 pub use sampling::SamplingDesk;
