@@ -10,7 +10,10 @@
 //! (no database read per call); counters that moved without changing a
 //! level are written at the next [`TrustKeeper::tick`] or
 //! [`TrustKeeper::flush`] (a killed host loses at most those counts, never
-//! a level change). Time is the gate's clock.
+//! a level change). Time is the gate's clock. Each agent's state has a
+//! lock of its own, held across that agent's store reads and writes: a
+//! store slow for one agent (a replica's lock, a database round trip)
+//! never holds up another agent's decisions.
 //!
 //! Attack: an agent that fails on one replica and acts on another, which
 //! still holds its earlier, higher level. When other hosts share the
@@ -79,12 +82,19 @@ struct Kept {
     dirty: bool,
 }
 
+/// One agent's place in the keeper: its kept state once loaded. Each
+/// agent has its own lock, held across that agent's store reads and
+/// writes, so a slow write for one agent never holds up another's
+/// decisions.
+type Slot = Arc<Mutex<Option<Kept>>>;
+
 /// The trust states of the agents of one host.
 pub struct TrustKeeper {
     config: TrustConfig,
     store: Arc<dyn TrustStore>,
     clock: Arc<dyn Clock>,
-    states: Mutex<BTreeMap<String, Kept>>,
+    /// Held only to find or add a slot, never across the store.
+    states: Mutex<BTreeMap<String, Slot>>,
 }
 
 impl std::fmt::Debug for TrustKeeper {
@@ -113,11 +123,9 @@ impl TrustKeeper {
             clock,
             states: Mutex::new(BTreeMap::new()),
         };
-        {
-            let mut states = keeper.states();
-            for agent in agents {
-                keeper.kept(&mut states, agent)?;
-            }
+        for agent in agents {
+            let slot = keeper.slot(agent);
+            keeper.kept(&mut lock(&slot), agent)?;
         }
         Ok(keeper)
     }
@@ -130,8 +138,16 @@ impl TrustKeeper {
         !matches!(self.config, TrustConfig::Disabled)
     }
 
-    fn states(&self) -> MutexGuard<'_, BTreeMap<String, Kept>> {
-        self.states.lock().unwrap_or_else(PoisonError::into_inner)
+    /// `agent`'s slot, made empty the first time it is asked for.
+    fn slot(&self, agent: &str) -> Slot {
+        let mut states = self.states.lock().unwrap_or_else(PoisonError::into_inner);
+        states.entry(agent.to_owned()).or_default().clone()
+    }
+
+    /// Every slot with its agent, as they are now.
+    fn slots(&self) -> Vec<(String, Slot)> {
+        let states = self.states.lock().unwrap_or_else(PoisonError::into_inner);
+        states.iter().map(|(a, s)| (a.clone(), s.clone())).collect()
     }
 
     /// `agent`'s kept state, loaded from the store the first time. A
@@ -139,14 +155,13 @@ impl TrustKeeper {
     /// host moved since costs a retry, never a lost update.
     fn kept<'m>(
         &self,
-        states: &'m mut BTreeMap<String, Kept>,
+        slot: &'m mut Option<Kept>,
         agent: &str,
     ) -> Result<&'m mut Kept, JournalError> {
-        if !states.contains_key(agent) {
-            self.reload(states, agent)?;
+        if slot.is_none() {
+            self.reload(slot, agent)?;
         }
-        states
-            .get_mut(agent)
+        slot.as_mut()
             .ok_or_else(|| JournalError::new("a trust state vanished while held"))
     }
 
@@ -154,17 +169,17 @@ impl TrustKeeper {
     /// hosts share it: for what is shown or decided from the state.
     fn fresh<'m>(
         &self,
-        states: &'m mut BTreeMap<String, Kept>,
+        slot: &'m mut Option<Kept>,
         agent: &str,
     ) -> Result<&'m mut Kept, JournalError> {
         if self.store.shared() {
-            self.reload(states, agent)?;
+            self.reload(slot, agent)?;
         }
-        self.kept(states, agent)
+        self.kept(slot, agent)
     }
 
     /// Reads `agent`'s state from the store, in place of the kept one.
-    fn reload(&self, states: &mut BTreeMap<String, Kept>, agent: &str) -> Result<(), JournalError> {
+    fn reload(&self, slot: &mut Option<Kept>, agent: &str) -> Result<(), JournalError> {
         let kept = match self.store.load(agent)? {
             Some(Stored { state, form }) => Kept {
                 state,
@@ -177,7 +192,7 @@ impl TrustKeeper {
                 dirty: false,
             },
         };
-        states.insert(agent.to_owned(), kept);
+        *slot = Some(kept);
         Ok(())
     }
 
@@ -186,8 +201,9 @@ impl TrustKeeper {
         if !self.enabled() {
             return Ok(None);
         }
-        let mut states = self.states();
-        let kept = self.fresh(&mut states, agent)?;
+        let slot = self.slot(agent);
+        let mut slot = lock(&slot);
+        let kept = self.fresh(&mut slot, agent)?;
         Ok(self.config.levels(&kept.state))
     }
 
@@ -198,9 +214,10 @@ impl TrustKeeper {
         if !self.enabled() || !self.store.shared() {
             return Ok(None);
         }
-        let mut states = self.states();
-        let before = states.get(agent).map(|k| self.config.levels(&k.state));
-        let kept = self.fresh(&mut states, agent)?;
+        let slot = self.slot(agent);
+        let mut slot = lock(&slot);
+        let before = slot.as_ref().map(|k| self.config.levels(&k.state));
+        let kept = self.fresh(&mut slot, agent)?;
         let now = self.config.levels(&kept.state);
         Ok((before != Some(now.clone())).then_some(now))
     }
@@ -214,9 +231,10 @@ impl TrustKeeper {
     /// one. Returns the new levels when they changed.
     fn apply(&self, agent: &str, event: TrustEvent<'_>) -> Result<Option<Levels>, JournalError> {
         let now = self.clock.now_ms();
-        let mut states = self.states();
+        let slot = self.slot(agent);
+        let mut slot = lock(&slot);
         for _ in 0..ATTEMPTS {
-            let kept = self.kept(&mut states, agent)?;
+            let kept = self.kept(&mut slot, agent)?;
             let mut next = kept.state.clone();
             let step = self.config.apply(&mut next, event, now);
             let before = self.config.levels(&kept.state);
@@ -243,7 +261,7 @@ impl TrustKeeper {
                 return Ok(changed);
             }
             // Another host moved it: start again from what it stored.
-            self.reload(&mut states, agent)?;
+            self.reload(&mut slot, agent)?;
         }
         Err(moving(agent))
     }
@@ -275,9 +293,8 @@ impl TrustKeeper {
         if !self.enabled() {
             return Vec::new();
         }
-        let agents: Vec<String> = self.states().keys().cloned().collect();
         let mut changed = Vec::new();
-        for agent in agents {
+        for (agent, _) in self.slots() {
             match self.apply(&agent, TrustEvent::Tick) {
                 Ok(Some(levels)) => changed.push((agent, levels)),
                 Ok(_) => {}
@@ -294,23 +311,24 @@ impl TrustKeeper {
     /// state another process moved meanwhile is read again: those
     /// counters are lost, never its change.
     pub fn flush(&self) -> Result<(), JournalError> {
-        let mut states = self.states();
-        let mut stale = Vec::new();
-        for (agent, kept) in states.iter_mut().filter(|(_, k)| k.dirty) {
+        for (agent, slot) in self.slots() {
+            let mut slot = lock(&slot);
+            let Some(kept) = slot.as_mut().filter(|k| k.dirty) else {
+                continue;
+            };
             match self
                 .store
-                .save(agent, kept.stored.as_ref(), &kept.state, &[])?
+                .save(&agent, kept.stored.as_ref(), &kept.state, &[])?
             {
                 Some(form) => {
                     kept.stored = Some(form);
                     kept.dirty = false;
                 }
-                None => stale.push(agent.clone()),
+                None => {
+                    tracing::warn!(%agent, "trust was changed by another process; its counters since the last save are dropped");
+                    self.reload(&mut slot, &agent)?;
+                }
             }
-        }
-        for agent in stale {
-            tracing::warn!(%agent, "trust was changed by another process; its counters since the last save are dropped");
-            self.reload(&mut states, &agent)?;
         }
         Ok(())
     }
@@ -343,10 +361,11 @@ impl TrustKeeper {
         if !self.enabled() {
             return Err(TrustError::Disabled);
         }
-        let mut states = self.states();
+        let slot = self.slot(agent);
+        let mut slot = lock(&slot);
         for _ in 0..ATTEMPTS {
             let kept = self
-                .fresh(&mut states, agent)
+                .fresh(&mut slot, agent)
                 .map_err(TrustError::NotRecorded)?;
             let mut next = kept.state.clone();
             let Some(promotion) = approve_promotion(&mut next) else {
@@ -367,7 +386,7 @@ impl TrustKeeper {
                 };
                 return Ok((next, (before != after).then_some(after)));
             }
-            self.reload(&mut states, agent)
+            self.reload(&mut slot, agent)
                 .map_err(TrustError::NotRecorded)?;
         }
         Err(TrustError::NotRecorded(moving(agent)))
@@ -377,11 +396,16 @@ impl TrustKeeper {
         if !self.enabled() {
             return Err(TrustError::Disabled);
         }
-        let mut states = self.states();
-        self.fresh(&mut states, agent)
+        let slot = self.slot(agent);
+        let mut slot = lock(&slot);
+        self.fresh(&mut slot, agent)
             .map(|k| k.state.clone())
             .map_err(TrustError::NotRecorded)
     }
+}
+
+fn lock(slot: &Slot) -> MutexGuard<'_, Option<Kept>> {
+    slot.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// A change that other hosts kept overtaking.
@@ -457,3 +481,6 @@ fn approved_event(agent: &str, p: &Promotion, by: Attribution) -> AuditEvent {
     }
     e
 }
+
+#[cfg(test)]
+mod tests;
