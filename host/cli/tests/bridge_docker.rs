@@ -345,6 +345,37 @@ fn a_missing_image_is_reported_never_pulled() {
     assert!(server.close(Duration::from_secs(30)).is_some());
 }
 
+/// An image without the shell Warden starts a bridged server with (the
+/// stdio FIFOs are connected by `/bin/sh` from the image) is refused
+/// before anything runs, naming what it lacks, not left to a container
+/// that dies with a line on its stderr.
+#[test]
+fn an_image_without_a_shell_is_reported_as_such() {
+    let b = docker_bridge("pin = false", "");
+    // An image with no files at all: an empty tar archive, imported.
+    let empty = b.dir.join("empty.tar");
+    std::fs::write(&empty, [0u8; 10240]).unwrap();
+    let image = "warden-test-no-shell:local";
+    docker(&["import", &empty.display().to_string(), image]).unwrap();
+    let text = std::fs::read_to_string(&b.config)
+        .unwrap()
+        .replace(&fixture_image(), image);
+    std::fs::write(&b.config, text).unwrap();
+    let server = Server::spawn(b.command());
+    let status = b.listed();
+    assert_eq!(status["state"], "failed", "{status}");
+    let problem = status["problem"].to_string();
+    assert!(
+        problem.contains(image) && problem.contains("has no `/bin/sh`"),
+        "{problem}"
+    );
+    assert!(
+        of_host(server.pid()).is_empty(),
+        "nothing left of a failed start"
+    );
+    assert!(server.close(Duration::from_secs(30)).is_some());
+}
+
 /// A line-delimited JSON-RPC client over a server's stdio.
 struct Raw<R, W> {
     read: BufReader<R>,

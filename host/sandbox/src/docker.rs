@@ -12,9 +12,10 @@ use bollard::container::LogOutput;
 use bollard::exec::{StartExecOptions, StartExecResults};
 use bollard::models::{ContainerCreateBody, ExecConfig, HostConfig, HostConfigLogConfig};
 use bollard::query_parameters::{
-    AttachContainerOptionsBuilder, CommitContainerOptionsBuilder, CreateImageOptionsBuilder,
-    ListContainersOptionsBuilder, RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder,
-    StopContainerOptionsBuilder, TagImageOptionsBuilder, UploadToContainerOptionsBuilder,
+    AttachContainerOptionsBuilder, CommitContainerOptionsBuilder,
+    ContainerArchiveInfoOptionsBuilder, CreateImageOptionsBuilder, ListContainersOptionsBuilder,
+    RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder, StopContainerOptionsBuilder,
+    TagImageOptionsBuilder, UploadToContainerOptionsBuilder,
 };
 use futures_util::{Stream, StreamExt};
 use tokio::io::AsyncWriteExt;
@@ -322,6 +323,7 @@ impl Docker {
             .map_err(server_image_err(&spec.image, "create a container"))?;
         let id = created.id;
         let attached = async {
+            self.has_entrypoint(&id, spec).await?;
             let options = AttachContainerOptionsBuilder::new()
                 .stream(true)
                 .stderr(true)
@@ -354,6 +356,37 @@ impl Docker {
                 let _ = self.remove(&id).await;
                 Err(e)
             }
+        }
+    }
+
+    /// Fails when created container `id` lacks the program `spec` names
+    /// as its entrypoint (an absolute path): a bridged server's image
+    /// without `/bin/sh` would otherwise start a container that dies at
+    /// once, with only a line on its stderr to say why. An engine that
+    /// cannot tell leaves the start to go on.
+    async fn has_entrypoint(&self, id: &str, spec: &ContainerSpec) -> Result<(), SandboxError> {
+        let Some(program) = spec
+            .entrypoint
+            .as_ref()
+            .and_then(|e| e.first())
+            .filter(|p| p.starts_with('/'))
+        else {
+            return Ok(());
+        };
+        let options = ContainerArchiveInfoOptionsBuilder::new()
+            .path(program)
+            .build();
+        match self
+            .docker
+            .get_container_archive_info(id, Some(options))
+            .await
+        {
+            Err(e) if is_not_found(&e) => Err(SandboxError::ImageLacks {
+                image: spec.image.clone(),
+                path: program.clone(),
+                purpose: "to connect a bridged server's stdin and stdout".into(),
+            }),
+            _ => Ok(()),
         }
     }
 

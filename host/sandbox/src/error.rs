@@ -19,6 +19,15 @@ pub enum SandboxError {
          `docker import`); Warden never pulls images"
     )]
     ServerImageMissing { image: String },
+    #[error(
+        "image `{image}` has no `{path}`, which Warden runs first in its containers ({purpose}): \
+         use an image that has it (a Debian or Alpine base does)"
+    )]
+    ImageLacks {
+        image: String,
+        path: String,
+        purpose: String,
+    },
     #[error("building image `{image}` failed at {step}: {reason}")]
     BuildImage {
         image: String,
