@@ -323,19 +323,20 @@ fn the_orphan_of_a_killed_host_is_removed_by_the_next_host() {
     wait_gone(&own, Duration::from_secs(10));
 }
 
-#[test]
-fn a_missing_image_is_reported_never_pulled() {
-    let b = docker_bridge("pin = false", "");
+/// Bridges the fixture's entry with `image` in place of the fixture's
+/// image, and checks that the session failed, that its problem names
+/// the image and says `says`, and that nothing of it is left.
+fn a_failed_start_says(b: &Bridged, image: &str, says: &str) {
     let text = std::fs::read_to_string(&b.config)
         .unwrap()
-        .replace(&fixture_image(), "warden-test-no-such-image:none");
+        .replace(&fixture_image(), image);
     std::fs::write(&b.config, text).unwrap();
     let server = Server::spawn(b.command());
     let status = b.listed();
     assert_eq!(status["state"], "failed", "{status}");
     let problem = status["problem"].to_string();
     assert!(
-        problem.contains("warden-test-no-such-image:none") && problem.contains("never pulls"),
+        problem.contains(image) && problem.contains(says),
         "{problem}"
     );
     assert!(
@@ -343,6 +344,12 @@ fn a_missing_image_is_reported_never_pulled() {
         "nothing left of a failed start"
     );
     assert!(server.close(Duration::from_secs(30)).is_some());
+}
+
+#[test]
+fn a_missing_image_is_reported_never_pulled() {
+    let b = docker_bridge("pin = false", "");
+    a_failed_start_says(&b, "warden-test-no-such-image:none", "never pulls");
 }
 
 /// An image without the shell Warden starts a bridged server with (the
@@ -357,23 +364,7 @@ fn an_image_without_a_shell_is_reported_as_such() {
     std::fs::write(&empty, [0u8; 10240]).unwrap();
     let image = "warden-test-no-shell:local";
     docker(&["import", &empty.display().to_string(), image]).unwrap();
-    let text = std::fs::read_to_string(&b.config)
-        .unwrap()
-        .replace(&fixture_image(), image);
-    std::fs::write(&b.config, text).unwrap();
-    let server = Server::spawn(b.command());
-    let status = b.listed();
-    assert_eq!(status["state"], "failed", "{status}");
-    let problem = status["problem"].to_string();
-    assert!(
-        problem.contains(image) && problem.contains("has no `/bin/sh`"),
-        "{problem}"
-    );
-    assert!(
-        of_host(server.pid()).is_empty(),
-        "nothing left of a failed start"
-    );
-    assert!(server.close(Duration::from_secs(30)).is_some());
+    a_failed_start_says(&b, image, "has no `/bin/sh`");
 }
 
 /// A line-delimited JSON-RPC client over a server's stdio.
