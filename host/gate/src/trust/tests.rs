@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use warden_api::{AuditEvent, JournalError, SystemClock};
-use warden_policy::trust::{TrustConfig, TrustLevel, TrustState, WeightedConfig, Weights};
+use warden_policy::trust::{TrustConfig, TrustState};
 
 use super::{Stored, TrustKeeper, TrustStore};
 
@@ -51,14 +51,16 @@ impl TrustStore for SlowStore {
     }
 }
 
+/// Weighted trust as an operator writes it (`[trust]` in `warden.toml`).
 fn weighted() -> TrustConfig {
-    TrustConfig::Weighted(WeightedConfig {
-        initial_level: TrustLevel::Sandboxed,
-        weights: Weights::default(),
-        sandboxed_to_restricted: 0.4,
-        restricted_to_standard: 0.6,
-        standard_to_elevated: 0.8,
-    })
+    serde_json::from_value(serde_json::json!({
+        "strategy": "weighted",
+        "initial-level": "sandboxed",
+        "sandboxed-to-restricted": 0.4,
+        "restricted-to-standard": 0.6,
+        "standard-to-elevated": 0.8,
+    }))
+    .unwrap()
 }
 
 #[test]
