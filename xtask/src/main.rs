@@ -207,17 +207,12 @@ pub fn ensure_wasm_target(root: &Path) -> anyhow::Result<()> {
 /// Builds the bundled plugins; returns the directory holding the `.wasm` files.
 pub fn plugins(root: &Path) -> anyhow::Result<PathBuf> {
     ensure_wasm_target(root)?;
+    // Run in the plugins' directory, so their `.cargo/config.toml` (the
+    // linker flags) applies.
     run(
-        root,
+        &root.join("plugins"),
         "cargo",
-        &[
-            "build",
-            "--manifest-path",
-            "plugins/Cargo.toml",
-            "--target",
-            "wasm32-wasip2",
-            "--release",
-        ],
+        &["build", "--target", "wasm32-wasip2", "--release"],
     )?;
     let dir = root.join("plugins/target/wasm32-wasip2/release");
     sign_bundled(root, &dir)?;
