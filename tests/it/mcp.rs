@@ -368,6 +368,15 @@ async fn protocol_abuse_gets_clear_errors() {
 }
 
 async fn http(host: &Host, tokens: Vec<(String, String)>) -> (String, CancellationToken) {
+    http_on(host, tokens, None).await
+}
+
+/// [`http`] with `workers` threads serving connections.
+async fn http_on(
+    host: &Host,
+    tokens: Vec<(String, String)>,
+    workers: Option<std::num::NonZeroUsize>,
+) -> (String, CancellationToken) {
     let shutdown = CancellationToken::new();
     let (tx, rx) = tokio::sync::oneshot::channel();
     let options = HttpOptions {
@@ -381,6 +390,7 @@ async fn http(host: &Host, tokens: Vec<(String, String)>) -> (String, Cancellati
         sessions: None,
         oauth: None,
         console: None,
+        workers,
     };
     let server = host.server.clone();
     let stop = shutdown.clone();
@@ -480,6 +490,86 @@ async fn http_refuses_strangers_and_survives_abuse() {
     shutdown.cancel();
 }
 
+/// The session id a response's headers carry.
+fn session_id(response: &str) -> String {
+    response
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id in {response}"))
+}
+
+/// With one thread for every connection, a guest that computes for
+/// seconds still lets another connection be served: the guest yields at
+/// every epoch tick, and the other connection's requests run meanwhile.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_http_worker_serves_others_while_a_guest_computes() {
+    let host = host(DisclosureConfig::default()).await;
+    let token = "alice-token-0123456789";
+    let (base, shutdown) = http_on(
+        &host,
+        vec![(token.into(), "alice".into())],
+        std::num::NonZeroUsize::new(1),
+    )
+    .await;
+    let bearer = format!("Bearer {token}");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string();
+    let (status, text) = post(
+        &base,
+        "/mcp",
+        &[("Authorization", &bearer)],
+        init.as_bytes(),
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    let session = session_id(&text);
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let headers = [
+        ("Authorization", bearer.as_str()),
+        ("Mcp-Session-Id", session.as_str()),
+    ];
+    let (status, text) = post(&base, "/mcp", &headers, initialized.as_bytes()).await;
+    assert_eq!(status, 202, "{text}");
+    let spin = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "probe_run", "arguments": {"action": "spin", "ms": 4000}}})
+    .to_string();
+    let (spin_base, spin_bearer, spin_session) = (base.clone(), bearer.clone(), session.clone());
+    let spinning = tokio::spawn(async move {
+        let headers = [
+            ("Authorization", spin_bearer.as_str()),
+            ("Mcp-Session-Id", spin_session.as_str()),
+        ];
+        post(&spin_base, "/mcp", &headers, spin.as_bytes()).await
+    });
+    // Time for the spin to reach the guest.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (status, text) = post(
+        &base,
+        "/mcp",
+        &[("Authorization", &bearer)],
+        init.as_bytes(),
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("protocolVersion"), "{text}");
+    assert!(
+        !spinning.is_finished(),
+        "another connection was answered while the guest still computed"
+    );
+    let (status, text) = spinning.await.unwrap();
+    assert_eq!(status, 200, "{text}");
+    assert!(
+        text.contains(r#""isError":false"#),
+        "the spin ran to its end: {text}"
+    );
+    shutdown.cancel();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_that_disconnects_mid_call_harms_no_one() {
     let host = host(DisclosureConfig::default()).await;
@@ -512,6 +602,7 @@ fn a_public_address_without_tokens_refuses_to_start() {
             sessions: None,
             oauth: None,
             console: None,
+            workers: None,
         };
         let err = warden_mcp::serve_http(
             host.server.clone(),

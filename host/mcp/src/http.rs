@@ -20,13 +20,13 @@ use axum::Router;
 use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::serve::ListenerExt;
 use http::StatusCode;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::Tokens;
+use crate::http_workers::Workers;
 use crate::resource::ResourceServer;
 use crate::{McpError, Server, admin_router};
 
@@ -67,6 +67,9 @@ pub struct HttpOptions {
     pub oauth: Option<Arc<ResourceServer>>,
     /// The operator console at `/console` (see `console/`).
     pub console: Option<crate::ConsoleOptions>,
+    /// Threads serving connections (see `http_workers.rs`); `None`: one
+    /// per core.
+    pub workers: Option<std::num::NonZeroUsize>,
 }
 
 /// What the auth layer checks: static tokens, then OAuth access tokens.
@@ -225,16 +228,10 @@ pub async fn serve_http(
         }
     }
     let app = router(&server, &options);
+    // Dropped (the host failed while serving), the workers stop too.
+    let stop = shutdown.child_token();
+    let _stop_on_drop = stop.clone().drop_guard();
+    let workers = Workers::start(&app, bound, options.workers, &stop)?;
     ready(bound);
-    // Small JSON-RPC messages: without TCP_NODELAY, Nagle and delayed ACKs
-    // add ~40 ms to each exchange on a keep-alive connection.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
-        }
-    });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await?;
-    Ok(())
+    workers.serve(listener, stop).await
 }

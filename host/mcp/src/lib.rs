@@ -31,6 +31,7 @@ mod events;
 mod fetch;
 mod handler;
 mod http;
+mod http_workers;
 mod line_reader;
 mod notify;
 mod plugins;

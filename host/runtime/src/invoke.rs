@@ -160,7 +160,7 @@ async fn run_call(
 
 /// Releases a finished call's store (its instance, the memory the pool
 /// resets, the handles its guest left open), and then its slot. On a
-/// single-threaded runtime (a stdio session) that waits until the answer
+/// single-threaded runtime (a stdio session, an HTTP worker) that waits until the answer
 /// is on its way: the reset is a tenth of a small call's work, and
 /// nothing of it is the caller's to wait for; the plugin's next spare
 /// instance ([`crate::spare`]) is made in the same idle time. On a

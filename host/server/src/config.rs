@@ -268,6 +268,9 @@ pub struct ServeConfig {
     pub allowed_hosts: Vec<String>,
     /// Largest HTTP request body, in bytes.
     pub max_body_bytes: usize,
+    /// Threads serving HTTP connections, each connection whole on one;
+    /// unset: one per core.
+    pub http_workers: Option<std::num::NonZeroUsize>,
     /// Progressive tool disclosure.
     pub disclosure: warden_mcp::DisclosureConfig,
     /// Let clients answer asks through elicitation at all. False: every
@@ -288,6 +291,7 @@ impl Default for ServeConfig {
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             max_body_bytes: 4 << 20,
+            http_workers: None,
             disclosure: warden_mcp::DisclosureConfig::default(),
             elicitation: true,
             oauth: None,

@@ -688,6 +688,7 @@ impl Host {
             allowed_origins: serve.allowed_origins.clone(),
             allowed_hosts: serve.allowed_hosts.clone(),
             max_body_bytes: serve.max_body_bytes,
+            workers: serve.http_workers,
             sessions: Some(Arc::new(crate::sources::StoreSessions(self.store.clone()))),
             oauth,
             console,

@@ -44,7 +44,9 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
-    // HTTP serves many clients at once, on every core; stdio serves one.
+    // HTTP serves many clients at once: its connections run on worker
+    // threads of their own (one per core, each single-threaded), and this
+    // runtime accepts them and runs the host's ticks. stdio serves one.
     let runtime = match args.http {
         Some(_) => setup::tokio()?,
         None => setup::tokio_single()?,
