@@ -18,6 +18,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::blocking::Blocking;
+use super::blocking_http::BlockingHttp;
 use super::{ephemeral_cache_key, failed, summary};
 use crate::ServerError;
 
@@ -460,6 +461,43 @@ pub(super) fn median_ms(samples: &mut [Duration]) -> f64 {
         .map_or(0.0, |d| d.as_secs_f64() * 1e3)
 }
 
+/// Rounds of interleaved round trips over HTTP with the blocking client
+/// (`blocking_http.rs`), on a thread of their own: `ping` (the floor)
+/// beside `fs_read` of 1 B and 4 KiB, on one keep-alive connection.
+async fn http_round_trips(
+    authority: String,
+    iterations: usize,
+) -> Result<serde_json::Map<String, Value>, ServerError> {
+    tokio::task::spawn_blocking(move || {
+        let mut h = BlockingHttp::open(&authority)?;
+        let per_round = iterations.div_ceil(ROUNDS);
+        let (mut ping, mut small, mut large) =
+            (Series::default(), Series::default(), Series::default());
+        for round in 0..=ROUNDS {
+            let (mut p, mut a, mut b) = (Vec::new(), Vec::new(), Vec::new());
+            // Round 0 is the warm-up and is not kept.
+            let n = if round == 0 { 50 } else { per_round };
+            for _ in 0..n {
+                p.push(h.timed("ping", json!({}))?);
+                a.push(h.timed("tools/call", call_params("1b.txt"))?);
+                b.push(h.timed("tools/call", call_params("4k.txt"))?);
+            }
+            if round > 0 {
+                ping.round(p);
+                small.round(a);
+                large.round(b);
+            }
+        }
+        let mut results = serde_json::Map::new();
+        results.insert("ping".into(), ping.summary());
+        results.insert("fs_read_1b".into(), small.summary());
+        results.insert("fs_read_4k".into(), large.summary());
+        Ok(results)
+    })
+    .await
+    .map_err(|e| failed(format!("the HTTP round trips stopped: {e}")))?
+}
+
 /// One keep-alive HTTP/1.1 connection speaking MCP to `/mcp`.
 /// An HTTP/1 connection to `authority` with Nagle off (small requests,
 /// one at a time), driven on its own task.
@@ -595,36 +633,7 @@ pub async fn http(
     h.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}))
         .await?;
     let first_list = started.elapsed();
-    let mut results = serde_json::Map::new();
-    let mut id = 2;
-    let per_round = iterations.div_ceil(ROUNDS);
-    let (mut ping, mut small, mut large) =
-        (Series::default(), Series::default(), Series::default());
-    for round in 0..=ROUNDS {
-        let (mut p, mut a, mut b) = (Vec::new(), Vec::new(), Vec::new());
-        let n = if round == 0 { 50 } else { per_round };
-        for _ in 0..n {
-            for (samples, method, params) in [
-                (&mut p, "ping", json!({})),
-                (&mut a, "tools/call", call_params("1b.txt")),
-                (&mut b, "tools/call", call_params("4k.txt")),
-            ] {
-                id += 1;
-                let t = Instant::now();
-                h.post(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-                    .await?;
-                samples.push(t.elapsed());
-            }
-        }
-        if round > 0 {
-            ping.round(p);
-            small.round(a);
-            large.round(b);
-        }
-    }
-    results.insert("ping".into(), ping.summary());
-    results.insert("fs_read_1b".into(), small.summary());
-    results.insert("fs_read_4k".into(), large.summary());
+    let mut results = http_round_trips(authority.clone(), iterations).await?;
     let per = iterations.max(concurrency) / concurrency.max(1);
     let t = Instant::now();
     let mut tasks = Vec::new();

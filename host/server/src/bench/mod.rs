@@ -4,6 +4,7 @@
 //! fail: targets live in DESIGN.md and the figures go in notes.
 
 mod blocking;
+mod blocking_http;
 pub mod bridge;
 mod console;
 mod mcp;
