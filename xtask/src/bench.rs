@@ -284,7 +284,8 @@ fn render(
     writeln!(
         md,
         "Release builds, `WARDEN_LOG=error`. The MCP figures come from a real \
-         `warden serve` child driven by a buffered JSON-RPC client; `ping` is \
+         `warden serve` child driven by a buffered, blocking JSON-RPC client (over \
+         its stdio, and over one keep-alive HTTP/1.1 connection); `ping` is \
          the transport floor no call can beat, so each call also shows as a \
          multiple of it. The bare rmcp server (`host/mcp/examples/bare_rmcp.rs`) \
          answers `ping` with nothing else running: Warden's own `ping` against \
