@@ -478,16 +478,15 @@ async fn http_refuses_strangers_and_survives_abuse() {
     .await;
     assert_eq!(status, 401);
     // After all that, a proper session works.
-    let (status, text) = post(
-        &base,
-        "/mcp",
-        &[("Authorization", &bearer)],
-        init.as_bytes(),
-    )
-    .await;
+    initializes(&base, &bearer, &init).await;
+    shutdown.cancel();
+}
+
+/// `init` posted with `bearer` is answered with a session.
+async fn initializes(base: &str, bearer: &str, init: &str) {
+    let (status, text) = post(base, "/mcp", &[("Authorization", bearer)], init.as_bytes()).await;
     assert_eq!(status, 200, "{text}");
     assert!(text.contains("protocolVersion"), "{text}");
-    shutdown.cancel();
 }
 
 /// The session id a response's headers carry.
@@ -548,15 +547,7 @@ async fn one_http_worker_serves_others_while_a_guest_computes() {
     });
     // Time for the spin to reach the guest.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let (status, text) = post(
-        &base,
-        "/mcp",
-        &[("Authorization", &bearer)],
-        init.as_bytes(),
-    )
-    .await;
-    assert_eq!(status, 200, "{text}");
-    assert!(text.contains("protocolVersion"), "{text}");
+    initializes(&base, &bearer, &init).await;
     assert!(
         !spinning.is_finished(),
         "another connection was answered while the guest still computed"

@@ -64,9 +64,16 @@ impl Workers {
             next: 0,
         };
         for n in 0..count(threads) {
+            let starting = |e: std::io::Error| {
+                McpError::Io(std::io::Error::new(
+                    e.kind(),
+                    format!("starting HTTP worker thread {n}: {e}"),
+                ))
+            };
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
-                .build()?;
+                .build()
+                .map_err(starting)?;
             let (queue, handed) = mpsc::unbounded_channel();
             let (finished, done) = oneshot::channel();
             let (app, stop) = (app.clone(), stop.clone());
@@ -83,7 +90,8 @@ impl Workers {
                     // clean-up) gets a moment; then the runtime goes.
                     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
                     let _ = finished.send(served);
-                })?;
+                })
+                .map_err(starting)?;
             workers.queues.push(queue);
             workers.done.push(done);
         }

@@ -123,19 +123,14 @@ impl BlockingHttp {
         } else {
             self.read_exact(length.unwrap_or(0))?
         };
-        let text = String::from_utf8_lossy(&body);
         match code.as_str() {
-            "202" => return Ok(Value::Null),
-            "200" => {}
-            _ => return Err(failed(format!("HTTP {code}: {text}"))),
+            "202" => Ok(Value::Null),
+            "200" => super::mcp::reply_message(&body),
+            _ => Err(failed(format!(
+                "HTTP {code}: {}",
+                String::from_utf8_lossy(&body)
+            ))),
         }
-        let json = text
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .map(str::trim)
-            .rfind(|l| !l.is_empty())
-            .unwrap_or(text.trim());
-        serde_json::from_str(json).map_err(|e| failed(format!("not JSON ({e}): {text}")))
     }
 
     /// One header line, without its line end.

@@ -88,6 +88,19 @@ pub(super) fn answer(message: Value) -> Result<Option<Value>, ServerError> {
     Ok(Some(message))
 }
 
+/// The JSON-RPC message an HTTP reply carries: its JSON body, or the
+/// last `data:` line of its SSE stream.
+pub(super) fn reply_message(body: &[u8]) -> Result<Value, ServerError> {
+    let text = String::from_utf8_lossy(body);
+    let json = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .unwrap_or(text.trim());
+    serde_json::from_str(json).map_err(|e| failed(format!("not JSON ({e}): {text}")))
+}
+
 fn call_params(path: &str) -> Value {
     json!({"name": "fs_read", "arguments": {"path": path}})
 }
@@ -571,15 +584,7 @@ impl Http {
                 String::from_utf8_lossy(&body)
             )));
         }
-        let text = String::from_utf8_lossy(&body);
-        let json = text
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .map(str::trim)
-            .rfind(|l| !l.is_empty())
-            .unwrap_or(text.trim());
-        let v: Value =
-            serde_json::from_str(json).map_err(|e| failed(format!("not JSON ({e}): {text}")))?;
+        let v = reply_message(&body)?;
         if v.get("error").is_some() || v["result"]["isError"] == true {
             return Err(failed(format!("the server answered with an error: {v}")));
         }
