@@ -260,8 +260,8 @@ impl GapLog for StoreGaps {
         if tally.became_recurring {
             tracing::info!(
                 signature = %tally.signature,
-                occurrences = tally.occurrences,
-                sessions = tally.sessions,
+                occurrences = tally.counts.map(|c| c.occurrences),
+                sessions = tally.counts.map(|c| c.sessions),
                 "a capability gap is recurring"
             );
             match &self.author {

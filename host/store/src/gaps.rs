@@ -41,18 +41,68 @@ pub struct GapRule {
     pub min_sessions: u64,
 }
 
-/// A signature's count within the window, after a gap was recorded.
+/// A signature's standing after a gap was recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GapTally {
     pub signature: String,
-    /// Requests within the window.
-    pub occurrences: u64,
-    /// Distinct sessions among them.
-    pub sessions: u64,
+    /// Its requests within the window, counted unless it was already
+    /// announced within the window ([`GapTally::counts`]).
+    pub counts: Option<GapCounts>,
     /// Whether the signature is recurring.
     pub recurring: bool,
     /// Whether this request made it recurring (and it was audited).
     pub became_recurring: bool,
+}
+
+/// A signature's requests within the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct GapCounts {
+    pub occurrences: u64,
+    /// Distinct sessions among them.
+    pub sessions: u64,
+}
+
+impl GapTally {
+    /// A request for a signature already announced within the window:
+    /// kept in the log, not counted. Nothing it could add changes the
+    /// outcome (the window has its announcement), and counting is a scan
+    /// of the signature's rows in the ring, which an agent repeating a
+    /// missing tool would otherwise make every call of it pay.
+    pub(crate) fn announced(gap: &NewGap) -> GapTally {
+        GapTally {
+            signature: gap.signature.clone(),
+            counts: None,
+            recurring: true,
+            became_recurring: false,
+        }
+    }
+}
+
+/// Whether `gap`'s signature, last announced at `announced_ms`, was
+/// announced within the window that ends with `gap`.
+pub(crate) fn announced_within(gap: &NewGap, rule: &GapRule, announced_ms: Option<u64>) -> bool {
+    let window_start = gap.at_ms.saturating_sub(rule.window_ms);
+    announced_ms.is_some_and(|at| at > window_start)
+}
+
+/// The tally of a signature not announced within the window, from its
+/// `counts` there: recurring now means it just became so.
+pub(crate) fn tally(gap: &NewGap, rule: &GapRule, counts: GapCounts) -> GapTally {
+    let recurring = counts.occurrences >= rule.threshold && counts.sessions >= rule.min_sessions;
+    GapTally {
+        signature: gap.signature.clone(),
+        counts: Some(counts),
+        recurring,
+        became_recurring: recurring,
+    }
+}
+
+pub(crate) fn recurring_event(signature: &str, counts: GapCounts) -> AuditEvent {
+    AuditEvent::GapRecurring {
+        signature: signature.to_owned(),
+        occurrences: counts.occurrences,
+        sessions: counts.sessions,
+    }
 }
 
 /// One signature of the log, as `warden toolsmith gaps` lists it.
@@ -68,34 +118,6 @@ pub struct GapSummary {
     pub first_ms: u64,
     pub last_ms: u64,
     pub recurring: bool,
-}
-
-/// The tally of `signature`'s `occurrences` and `sessions` under `rule`,
-/// and whether it was already announced in this window.
-pub(crate) fn tally(
-    gap: &NewGap,
-    rule: &GapRule,
-    (occurrences, sessions): (u64, u64),
-    announced_ms: Option<u64>,
-) -> GapTally {
-    let recurring = occurrences >= rule.threshold && sessions >= rule.min_sessions;
-    let window_start = gap.at_ms.saturating_sub(rule.window_ms);
-    let announced = announced_ms.is_some_and(|at| at > window_start);
-    GapTally {
-        signature: gap.signature.clone(),
-        occurrences,
-        sessions,
-        recurring,
-        became_recurring: recurring && !announced,
-    }
-}
-
-pub(crate) fn recurring_event(tally: &GapTally) -> AuditEvent {
-    AuditEvent::GapRecurring {
-        signature: tally.signature.clone(),
-        occurrences: tally.occurrences,
-        sessions: tally.sessions,
-    }
 }
 
 /// Folds rows `(signature, agent, session, asked, at_ms)` of the window
@@ -161,7 +183,14 @@ impl SqliteStore {
             conn.prepare_cached("DELETE FROM gaps WHERE id <= ?1")
                 .and_then(|mut s| s.execute(params![id.saturating_sub(ms(rule.capacity))]))
                 .map_err(StoreError::sql(what))?;
-            let counts: (i64, i64) = conn
+            let announced: Option<i64> = conn
+                .prepare_cached("SELECT recurring_ms FROM gap_recurring WHERE signature = ?1")
+                .and_then(|mut s| s.query_row(params![gap.signature], |r| r.get(0)).optional())
+                .map_err(StoreError::sql(what))?;
+            if announced_within(gap, rule, announced.map(|a| a as u64)) {
+                return Ok(GapTally::announced(gap));
+            }
+            let counts = conn
                 .prepare_cached(
                     "SELECT count(*), count(DISTINCT session) FROM gaps \
                      WHERE signature = ?1 AND at_ms > ?2",
@@ -169,20 +198,16 @@ impl SqliteStore {
                 .and_then(|mut s| {
                     s.query_row(
                         params![gap.signature, ms(gap.at_ms.saturating_sub(rule.window_ms))],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
+                        |r| {
+                            Ok(GapCounts {
+                                occurrences: r.get::<_, i64>(0)? as u64,
+                                sessions: r.get::<_, i64>(1)? as u64,
+                            })
+                        },
                     )
                 })
                 .map_err(StoreError::sql(what))?;
-            let announced: Option<i64> = conn
-                .prepare_cached("SELECT recurring_ms FROM gap_recurring WHERE signature = ?1")
-                .and_then(|mut s| s.query_row(params![gap.signature], |r| r.get(0)).optional())
-                .map_err(StoreError::sql(what))?;
-            let tally = tally(
-                gap,
-                rule,
-                (counts.0 as u64, counts.1 as u64),
-                announced.map(|a| a as u64),
-            );
+            let tally = tally(gap, rule, counts);
             if tally.became_recurring {
                 conn.prepare_cached(
                     "INSERT INTO gap_recurring (signature, recurring_ms) VALUES (?1, ?2) \
@@ -190,7 +215,8 @@ impl SqliteStore {
                 )
                 .and_then(|mut s| s.execute(params![gap.signature, ms(gap.at_ms)]))
                 .map_err(StoreError::sql(what))?;
-                self.append_in(conn, &[Entry::new(&recurring_event(&tally), gap.at_ms)?])?;
+                let event = recurring_event(&gap.signature, counts);
+                self.append_in(conn, &[Entry::new(&event, gap.at_ms)?])?;
             }
             Ok(tally)
         })

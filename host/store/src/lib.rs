@@ -55,7 +55,7 @@ pub use blueprints::{
 pub use checkpoint::{SIGN_EVERY, SIGN_EVERY_RECORDS};
 pub use db::{Durability, SqliteStore, now_ms};
 pub use error::StoreError;
-pub use gaps::{GapRule, GapSummary, GapTally, NewGap};
+pub use gaps::{GapCounts, GapRule, GapSummary, GapTally, NewGap};
 pub use hooks::Hooks;
 pub use interface::{Closed, Store};
 pub use key::{existing_key, host_key};

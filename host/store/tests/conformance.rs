@@ -22,8 +22,9 @@ use warden_api::{ApprovalAnswer, ApprovalRequest, Attribution, AuditEvent, OpenA
 use warden_policy::{Boundary, Capability, CapabilityGrant};
 use warden_signing::SecretKey;
 use warden_store::{
-    BlueprintMove, Closed, DefinitionPin, GapRule, NewBlueprint, NewGap, PG_SCHEMA_VERSION,
-    PgStore, PluginFiles, SharedPlugin, SqliteStore, Store, StoreError, host_key, now_ms,
+    BlueprintMove, Closed, DefinitionPin, GapCounts, GapRule, NewBlueprint, NewGap,
+    PG_SCHEMA_VERSION, PgStore, PluginFiles, SharedPlugin, SqliteStore, Store, StoreError,
+    host_key, now_ms,
 };
 
 #[derive(Debug, Clone, Copy)]
@@ -885,13 +886,20 @@ fn gaps_recur_by_threshold_window_and_sessions(backend: Backend) {
         .record_gap(&gap("weather:forecast", "s1", at + 2), &rule)
         .unwrap();
     assert!(third.recurring && third.became_recurring, "{third:?}");
-    assert_eq!((third.occurrences, third.sessions), (3, 2));
+    assert_eq!(
+        third.counts,
+        Some(GapCounts {
+            occurrences: 3,
+            sessions: 2
+        })
+    );
+    // Announced in this window: kept, and not counted again.
     let fourth = store
         .record_gap(&gap("weather:forecast", "s3", at + 3), &rule)
         .unwrap();
     assert!(
-        fourth.recurring && !fourth.became_recurring,
-        "announced once"
+        fourth.recurring && !fourth.became_recurring && fourth.counts.is_none(),
+        "announced once: {fourth:?}"
     );
     // Three from one session: never.
     for i in 0..3 {

@@ -9,7 +9,10 @@ use super::{Inner, audit};
 use crate::StoreError;
 use crate::chain::Entry;
 use crate::db::ms;
-use crate::gaps::{GapRule, GapSummary, GapTally, NewGap, recurring_event, summarise, tally};
+use crate::gaps::{
+    GapCounts, GapRule, GapSummary, GapTally, NewGap, announced_within, recurring_event, summarise,
+    tally,
+};
 
 pub(crate) async fn record(
     inner: Arc<Inner>,
@@ -41,18 +44,6 @@ pub(crate) async fn record(
         .execute(&mut *tx)
         .await
         .map_err(StoreError::pg(what))?;
-    let counts = sqlx::query(
-        "SELECT count(*), count(DISTINCT session) FROM gaps WHERE signature = $1 AND at_ms > $2",
-    )
-    .bind(&gap.signature)
-    .bind(ms(gap.at_ms.saturating_sub(rule.window_ms)))
-    .fetch_one(&mut *tx)
-    .await
-    .map_err(StoreError::pg(what))?;
-    let (n, sessions): (i64, i64) = (
-        counts.try_get(0).map_err(StoreError::pg(what))?,
-        counts.try_get(1).map_err(StoreError::pg(what))?,
-    );
     let announced: Option<i64> =
         sqlx::query("SELECT recurring_ms FROM gap_recurring WHERE signature = $1")
             .bind(&gap.signature)
@@ -62,12 +53,23 @@ pub(crate) async fn record(
             .map(|r| r.try_get(0))
             .transpose()
             .map_err(StoreError::pg(what))?;
-    let tally = tally(
-        &gap,
-        &rule,
-        (n as u64, sessions as u64),
-        announced.map(|a| a as u64),
-    );
+    if announced_within(&gap, &rule, announced.map(|a| a as u64)) {
+        tx.commit().await.map_err(StoreError::pg(what))?;
+        return Ok(GapTally::announced(&gap));
+    }
+    let row = sqlx::query(
+        "SELECT count(*), count(DISTINCT session) FROM gaps WHERE signature = $1 AND at_ms > $2",
+    )
+    .bind(&gap.signature)
+    .bind(ms(gap.at_ms.saturating_sub(rule.window_ms)))
+    .fetch_one(&mut *tx)
+    .await
+    .map_err(StoreError::pg(what))?;
+    let counts = GapCounts {
+        occurrences: row.try_get::<i64, _>(0).map_err(StoreError::pg(what))? as u64,
+        sessions: row.try_get::<i64, _>(1).map_err(StoreError::pg(what))? as u64,
+    };
+    let tally = tally(&gap, &rule, counts);
     if tally.became_recurring {
         sqlx::query(
             "INSERT INTO gap_recurring (signature, recurring_ms) VALUES ($1, $2) \
@@ -81,7 +83,10 @@ pub(crate) async fn record(
         audit::append_in(
             &mut tx,
             &inner,
-            &[Entry::new(&recurring_event(&tally), gap.at_ms)?],
+            &[Entry::new(
+                &recurring_event(&gap.signature, counts),
+                gap.at_ms,
+            )?],
         )
         .await?;
     }
