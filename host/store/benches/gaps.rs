@@ -1,7 +1,9 @@
 //! The toolsmith's gap log: recording one unfulfilled request and the
 //! recurrence check that comes with it (one transaction), on a real
-//! database file whose ring is full (4,096 rows over 64 signatures), at
-//! the default durability (`normal`).
+//! database file whose ring is full, at the default durability
+//! (`normal`): 4,096 rows over 64 signatures, and 4,096 rows of one
+//! session repeating one missing tool (which never recurs, so each of its
+//! requests checks again).
 //!
 //! `cargo bench -p warden-store --bench gaps`
 
@@ -32,8 +34,25 @@ fn gap(n: u64) -> NewGap {
     }
 }
 
+fn looping(n: u64) -> NewGap {
+    NewGap {
+        signature: "domain:action".into(),
+        session: "s0".into(),
+        ..gap(n)
+    }
+}
+
 #[divan::bench(sample_count = 200, sample_size = 5)]
 fn record_and_tally(bencher: divan::Bencher) {
+    bench_full_ring(bencher, gap);
+}
+
+#[divan::bench(sample_count = 200, sample_size = 5)]
+fn record_one_session_looping(bencher: divan::Bencher) {
+    bench_full_ring(bencher, looping);
+}
+
+fn bench_full_ring(bencher: divan::Bencher, gap: fn(u64) -> NewGap) {
     let dir = tempfile::tempdir().expect("temp dir");
     let key = host_key(&dir.path().join("host.key")).expect("key");
     let store = SqliteStore::open(&dir.path().join("warden.db"), key)

@@ -45,8 +45,9 @@ pub struct GapRule {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GapTally {
     pub signature: String,
-    /// Its requests within the window, counted unless it was already
-    /// announced within the window ([`GapTally::counts`]).
+    /// Its requests within the window, counted in full when this request
+    /// made it recurring (once per window); `None` otherwise, when only
+    /// as many rows and sessions were read as the rule needs.
     pub counts: Option<GapCounts>,
     /// Whether the signature is recurring.
     pub recurring: bool,
@@ -65,9 +66,7 @@ pub struct GapCounts {
 impl GapTally {
     /// A request for a signature already announced within the window:
     /// kept in the log, not counted. Nothing it could add changes the
-    /// outcome (the window has its announcement), and counting is a scan
-    /// of the signature's rows in the ring, which an agent repeating a
-    /// missing tool would otherwise make every call of it pay.
+    /// outcome (the window has its announcement).
     pub(crate) fn announced(gap: &NewGap) -> GapTally {
         GapTally {
             signature: gap.signature.clone(),
@@ -76,25 +75,38 @@ impl GapTally {
             became_recurring: false,
         }
     }
+
+    /// A request that left its signature short of recurring.
+    pub(crate) fn short(gap: &NewGap) -> GapTally {
+        GapTally {
+            signature: gap.signature.clone(),
+            counts: None,
+            recurring: false,
+            became_recurring: false,
+        }
+    }
+
+    /// The request that made its signature recurring, with the window's
+    /// `counts`.
+    pub(crate) fn became(gap: &NewGap, counts: GapCounts) -> GapTally {
+        GapTally {
+            signature: gap.signature.clone(),
+            counts: Some(counts),
+            recurring: true,
+            became_recurring: true,
+        }
+    }
 }
 
 /// Whether `gap`'s signature, last announced at `announced_ms`, was
 /// announced within the window that ends with `gap`.
 pub(crate) fn announced_within(gap: &NewGap, rule: &GapRule, announced_ms: Option<u64>) -> bool {
-    let window_start = gap.at_ms.saturating_sub(rule.window_ms);
-    announced_ms.is_some_and(|at| at > window_start)
+    announced_ms.is_some_and(|at| at > window_start(gap, rule))
 }
 
-/// The tally of a signature not announced within the window, from its
-/// `counts` there: recurring now means it just became so.
-pub(crate) fn tally(gap: &NewGap, rule: &GapRule, counts: GapCounts) -> GapTally {
-    let recurring = counts.occurrences >= rule.threshold && counts.sessions >= rule.min_sessions;
-    GapTally {
-        signature: gap.signature.clone(),
-        counts: Some(counts),
-        recurring,
-        became_recurring: recurring,
-    }
+/// Where the window that ends with `gap` begins (exclusive).
+pub(crate) fn window_start(gap: &NewGap, rule: &GapRule) -> u64 {
+    gap.at_ms.saturating_sub(rule.window_ms)
 }
 
 pub(crate) fn recurring_event(signature: &str, counts: GapCounts) -> AuditEvent {
@@ -160,6 +172,66 @@ pub(crate) fn summarise(
         .collect()
 }
 
+/// Whether `gap`'s signature is recurring in the window, read only as
+/// far as `rule` needs: `threshold` rows at most, and the signature's
+/// sessions one index step each until `min_sessions` of them asked within
+/// the window. A full count would read every row of the signature in the
+/// ring, which one session repeating a missing tool fills; its requests
+/// can never make the gap recurring alone, and so never end in the count
+/// that runs once per window when one does.
+fn recurring_sqlite(
+    conn: &rusqlite::Connection,
+    gap: &NewGap,
+    rule: &GapRule,
+) -> Result<bool, rusqlite::Error> {
+    let since = ms(window_start(gap, rule));
+    // The limit is written into the statement: SQLite prepares a
+    // statement again whenever a parameter of its LIMIT is bound.
+    let rows: i64 = conn
+        .prepare_cached(&format!(
+            "SELECT count(*) FROM \
+             (SELECT 1 FROM gaps WHERE signature = ?1 AND at_ms > ?2 LIMIT {})",
+            rule.threshold
+        ))?
+        .query_row(params![gap.signature, since], |r| r.get(0))?;
+    if (rows as u64) < rule.threshold {
+        return Ok(false);
+    }
+    // Each parameter is compared through a cast: SQLite peeks at a bare
+    // parameter's value while it plans a min() or an ORDER BY over the
+    // index, and then prepares the statement again at every binding.
+    let mut sessions = 0;
+    let mut next: Option<String> = conn
+        .prepare_cached(
+            "SELECT session FROM gaps WHERE signature = CAST(?1 AS TEXT) \
+             ORDER BY session LIMIT 1",
+        )?
+        .query_row(params![gap.signature], |r| r.get(0))
+        .optional()?;
+    while let Some(session) = next
+        && sessions < rule.min_sessions
+    {
+        let last: Option<i64> = conn
+            .prepare_cached(
+                "SELECT max(at_ms) FROM gaps \
+                 WHERE signature = CAST(?1 AS TEXT) AND session = CAST(?2 AS TEXT)",
+            )?
+            .query_row(params![gap.signature, session], |r| r.get(0))?;
+        if last.is_some_and(|last| last > since) {
+            sessions += 1;
+        }
+        next = conn
+            .prepare_cached(
+                "SELECT session FROM gaps \
+                 WHERE signature = CAST(?1 AS TEXT) AND session > CAST(?2 AS TEXT) \
+                 ORDER BY session LIMIT 1",
+            )?
+            .query_row(params![gap.signature, session], |r| r.get(0))
+            .optional()?;
+    }
+    Ok(sessions >= rule.min_sessions)
+}
+
 impl SqliteStore {
     pub(crate) fn record_gap(&self, gap: &NewGap, rule: &GapRule) -> Result<GapTally, StoreError> {
         let what = "recording a capability gap";
@@ -190,35 +262,32 @@ impl SqliteStore {
             if announced_within(gap, rule, announced.map(|a| a as u64)) {
                 return Ok(GapTally::announced(gap));
             }
+            if !recurring_sqlite(conn, gap, rule).map_err(StoreError::sql(what))? {
+                return Ok(GapTally::short(gap));
+            }
             let counts = conn
                 .prepare_cached(
                     "SELECT count(*), count(DISTINCT session) FROM gaps \
                      WHERE signature = ?1 AND at_ms > ?2",
                 )
                 .and_then(|mut s| {
-                    s.query_row(
-                        params![gap.signature, ms(gap.at_ms.saturating_sub(rule.window_ms))],
-                        |r| {
-                            Ok(GapCounts {
-                                occurrences: r.get::<_, i64>(0)? as u64,
-                                sessions: r.get::<_, i64>(1)? as u64,
-                            })
-                        },
-                    )
+                    s.query_row(params![gap.signature, ms(window_start(gap, rule))], |r| {
+                        Ok(GapCounts {
+                            occurrences: r.get::<_, i64>(0)? as u64,
+                            sessions: r.get::<_, i64>(1)? as u64,
+                        })
+                    })
                 })
                 .map_err(StoreError::sql(what))?;
-            let tally = tally(gap, rule, counts);
-            if tally.became_recurring {
-                conn.prepare_cached(
-                    "INSERT INTO gap_recurring (signature, recurring_ms) VALUES (?1, ?2) \
-                     ON CONFLICT (signature) DO UPDATE SET recurring_ms = excluded.recurring_ms",
-                )
-                .and_then(|mut s| s.execute(params![gap.signature, ms(gap.at_ms)]))
-                .map_err(StoreError::sql(what))?;
-                let event = recurring_event(&gap.signature, counts);
-                self.append_in(conn, &[Entry::new(&event, gap.at_ms)?])?;
-            }
-            Ok(tally)
+            conn.prepare_cached(
+                "INSERT INTO gap_recurring (signature, recurring_ms) VALUES (?1, ?2) \
+                 ON CONFLICT (signature) DO UPDATE SET recurring_ms = excluded.recurring_ms",
+            )
+            .and_then(|mut s| s.execute(params![gap.signature, ms(gap.at_ms)]))
+            .map_err(StoreError::sql(what))?;
+            let event = recurring_event(&gap.signature, counts);
+            self.append_in(conn, &[Entry::new(&event, gap.at_ms)?])?;
+            Ok(GapTally::became(gap, counts))
         })
     }
 

@@ -191,7 +191,11 @@ CREATE TABLE audit_pending (
 );
 ";
 
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12];
+/// Version 13: the gap log's sessions by signature, so whether a
+/// signature is recurring is read one session at a time (`gaps.rs`).
+const V13: &str = "CREATE INDEX gaps_session ON gaps (signature, session, at_ms);";
+
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

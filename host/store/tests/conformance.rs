@@ -975,6 +975,85 @@ fn gaps_recur_by_threshold_window_and_sessions(backend: Backend) {
     assert_eq!(audited[0]["sessions"], 2);
 }
 
+/// Whether a signature is recurring is read one session at a time, not
+/// from a count of the ring: one session filling the ring with a missing
+/// tool never makes it recurring alone, a session whose rows are older
+/// than the window does not count, and the request that makes it
+/// recurring is audited with the window's full counts.
+fn gaps_read_sessions_within_the_window(backend: Backend) {
+    let place = Place::new(backend);
+    let store = place.open("host");
+    let rule = GapRule {
+        capacity: 10,
+        threshold: 3,
+        window_ms: 1_000,
+        min_sessions: 2,
+    };
+    let at = 1_000_000;
+    // A session before the window, then one repeating itself past the
+    // ring's size within it.
+    store
+        .record_gap(&gap("pdf:render", "old", at), &rule)
+        .unwrap();
+    for i in 0..12 {
+        let t = store
+            .record_gap(&gap("pdf:render", "loop", at + 2_000 + i), &rule)
+            .unwrap();
+        assert!(!t.recurring && t.counts.is_none(), "{t:?}");
+    }
+    // The ring holds its newest ten; a second session within the window.
+    let t = store
+        .record_gap(&gap("pdf:render", "other", at + 2_100), &rule)
+        .unwrap();
+    assert!(t.became_recurring, "{t:?}");
+    assert_eq!(
+        t.counts,
+        Some(GapCounts {
+            occurrences: 10,
+            sessions: 2
+        })
+    );
+    // Only "old" and one repeating session within a later window: short,
+    // though "old" sorts first and asked again, out of the window.
+    store
+        .record_gap(&gap("mail:send", "b-loop", at + 5_000), &rule)
+        .unwrap();
+    store
+        .record_gap(&gap("mail:send", "a-old", at + 5_001), &rule)
+        .unwrap();
+    for i in 0..3 {
+        let t = store
+            .record_gap(&gap("mail:send", "b-loop", at + 6_500 + i), &rule)
+            .unwrap();
+        assert!(!t.recurring, "{t:?}");
+    }
+    let t = store
+        .record_gap(&gap("mail:send", "c-new", at + 6_600), &rule)
+        .unwrap();
+    assert!(t.became_recurring, "{t:?}");
+    assert_eq!(
+        t.counts,
+        Some(GapCounts {
+            occurrences: 4,
+            sessions: 2
+        })
+    );
+    let audited: Vec<_> = store
+        .records_after(0, u64::MAX)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.kind == "gap-recurring")
+        .map(|r| (r.event["signature"].clone(), r.event["occurrences"].clone()))
+        .collect();
+    assert_eq!(
+        audited,
+        [
+            (json!("pdf:render"), json!(10)),
+            (json!("mail:send"), json!(4))
+        ]
+    );
+}
+
 /// A rule suggested from a call's arguments, and an approval's binding
 /// key (NUL-separated), hold whatever text the call carried.
 fn any_text_a_call_carries_is_kept(backend: Backend) {
@@ -1218,6 +1297,7 @@ conformance!(
     definition_pins_are_replaced_revoked_and_audited,
     sessions_are_shared_until_dropped_or_expired,
     gaps_recur_by_threshold_window_and_sessions,
+    gaps_read_sessions_within_the_window,
     blueprints_move_only_from_where_they_stand,
     blueprint_moves_land_together_with_their_artifact,
 );

@@ -11,7 +11,7 @@ use crate::chain::Entry;
 use crate::db::ms;
 use crate::gaps::{
     GapCounts, GapRule, GapSummary, GapTally, NewGap, announced_within, recurring_event, summarise,
-    tally,
+    window_start,
 };
 
 pub(crate) async fn record(
@@ -53,24 +53,27 @@ pub(crate) async fn record(
             .map(|r| r.try_get(0))
             .transpose()
             .map_err(StoreError::pg(what))?;
-    if announced_within(&gap, &rule, announced.map(|a| a as u64)) {
-        tx.commit().await.map_err(StoreError::pg(what))?;
-        return Ok(GapTally::announced(&gap));
-    }
-    let row = sqlx::query(
-        "SELECT count(*), count(DISTINCT session) FROM gaps WHERE signature = $1 AND at_ms > $2",
-    )
-    .bind(&gap.signature)
-    .bind(ms(gap.at_ms.saturating_sub(rule.window_ms)))
-    .fetch_one(&mut *tx)
-    .await
-    .map_err(StoreError::pg(what))?;
-    let counts = GapCounts {
-        occurrences: row.try_get::<i64, _>(0).map_err(StoreError::pg(what))? as u64,
-        sessions: row.try_get::<i64, _>(1).map_err(StoreError::pg(what))? as u64,
-    };
-    let tally = tally(&gap, &rule, counts);
-    if tally.became_recurring {
+    let tally = if announced_within(&gap, &rule, announced.map(|a| a as u64)) {
+        GapTally::announced(&gap)
+    } else if !recurring(&mut tx, &gap, &rule)
+        .await
+        .map_err(StoreError::pg(what))?
+    {
+        GapTally::short(&gap)
+    } else {
+        let row = sqlx::query(
+            "SELECT count(*), count(DISTINCT session) FROM gaps \
+             WHERE signature = $1 AND at_ms > $2",
+        )
+        .bind(&gap.signature)
+        .bind(ms(window_start(&gap, &rule)))
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(StoreError::pg(what))?;
+        let counts = GapCounts {
+            occurrences: row.try_get::<i64, _>(0).map_err(StoreError::pg(what))? as u64,
+            sessions: row.try_get::<i64, _>(1).map_err(StoreError::pg(what))? as u64,
+        };
         sqlx::query(
             "INSERT INTO gap_recurring (signature, recurring_ms) VALUES ($1, $2) \
              ON CONFLICT (signature) DO UPDATE SET recurring_ms = excluded.recurring_ms",
@@ -89,9 +92,67 @@ pub(crate) async fn record(
             )?],
         )
         .await?;
-    }
+        GapTally::became(&gap, counts)
+    };
     tx.commit().await.map_err(StoreError::pg(what))?;
     Ok(tally)
+}
+
+/// Whether `gap`'s signature is recurring in the window, read only as
+/// far as `rule` needs (as `gaps.rs` reads it from SQLite).
+async fn recurring(
+    tx: &mut sqlx::PgConnection,
+    gap: &NewGap,
+    rule: &GapRule,
+) -> Result<bool, sqlx::Error> {
+    let since = ms(window_start(gap, rule));
+    let rows: i64 = sqlx::query(
+        "SELECT count(*) FROM \
+         (SELECT 1 FROM gaps WHERE signature = $1 AND at_ms > $2 LIMIT $3) AS kept",
+    )
+    .bind(&gap.signature)
+    .bind(since)
+    .bind(ms(rule.threshold))
+    .fetch_one(&mut *tx)
+    .await?
+    .try_get(0)?;
+    if (rows as u64) < rule.threshold {
+        return Ok(false);
+    }
+    let mut sessions = 0;
+    // PostgreSQL has no min() of bytes: the first in the index's order.
+    let mut next: Option<Vec<u8>> =
+        sqlx::query("SELECT session FROM gaps WHERE signature = $1 ORDER BY session LIMIT 1")
+            .bind(&gap.signature)
+            .fetch_optional(&mut *tx)
+            .await?
+            .map(|r| r.try_get(0))
+            .transpose()?;
+    while let Some(session) = next
+        && sessions < rule.min_sessions
+    {
+        let last: Option<i64> =
+            sqlx::query("SELECT max(at_ms) FROM gaps WHERE signature = $1 AND session = $2")
+                .bind(&gap.signature)
+                .bind(&session)
+                .fetch_one(&mut *tx)
+                .await?
+                .try_get(0)?;
+        if last.is_some_and(|last| last > since) {
+            sessions += 1;
+        }
+        next = sqlx::query(
+            "SELECT session FROM gaps WHERE signature = $1 AND session > $2 \
+             ORDER BY session LIMIT 1",
+        )
+        .bind(&gap.signature)
+        .bind(&session)
+        .fetch_optional(&mut *tx)
+        .await?
+        .map(|r| r.try_get(0))
+        .transpose()?;
+    }
+    Ok(sessions >= rule.min_sessions)
 }
 
 pub(crate) async fn list(
