@@ -61,32 +61,30 @@ fn is_open_world(spec: &ToolSpec) -> bool {
 /// official SDKs and the specification accept an error result of text
 /// content alone, so the denial reason, the approval id and the domain
 /// code reach every client as text an agent reads.
-pub(crate) fn result(envelope: &Envelope) -> CallToolResult {
+pub(crate) fn result(envelope: Envelope) -> CallToolResult {
     match envelope {
-        Envelope::Ok { data } => {
-            let text = match data {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-            if data.is_object() {
-                result.structured_content = Some(data.clone());
+        Envelope::Ok { data } => match data {
+            // Taken, not copied: a result may be megabytes.
+            Value::String(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+            data => {
+                let mut result =
+                    CallToolResult::success(vec![ContentBlock::text(data.to_string())]);
+                if data.is_object() {
+                    result.structured_content = Some(data);
+                }
+                result
             }
-            result
-        }
-        Envelope::Error { message, .. } => {
-            let text = serde_json::to_string(envelope).unwrap_or_else(|_| message.clone());
+        },
+        Envelope::Error { ref message, .. } => {
+            let text = serde_json::to_string(&envelope).unwrap_or_else(|_| message.clone());
             CallToolResult::error(vec![ContentBlock::text(text)])
         }
         // The bridge checked the result's shape when it made the envelope;
         // one that no longer parses is reported, never half-sent.
-        Envelope::Forwarded { result } => {
-            // Read from the value in place: no copy of a large result.
-            <CallToolResult as serde::Deserialize>::deserialize(result).unwrap_or_else(|e| {
-                CallToolResult::error(vec![ContentBlock::text(format!(
-                    "the upstream result could not be passed on: {e}"
-                ))])
-            })
-        }
+        Envelope::Forwarded { result } => serde_json::from_value(result).unwrap_or_else(|e| {
+            CallToolResult::error(vec![ContentBlock::text(format!(
+                "the upstream result could not be passed on: {e}"
+            ))])
+        }),
     }
 }

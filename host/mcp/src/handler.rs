@@ -363,7 +363,7 @@ fn discovery_tools() -> Vec<Tool> {
 }
 
 fn error_result(error_type: ErrorType, code: &str, message: String) -> CallToolResult {
-    convert::result(&Envelope::error(error_type, code, message))
+    convert::result(Envelope::error(error_type, code, message))
 }
 
 impl Session {
@@ -444,7 +444,7 @@ impl Session {
             disclosure::LIST => {
                 let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(0);
                 let page = d.list(&permitted, usize::try_from(offset).unwrap_or(usize::MAX));
-                convert::result(&Envelope::ok(page))
+                convert::result(Envelope::ok(page))
             }
             disclosure::LOAD => match text("name").and_then(|n| find(&permitted, &n)) {
                 Some(spec) => {
@@ -452,7 +452,7 @@ impl Session {
                     if loaded.changed {
                         self.announce(agent).await;
                     }
-                    convert::result(&Envelope::ok(json!({
+                    convert::result(Envelope::ok(json!({
                         "tool": loaded.body,
                         "unloaded": loaded.unloaded,
                     })))
@@ -469,7 +469,7 @@ impl Session {
             },
             _ => match (text("tool"), text("id")) {
                 (Some(tool), Some(id)) => {
-                    convert::result(&self.shared.host.resource(agent, &tool, &id).await)
+                    convert::result(self.shared.host.resource(agent, &tool, &id).await)
                 }
                 _ => error_result(
                     ErrorType::ArgumentValidationError,
@@ -769,7 +769,7 @@ impl ServerHandler for Session {
         {
             return Ok(CallToolResponse::InputRequired(input));
         }
-        Ok(convert::result(&envelope).into())
+        Ok(convert::result(envelope).into())
     }
 
     async fn set_level(
