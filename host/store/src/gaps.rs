@@ -10,7 +10,11 @@
 //! `postgres/gaps.rs` the PostgreSQL one.
 //!
 //! Attack: an agent flooding the log to push others' gaps out or to fake
-//! demand. The ring bounds the rows, and demand needs distinct sessions.
+//! demand, or looping on a missing tool so that each refused request
+//! costs the host more than the last. The ring bounds the rows, demand
+//! needs distinct sessions, and whether a signature recurs is read only
+//! as far as the rule needs (the full count runs once per window, when
+//! it does), so a request costs the same however full the ring is.
 
 use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};

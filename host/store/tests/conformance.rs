@@ -844,6 +844,15 @@ fn sessions_are_shared_until_dropped_or_expired(backend: Backend) {
     assert!(kinds(reopened.as_ref()).is_empty());
 }
 
+/// A small ring and a short window: three requests from two sessions
+/// within a second recur.
+const GAP_RULE: GapRule = GapRule {
+    capacity: 10,
+    threshold: 3,
+    window_ms: 1_000,
+    min_sessions: 2,
+};
+
 fn gap(signature: &str, session: &str, at_ms: u64) -> NewGap {
     NewGap {
         signature: signature.into(),
@@ -861,13 +870,7 @@ fn gap(signature: &str, session: &str, at_ms: u64) -> NewGap {
 fn gaps_recur_by_threshold_window_and_sessions(backend: Backend) {
     let place = Place::new(backend);
     let store = place.open("host");
-    let rule = GapRule {
-        capacity: 10,
-        threshold: 3,
-        window_ms: 1_000,
-        min_sessions: 2,
-    };
-    let at = 1_000_000;
+    let (rule, at) = (GAP_RULE, 1_000_000);
     // Two hits: no gap yet.
     assert!(
         !store
@@ -983,13 +986,7 @@ fn gaps_recur_by_threshold_window_and_sessions(backend: Backend) {
 fn gaps_read_sessions_within_the_window(backend: Backend) {
     let place = Place::new(backend);
     let store = place.open("host");
-    let rule = GapRule {
-        capacity: 10,
-        threshold: 3,
-        window_ms: 1_000,
-        min_sessions: 2,
-    };
-    let at = 1_000_000;
+    let (rule, at) = (GAP_RULE, 1_000_000);
     // A session before the window, then one repeating itself past the
     // ring's size within it.
     store
