@@ -98,6 +98,104 @@ async fn read_with_offset_and_limit() {
     );
 }
 
+/// Windows at the edges of a file: past its end, empty, running off its
+/// end, over a last line with no newline, and an empty file.
+#[tokio::test(flavor = "multi_thread")]
+async fn read_windows_at_the_edges() {
+    let (dir, g) = workspace();
+    std::fs::write(dir.path().join("open.txt"), "a\r\nb\nc").unwrap();
+    std::fs::write(dir.path().join("empty.txt"), "").unwrap();
+    let fs = common::fs_plugin().await;
+    let cases = [
+        (
+            json!({"path": "lines.txt", "offset": 9}),
+            "",
+            4,
+            0,
+            4,
+            false,
+        ),
+        (
+            json!({"path": "lines.txt", "offset": 4, "limit": 3}),
+            "",
+            4,
+            0,
+            4,
+            false,
+        ),
+        (
+            json!({"path": "lines.txt", "offset": 1, "limit": 0}),
+            "",
+            1,
+            0,
+            4,
+            true,
+        ),
+        (
+            json!({"path": "lines.txt", "offset": 2, "limit": 99}),
+            "three\nfour\n",
+            2,
+            2,
+            4,
+            false,
+        ),
+        (
+            json!({"path": "lines.txt", "limit": 1}),
+            "one\n",
+            0,
+            1,
+            4,
+            true,
+        ),
+        (
+            json!({"path": "open.txt", "offset": 1}),
+            "b\nc",
+            1,
+            2,
+            3,
+            false,
+        ),
+        (
+            json!({"path": "open.txt", "limit": 1}),
+            "a\r\n",
+            0,
+            1,
+            3,
+            true,
+        ),
+        (json!({"path": "open.txt"}), "a\r\nb\nc", 0, 3, 3, false),
+        (
+            json!({"path": "empty.txt", "offset": 1}),
+            "",
+            0,
+            0,
+            0,
+            false,
+        ),
+    ];
+    for (args, content, offset, lines, total, truncated) in cases {
+        let e = common::call(&fs, "fs_read", args.clone(), &g, common::limits()).await;
+        let d = data(&e);
+        assert_eq!(
+            (
+                d["content"].as_str(),
+                d["offset"].as_u64(),
+                d["lines"].as_u64(),
+                d["total_lines"].as_u64(),
+                d["truncated"].as_bool()
+            ),
+            (
+                Some(content),
+                Some(offset),
+                Some(lines),
+                Some(total),
+                Some(truncated)
+            ),
+            "{args}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn binary_files_are_refused() {
     let (dir, g) = workspace();

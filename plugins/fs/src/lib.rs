@@ -61,20 +61,35 @@ mod fs {
             ToolError::invalid_argument(format!("{}: not UTF-8 text", args.path))
                 .with_code("not_text")
         })?;
-        let all: Vec<&str> = text.split_inclusive('\n').collect();
-        let total = all.len() as u64;
-        let offset = args.offset.unwrap_or(0).min(total);
+        // The window is one slice of the text, found in one pass over its
+        // lines, and the whole file is the text itself, not a copy.
+        let first = args.offset.unwrap_or(0);
+        let past = args.limit.map(|limit| first.saturating_add(limit));
+        let (mut from, mut to) = (text.len(), text.len());
+        let (mut total, mut at) = (0u64, 0usize);
+        for line in text.split_inclusive('\n') {
+            if total == first {
+                from = at;
+            }
+            if past == Some(total) {
+                to = at;
+            }
+            total += 1;
+            at += line.len();
+        }
+        let offset = first.min(total);
         let end = match args.limit {
             Some(limit) => offset.saturating_add(limit).min(total),
             None => total,
         };
-        let (start, stop) = (
-            usize::try_from(offset).unwrap_or(usize::MAX),
-            usize::try_from(end).unwrap_or(usize::MAX),
-        );
+        let content = if from == 0 && to == text.len() {
+            text
+        } else {
+            text.get(from..to).unwrap_or_default().to_owned()
+        };
         Ok(ReadResult {
             path: args.path,
-            content: all.get(start..stop).unwrap_or_default().concat(),
+            content,
             offset,
             lines: end - offset,
             total_lines: total,
