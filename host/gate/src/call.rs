@@ -151,15 +151,15 @@ impl Inner {
         }
         let call = prepared.call_by(entry, request.context.principal.as_ref());
         let env = self.env(prepared);
-        let grants = self.durable.grants.as_ref().map(|g| g.current());
         let decision = self
             .agents
-            .with(&request.context.agent, |p| match &grants {
-                Some(set) => warden_policy::decide_with_grants(
+            .with(&request.context.agent, |p| match &self.durable.grants {
+                // Read only when the policy alone would not allow the call.
+                Some(store) => warden_policy::decide_with_grants(
                     p,
                     &call,
                     &env,
-                    set,
+                    || store.current(),
                     &request.context.session,
                     self.durable.clock.now_ms(),
                 ),

@@ -90,7 +90,7 @@ fn run(bencher: divan::Bencher, set: GrantSet, expect: Verdict) {
     let policy = policy();
     let call = path_call();
     assert_eq!(
-        decide_with_grants(&policy, &call, &ENV, &set, "s", NOW).decision,
+        decide_with_grants(&policy, &call, &ENV, || &set, "s", NOW).decision,
         expect
     );
     bencher.bench_local(|| {
@@ -98,7 +98,7 @@ fn run(bencher: divan::Bencher, set: GrantSet, expect: Verdict) {
             divan::black_box(&policy),
             divan::black_box(&call),
             &ENV,
-            &set,
+            || &set,
             "s",
             NOW,
         )

@@ -12,6 +12,7 @@
 //! The clock is the caller's: this module never reads it.
 
 use std::collections::HashMap;
+use std::ops::Deref;
 
 use crate::capability::{Boundary, Capability, CapabilityGrant};
 use crate::decision::{Decision, Layer, Verdict};
@@ -195,11 +196,14 @@ fn format_until(ms: u64) -> String {
 /// grant covering it. The agent's denied list, explicit deny rules,
 /// malformed input and circuit breakers stand. A call still refused says which grant would allow it
 /// and how to ask for one.
-pub fn decide_with_grants(
+///
+/// `grants` is asked for the grants in force only when the policy alone
+/// would not allow the call: a call the rules allow costs no grant read.
+pub fn decide_with_grants<G: Deref<Target = GrantSet>>(
     policy: &AgentPolicy,
     call: &Call<'_>,
     env: &Env<'_>,
-    grants: &GrantSet,
+    grants: impl FnOnce() -> G,
     session: &str,
     now_ms: u64,
 ) -> Decision {
@@ -214,7 +218,7 @@ pub fn decide_with_grants(
     if !overridable {
         return decision;
     }
-    if let Some(grant) = grants.covering(&policy.id, session, call, env, now_ms) {
+    if let Some(grant) = grants().covering(&policy.id, session, call, env, now_ms) {
         let mut allowed = Decision::allow(
             Layer::Grant,
             format!(

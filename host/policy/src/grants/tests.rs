@@ -68,7 +68,7 @@ fn a_grant_allows_only_inside_its_window() {
         (199, Verdict::Allow),
         (200, Verdict::Ask),
     ] {
-        let d = decide_with_grants(&p, &c, &ENV, &set, "s", now);
+        let d = decide_with_grants(&p, &c, &ENV, || &set, "s", now);
         assert_eq!(d.decision, verdict, "at {now}: {d:?}");
         if verdict == Verdict::Allow {
             assert_eq!((d.layer, d.grant.as_deref()), (Layer::Grant, Some("g-1")));
@@ -87,12 +87,20 @@ fn a_revoked_grant_is_gone_once_the_set_is_rebuilt() {
     let c = call(WRITE, Some("/workspace/a.txt"));
     let all = vec![grant("g-1", "tool:fs_write", 0, 1000)];
     assert_eq!(
-        decide_with_grants(&p, &c, &ENV, &GrantSet::new(all), "s", 5).decision,
+        decide_with_grants(&p, &c, &ENV, || Box::new(GrantSet::new(all)), "s", 5).decision,
         Verdict::Allow
     );
     let after_revoke: Vec<CapabilityGrant> = Vec::new();
     assert_eq!(
-        decide_with_grants(&p, &c, &ENV, &GrantSet::new(after_revoke), "s", 5).decision,
+        decide_with_grants(
+            &p,
+            &c,
+            &ENV,
+            || Box::new(GrantSet::new(after_revoke)),
+            "s",
+            5
+        )
+        .decision,
         Verdict::Ask
     );
 }
@@ -113,12 +121,12 @@ fn category_action_and_glob_grants_cover_their_tools_only() {
     ] {
         let set = GrantSet::new([grant("g", cap, 0, 10)]);
         assert_eq!(
-            decide_with_grants(&p, &c, &ENV, &set, "s", 1).decision,
+            decide_with_grants(&p, &c, &ENV, || &set, "s", 1).decision,
             Verdict::Allow,
             "{cap}"
         );
         assert_eq!(
-            decide_with_grants(&p, &other, &ENV, &set, "s", 1).decision,
+            decide_with_grants(&p, &other, &ENV, || &set, "s", 1).decision,
             Verdict::Ask,
             "{cap} must not cover net_fetch"
         );
@@ -136,13 +144,13 @@ fn a_symlink_inside_the_boundary_does_not_carry_a_grant_out() {
     let mut through_link = call(WRITE, Some("src/link/key.txt"));
     through_link.resolved_path = Some("/workspace/secrets/key.txt");
     assert_eq!(
-        decide_with_grants(&p, &through_link, &ENV, &set, "s1", 1).decision,
+        decide_with_grants(&p, &through_link, &ENV, || &set, "s1", 1).decision,
         Verdict::Ask
     );
     let mut plain = call(WRITE, Some("src/lib.rs"));
     plain.resolved_path = Some("/workspace/src/lib.rs");
     assert_eq!(
-        decide_with_grants(&p, &plain, &ENV, &set, "s1", 1).decision,
+        decide_with_grants(&p, &plain, &ENV, || &set, "s1", 1).decision,
         Verdict::Allow
     );
 }
@@ -158,19 +166,19 @@ fn session_and_boundaries_narrow_a_grant() {
     let climbing = call(WRITE, Some("src/../secrets.txt"));
     let sibling = call(WRITE, Some("/workspace/srcs/x"));
     assert_eq!(
-        decide_with_grants(&p, &inside, &ENV, &set, "s1", 1).decision,
+        decide_with_grants(&p, &inside, &ENV, || &set, "s1", 1).decision,
         Verdict::Allow
     );
     assert_eq!(
-        decide_with_grants(&p, &inside, &ENV, &set, "s2", 1).decision,
+        decide_with_grants(&p, &inside, &ENV, || &set, "s2", 1).decision,
         Verdict::Ask
     );
     assert_eq!(
-        decide_with_grants(&p, &climbing, &ENV, &set, "s1", 1).decision,
+        decide_with_grants(&p, &climbing, &ENV, || &set, "s1", 1).decision,
         Verdict::Ask
     );
     assert_eq!(
-        decide_with_grants(&p, &sibling, &ENV, &set, "s1", 1).decision,
+        decide_with_grants(&p, &sibling, &ENV, || &set, "s1", 1).decision,
         Verdict::Ask
     );
 
@@ -179,7 +187,15 @@ fn session_and_boundaries_narrow_a_grant() {
     let set = GrantSet::new([net]);
     let fetch = |url| call(tool("net_fetch", "web", "external_data:request"), Some(url));
     assert_eq!(
-        decide_with_grants(&p, &fetch("https://api.example.com/x"), &ENV, &set, "s", 1).decision,
+        decide_with_grants(
+            &p,
+            &fetch("https://api.example.com/x"),
+            &ENV,
+            || &set,
+            "s",
+            1
+        )
+        .decision,
         Verdict::Allow
     );
     assert_eq!(
@@ -187,7 +203,7 @@ fn session_and_boundaries_narrow_a_grant() {
             &p,
             &fetch("https://example.com.evil.io/"),
             &ENV,
-            &set,
+            || &set,
             "s",
             1
         )
@@ -207,7 +223,7 @@ fn deny_rules_and_circuit_breakers_stand_over_grants() {
         &p,
         &call(WRITE, Some("/workspace/secrets/k")),
         &ENV,
-        &set,
+        || &set,
         "s",
         1,
     );
@@ -216,7 +232,7 @@ fn deny_rules_and_circuit_breakers_stand_over_grants() {
         (Verdict::Deny, Layer::Rule)
     );
     let shell = tool("sh_run", "terminal", "terminal:run");
-    let breaker = decide_with_grants(&p, &call(shell, Some("rm -rf /")), &ENV, &set, "s", 1);
+    let breaker = decide_with_grants(&p, &call(shell, Some("rm -rf /")), &ENV, || &set, "s", 1);
     assert_eq!(breaker.layer, Layer::CircuitBreaker, "{breaker:?}");
     assert_eq!(breaker.decision, Verdict::Ask);
 }
@@ -254,7 +270,14 @@ fn a_grant_never_outranks_the_denied_list() {
         grant("g-3", "tool:net_fetch", 0, 10),
     ]);
     let delete = tool("fs_delete", "file-system", "code:delete");
-    let d = decide_with_grants(p, &call(delete, Some("/workspace/a")), &ENV, &set, "s", 1);
+    let d = decide_with_grants(
+        p,
+        &call(delete, Some("/workspace/a")),
+        &ENV,
+        || &set,
+        "s",
+        1,
+    );
     assert_eq!(
         (d.decision, d.layer),
         (Verdict::Deny, Layer::Category),
@@ -263,7 +286,7 @@ fn a_grant_never_outranks_the_denied_list() {
     assert_eq!(d.grant, None);
     assert!(d.reason.contains("denied list"), "{}", d.reason);
     let fetch = tool("net_fetch", "web", "external_data:request");
-    let d = decide_with_grants(p, &call(fetch, Some("https://x.io")), &ENV, &set, "s", 1);
+    let d = decide_with_grants(p, &call(fetch, Some("https://x.io")), &ENV, || &set, "s", 1);
     assert_eq!(
         (d.decision, d.layer),
         (Verdict::Deny, Layer::Category),
@@ -282,7 +305,7 @@ fn a_branch_boundary_covers_the_named_branch_only() {
     let set = GrantSet::new([g]);
     let mut push = tool("git_push", "version-control", "vcs:push");
     push.vcs = Some(crate::VcsOp::Push);
-    let decide = |spec| decide_with_grants(&p, &call(push, Some(spec)), &ENV, &set, "s", 1);
+    let decide = |spec| decide_with_grants(&p, &call(push, Some(spec)), &ENV, || &set, "s", 1);
     let d = decide("origin:feat/x");
     assert_eq!(
         (d.decision, d.grant.as_deref()),
@@ -294,6 +317,13 @@ fn a_branch_boundary_covers_the_named_branch_only() {
     }
     // A force push inside the boundary still asks: a circuit breaker.
     push.vcs = Some(crate::VcsOp::ForcePush);
-    let d = decide_with_grants(&p, &call(push, Some("origin:feat/x")), &ENV, &set, "s", 1);
+    let d = decide_with_grants(
+        &p,
+        &call(push, Some("origin:feat/x")),
+        &ENV,
+        || &set,
+        "s",
+        1,
+    );
     assert_eq!(d.decision, Verdict::Ask, "{d:?}");
 }
