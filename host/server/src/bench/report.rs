@@ -36,6 +36,14 @@ pub fn render(r: &Value) -> String {
         f["p50_us"].as_f64().unwrap_or_default(),
         f["p99_us"].as_f64().unwrap_or_default(),
     ));
+    for (key, what) in [("fs_read_1b", "1 B"), ("fs_read_4k", "4 KiB")] {
+        let f = &r["runtime_alone"][key];
+        out.push_str(&format!(
+            "fs_read {what}, the runtime alone (a fresh instance, the guest, the drop; no gate): p50 {:.1} us, p99 {:.1} us\n",
+            f["p50_us"].as_f64().unwrap_or_default(),
+            f["p99_us"].as_f64().unwrap_or_default(),
+        ));
+    }
     for (label, d) in r["decisions"].as_object().into_iter().flatten() {
         out.push_str(&format!(
             "policy decision, 1,000 rules, {label} specifier: p50 {:.2} us, p99 {:.2} us\n",
@@ -61,15 +69,21 @@ pub fn render(r: &Value) -> String {
     for transport in ["stdio", "http"] {
         let m = &r["mcp"][transport];
         if !m.is_null() {
-            out.push_str(&mcp(transport, m, &r["mcp"]["installed_plugins"]));
+            out.push_str(&mcp(
+                transport,
+                m,
+                &r["mcp"]["installed_plugins"],
+                &r["runtime_alone"],
+            ));
         }
     }
     out
 }
 
 /// One transport's figures, every round trip beside that transport's
-/// `ping` (the floor a call cannot go below).
-fn mcp(transport: &str, m: &Value, plugins: &Value) -> String {
+/// `ping` (the floor a call cannot go below), and beside the least such
+/// a call could take: `ping` plus the runtime alone (`alone`).
+fn mcp(transport: &str, m: &Value, plugins: &Value, alone: &Value) -> String {
     let us = |v: &Value| v.as_f64().unwrap_or_default();
     let mut out = String::new();
     if !m["start_to_initialize_ms"].is_null() {
@@ -111,10 +125,12 @@ fn mcp(transport: &str, m: &Value, plugins: &Value) -> String {
         ("fs_read_4k", "fs_read 4 KiB"),
     ] {
         let p50 = us(&m[label]["p50_us"]);
+        let least = floor + us(&alone[label]["p50_us"]);
         out.push_str(&format!(
-            "\nMCP over {transport}, tools/call {what}: p50 {p50:.1} us ({:.2}x ping), p99 {:.1} us",
+            "\nMCP over {transport}, tools/call {what}: p50 {p50:.1} us ({:.2}x ping), p99 {:.1} us; ping + the runtime alone: {least:.1} us ({:.2}x ping)",
             p50 / floor.max(f64::MIN_POSITIVE),
             us(&m[label]["p99_us"]),
+            least / floor.max(f64::MIN_POSITIVE),
         ));
     }
     if !m["fs_read_1b_postgres"].is_null() {
