@@ -3,6 +3,7 @@
 //! serve` child measured from outside. Reports percentiles, not a pass or
 //! fail: targets live in DESIGN.md and the figures go in notes.
 
+mod alone;
 mod blocking;
 mod blocking_http;
 pub mod bridge;
@@ -22,6 +23,7 @@ use warden_policy::{AgentPolicy, Mode, RuleSet};
 use warden_runtime::{Runtime, RuntimeConfig};
 
 use crate::{HostOptions, Loaded, ServerError};
+use alone::Alone;
 
 pub use report::render;
 
@@ -145,7 +147,7 @@ pub async fn run(args: &BenchOptions) -> Result<Value, ServerError> {
         check(envelope)?;
     }
     let audited = audited(&host, &grants, &tiny, args.iterations, &dir).await?;
-    let alone = runtime_alone(&host, &grants, args.iterations).await?;
+    let alone = runtime_alone(&Alone::new(&host, &grants)?, args.iterations).await?;
 
     let throughput = throughput(&gate, &call_args, args.concurrency, args.iterations).await?;
     let grep = match host.plugins.iter().find(|(p, _)| {
@@ -257,51 +259,15 @@ async fn audited(
     Ok(summary(samples))
 }
 
-/// `fs_read` of 1 B and of 4 KiB through the fs plugin's runtime alone,
-/// no gate around it: a fresh instance, the guest's work, the instance
-/// dropped; no policy, audit, argument check or transport. What the
-/// runtime costs is the least any served call of the same tool can cost
-/// beyond that transport's `ping`.
-async fn runtime_alone(
-    host: &Loaded,
-    grants: &Grants,
-    iterations: usize,
-) -> Result<Value, ServerError> {
-    let Some((fs, spec)) = host.plugins.iter().find_map(|(p, _)| {
-        let spec = p
-            .manifest()
-            .tools
-            .iter()
-            .find(|t| t.name.as_str() == "fs_read")?;
-        Some((p, spec.clone()))
-    }) else {
-        return Err(failed(
-            "the call benchmark needs the fs plugin: pass it with --plugin",
-        ));
-    };
+/// `fs_read` of 1 B and of 4 KiB through the fs plugin's runtime alone
+/// ([`alone`]), in process, beside the gate's figures.
+async fn runtime_alone(alone: &Alone, iterations: usize) -> Result<Value, ServerError> {
     let mut figures = serde_json::Map::new();
     for (key, file) in [("fs_read_1b", "1b.txt"), ("fs_read_4k", "4k.txt")] {
-        let args = json!({"path": file});
         let mut samples = Vec::with_capacity(iterations);
+        // The first 50 warm the caches.
         for i in 0..iterations + 50 {
-            let context = request(&args, i).context;
-            let started = Instant::now();
-            let envelope = fs
-                .invoke(warden_api::BackendCall {
-                    tool: &spec,
-                    args: &args,
-                    context: &context,
-                    grants,
-                    limits: host.limits,
-                    events: None,
-                    paths: None,
-                    cwd: Some("/workspace"),
-                    remote: None,
-                })
-                .await;
-            let took = started.elapsed();
-            check(envelope)?;
-            // The first 50 warm the caches.
+            let took = alone.time(file).await?;
             if i >= 50 {
                 samples.push(took);
             }
