@@ -327,3 +327,27 @@ fn a_branch_boundary_covers_the_named_branch_only() {
     );
     assert_eq!(d.decision, Verdict::Ask, "{d:?}");
 }
+
+#[test]
+fn the_grants_are_read_only_when_the_rules_would_not_allow_the_call() {
+    let allowing = AgentPolicy::rules_only("a", Mode::Autonomous, RuleSet::default());
+    let c = call(WRITE, Some("/workspace/a.txt"));
+    let reads = std::cell::Cell::new(0);
+    let set = GrantSet::new([grant("g-1", "tool:fs_write", 0, 10)]);
+    let read = || {
+        reads.set(reads.get() + 1);
+        &set
+    };
+    let allowed = decide_with_grants(&allowing, &c, &ENV, read, "s", 1);
+    assert_eq!(
+        (allowed.decision, allowed.layer),
+        (Verdict::Allow, Layer::Mode)
+    );
+    assert_eq!(reads.get(), 0, "a call the rules allow read the grants");
+    let granted = decide_with_grants(&policy(&[]), &c, &ENV, read, "s", 1);
+    assert_eq!(
+        (granted.decision, granted.layer),
+        (Verdict::Allow, Layer::Grant)
+    );
+    assert_eq!(reads.get(), 1);
+}

@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use warden_api::{BackendCall, CallContext, CallLimits, Grants, ToolSpec};
+use warden_api::{BackendCall, CallLimits, Grants, ToolSpec};
 use warden_runtime::Plugin;
 
 use super::{check, failed};
@@ -51,13 +51,7 @@ impl Alone {
     /// One `fs_read` of `file` (under the granted `/workspace`), timed.
     pub async fn time(&self, file: &str) -> Result<Duration, ServerError> {
         let args = json!({ "path": file });
-        let context = CallContext {
-            principal: None,
-            agent: "bench".into(),
-            session: "bench".into(),
-            task: None,
-            request_id: "alone".into(),
-        };
+        let context = super::request(&args, 0).context;
         let started = Instant::now();
         let envelope = self
             .plugin
