@@ -1,10 +1,13 @@
 //! The fs plugin's runtime with no gate around it: a fresh instance, the
 //! guest's `fs_read`, the instance dropped; no policy, audit, argument
-//! check or transport. Every call gets a fresh instance, so this is the
-//! least any served call of the same tool can cost beyond its
-//! transport's `ping`. It is timed in process before the MCP round
-//! trips: timed between their rounds, it found the caches the served host
-//! left, and the same 1 B read came out anywhere from 32 to 56 µs.
+//! check or transport. Beside a served call's ratio to `ping`, `ping`
+//! plus this shows how much of the ratio the runtime alone already
+//! takes. It is not a strict floor: a served host makes each call's
+//! instance ahead and drops it after the answer, so with a client slow
+//! enough to turn around, those are off the call's path. It is timed in
+//! process before the MCP round trips: timed between their rounds, it
+//! found the caches the served host left, and the same 1 B read came out
+//! anywhere from 32 to 56 µs.
 
 use std::time::{Duration, Instant};
 

@@ -81,8 +81,8 @@ pub fn render(r: &Value) -> String {
 }
 
 /// One transport's figures, every round trip beside that transport's
-/// `ping` (the floor a call cannot go below), and beside the least such
-/// a call could take: `ping` plus the runtime alone (`alone`).
+/// `ping` (the floor a call cannot go below), and beside `ping` plus the
+/// runtime alone (`alone`): how much of the ratio the runtime takes.
 fn mcp(transport: &str, m: &Value, plugins: &Value, alone: &Value) -> String {
     let us = |v: &Value| v.as_f64().unwrap_or_default();
     let mut out = String::new();
