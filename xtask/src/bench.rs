@@ -330,7 +330,7 @@ fn render(
         }
         writeln!(md)?;
         let alone = &r["runtime_alone"];
-        let least = |key: &str| us(&alone[key]["p50_us"]).map(|a| floor + a);
+        let with_alone = |key: &str| us(&alone[key]["p50_us"]).map(|a| floor + a);
         writeln!(
             md,
             "`ping` plus the runtime alone (a fresh instance, the guest and the \
@@ -339,10 +339,10 @@ fn render(
              targets of 2× and 2.5×. A served host makes each call's instance \
              ahead and drops it after the answer, so part of this can be off \
              the call's path.\n",
-            cell(least("fs_read_1b"), 1),
-            cell(least("fs_read_1b").map(|l| l / floor), 2),
-            cell(least("fs_read_4k"), 1),
-            cell(least("fs_read_4k").map(|l| l / floor), 2),
+            cell(with_alone("fs_read_1b"), 1),
+            cell(with_alone("fs_read_1b").map(|l| l / floor), 2),
+            cell(with_alone("fs_read_4k"), 1),
+            cell(with_alone("fs_read_4k").map(|l| l / floor), 2),
         )?;
         writeln!(md, "| start-up | ms | previous ms |\n|---|---|---|")?;
         for (label, key) in [

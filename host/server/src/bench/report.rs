@@ -125,12 +125,12 @@ fn mcp(transport: &str, m: &Value, plugins: &Value, alone: &Value) -> String {
         ("fs_read_4k", "fs_read 4 KiB"),
     ] {
         let p50 = us(&m[label]["p50_us"]);
-        let least = floor + us(&alone[label]["p50_us"]);
+        let with_alone = floor + us(&alone[label]["p50_us"]);
         out.push_str(&format!(
-            "\nMCP over {transport}, tools/call {what}: p50 {p50:.1} us ({:.2}x ping), p99 {:.1} us; ping + the runtime alone: {least:.1} us ({:.2}x ping)",
+            "\nMCP over {transport}, tools/call {what}: p50 {p50:.1} us ({:.2}x ping), p99 {:.1} us; ping + the runtime alone: {with_alone:.1} us ({:.2}x ping)",
             p50 / floor.max(f64::MIN_POSITIVE),
             us(&m[label]["p99_us"]),
-            least / floor.max(f64::MIN_POSITIVE),
+            with_alone / floor.max(f64::MIN_POSITIVE),
         ));
     }
     if !m["fs_read_1b_postgres"].is_null() {
