@@ -6,10 +6,11 @@
 //! a bare rmcp server as the transport floor of the MCP figures,
 //! `warden bench --bridge` against the fixture MCP server
 //! (`bench_bridge.rs`), and each crate's `cargo bench` target (their own
-//! output, verbatim). The sandbox
-//! benches need Docker and the base and git images (the git one also git
-//! and python3 on the host); without them they are reported as not run,
-//! with the reason.
+//! output, verbatim). The bridge's Docker runtime, the sandbox benches
+//! and the toolsmith's builder run against a Docker engine and the
+//! sandbox images, made here as the tests make them
+//! (`scripts/ensure-docker`, `warden sandbox build-images`); a bench that
+//! still fails is reported as not run, with the reason.
 //!
 //! Method (kept honest in `warden bench`): buffered clients, a warm-up,
 //! kinds of request alternated within rounds, medians of the rounds' p50s.
@@ -61,6 +62,12 @@ pub fn run(root: &Path, quick: bool) -> anyhow::Result<()> {
         ],
     )?;
     let mut warden_bench = warden_bench(root, quick)?;
+    // After the MCP figures, so a starting engine is not timed beside
+    // them; before the bridge's Docker runtime and the sandbox benches,
+    // which run against the images.
+    if !quick {
+        crate::sandbox_images(root, &root.join("target/release/warden"))?;
+    }
     let bridge = crate::bench_bridge::run(root, quick)?;
     if let Some(map) = warden_bench.as_object_mut() {
         map.insert("bridge".into(), bridge);

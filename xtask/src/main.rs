@@ -21,8 +21,9 @@
 //!                       every benchmark (warden bench --mcp against a bare
 //!                       rmcp server, warden bench --bridge against the
 //!                       fixture MCP server, each crate's cargo bench) written to
-//!                       docs/benchmarks.md; --quick: fewer iterations, no
-//!                       sandbox bench
+//!                       docs/benchmarks.md, Docker and the sandbox
+//!                       images made first; --quick: fewer iterations, no
+//!                       Docker, no sandbox bench
 
 mod bench;
 mod bench_bridge;
@@ -321,12 +322,11 @@ fn has_nextest(root: &Path) -> bool {
 
 /// Makes a Docker engine answer (`scripts/ensure-docker`: installs and
 /// starts Debian's docker.io when it can, else says what to install) and
-/// builds the sandbox images (instant when their recipes are unchanged).
-/// The sandbox tests run against them; they are never skipped.
-fn sandbox_images(root: &Path) -> anyhow::Result<()> {
+/// builds the sandbox images with `warden` (instant when their recipes
+/// are unchanged). The sandbox tests and benchmarks run against them;
+/// they are never skipped.
+pub(crate) fn sandbox_images(root: &Path, warden: &Path) -> anyhow::Result<()> {
     run(root, "bash", &["scripts/ensure-docker"])?;
-    run(root, "cargo", &["build", "--package", "warden"])?;
-    let warden = root.join("target/debug/warden");
     run(
         root,
         warden.to_str().context("path is not UTF-8")?,
@@ -341,7 +341,8 @@ fn sandbox_images(root: &Path) -> anyhow::Result<()> {
 
 fn test(root: &Path) -> anyhow::Result<()> {
     ensure_wasm_target(root)?;
-    sandbox_images(root)?;
+    run(root, "cargo", &["build", "--package", "warden"])?;
+    sandbox_images(root, &root.join("target/debug/warden"))?;
     // The store conformance suite and the PostgreSQL host tests make
     // their databases in one private loopback cluster, started here once
     // (installing Debian's postgresql when it can) so a missing server
