@@ -154,6 +154,7 @@ fn router(server: &Server, options: &HttpOptions) -> Router {
     });
     let mut app = Router::new()
         .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn(crate::coalesce::hold_answer))
         .layer(middleware::from_fn_with_state(auth, authenticate));
     if let Some(oauth) = &options.oauth {
         // Discovery needs no token: it is how a client learns to get one.

@@ -22,6 +22,7 @@ mod auth;
 pub mod bridge;
 mod bridges_admin;
 mod capability;
+mod coalesce;
 mod console;
 mod convert;
 mod definition;
