@@ -391,6 +391,7 @@ async fn http_on(
         oauth: None,
         console: None,
         workers,
+        busy_poll: std::time::Duration::from_micros(50),
     };
     let server = host.server.clone();
     let stop = shutdown.clone();
@@ -594,6 +595,7 @@ fn a_public_address_without_tokens_refuses_to_start() {
             oauth: None,
             console: None,
             workers: None,
+            busy_poll: std::time::Duration::ZERO,
         };
         let err = warden_mcp::serve_http(
             host.server.clone(),

@@ -70,6 +70,9 @@ pub struct HttpOptions {
     /// Threads serving connections (see `http_workers.rs`); `None`: one
     /// per core.
     pub workers: Option<std::num::NonZeroUsize>,
+    /// How long a connection polls busily after each answer (see
+    /// `busy_poll.rs`); zero: not at all.
+    pub busy_poll: std::time::Duration,
 }
 
 /// What the auth layer checks: static tokens, then OAuth access tokens.
@@ -232,7 +235,7 @@ pub async fn serve_http(
     // Dropped (the host failed while serving), the workers stop too.
     let stop = shutdown.child_token();
     let _stop_on_drop = stop.clone().drop_guard();
-    let workers = Workers::start(&app, bound, options.workers, &stop)?;
+    let workers = Workers::start(&app, bound, options.workers, options.busy_poll, &stop)?;
     ready(bound);
     workers.serve(listener, stop).await
 }

@@ -13,13 +13,15 @@
 //! connection to one worker thread, dealt in turn. Everything a request
 //! does — its session, the gate, the call, the answer — runs on that
 //! thread, and the plugin runtime makes spare instances and retires
-//! stores after the answer there, as it does for a stdio session. A
-//! session reached over another connection is reached through rmcp's
-//! channels, as before. A long guest call yields to the other
+//! stores after the answer there, as it does for a stdio session. Each
+//! connection polls busily for a moment after it answered
+//! (`busy_poll.rs`). A session reached over another connection is
+//! reached through rmcp's channels, as before. A long guest call yields to the other
 //! connections on its thread at every epoch tick.
 
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
+use std::time::Duration;
 
 use axum::Router;
 use tokio::net::TcpListener;
@@ -27,6 +29,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::McpError;
+use crate::busy_poll::BusyPoll;
 
 /// A connection the listener accepted, for a worker to serve.
 type Accepted = (std::net::TcpStream, SocketAddr);
@@ -56,6 +59,7 @@ impl Workers {
         app: &Router,
         local: SocketAddr,
         threads: Option<NonZeroUsize>,
+        busy_poll: Duration,
         stop: &CancellationToken,
     ) -> Result<Workers, McpError> {
         let mut workers = Workers {
@@ -80,7 +84,11 @@ impl Workers {
             std::thread::Builder::new()
                 .name(format!("warden-http-{n}"))
                 .spawn(move || {
-                    let listener = Handed { handed, local };
+                    let listener = Handed {
+                        handed,
+                        local,
+                        busy_poll,
+                    };
                     let served = runtime.block_on(async move {
                         axum::serve(listener, app)
                             .with_graceful_shutdown(stop.cancelled_owned())
@@ -177,10 +185,11 @@ fn is_connection_error(e: &std::io::Error) -> bool {
 struct Handed {
     handed: mpsc::UnboundedReceiver<Accepted>,
     local: SocketAddr,
+    busy_poll: Duration,
 }
 
 impl axum::serve::Listener for Handed {
-    type Io = tokio::net::TcpStream;
+    type Io = BusyPoll<tokio::net::TcpStream>;
     type Addr = SocketAddr;
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
@@ -191,7 +200,7 @@ impl axum::serve::Listener for Handed {
                 return std::future::pending().await;
             };
             match tokio::net::TcpStream::from_std(tcp) {
-                Ok(io) => return (io, peer),
+                Ok(io) => return (BusyPoll::new(io, self.busy_poll), peer),
                 Err(e) => {
                     tracing::debug!(error = %e, %peer, "a handed connection could not be registered");
                 }

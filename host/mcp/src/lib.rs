@@ -21,6 +21,7 @@ mod approve;
 mod auth;
 pub mod bridge;
 mod bridges_admin;
+mod busy_poll;
 mod capability;
 mod coalesce;
 mod console;

@@ -18,16 +18,23 @@
 use std::fs::File;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
+use std::time::Duration;
 
 use rmcp::ServiceExt;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::unix::pipe;
 
+use crate::busy_poll::BusyPoll;
 use crate::session_transport::SessionTransport;
 use crate::{McpError, Server};
 
-/// Serves until the client closes the stream.
-pub async fn serve_stdio(server: Server, agent: String) -> Result<(), McpError> {
+/// Serves until the client closes the stream, polling busily for
+/// `busy_poll` after each answer (see `busy_poll.rs`; zero: not at all).
+pub async fn serve_stdio(
+    server: Server,
+    agent: String,
+    busy_poll: Duration,
+) -> Result<(), McpError> {
     let input: Box<dyn AsyncRead + Send + Unpin> = match input_pipe() {
         Some(pipe) => Box::new(pipe),
         None => Box::new(tokio::io::stdin()),
@@ -36,7 +43,8 @@ pub async fn serve_stdio(server: Server, agent: String) -> Result<(), McpError> 
         Some(pipe) => Box::new(pipe),
         None => Box::new(tokio::io::stdout()),
     };
-    serve_stream(server, agent, tokio::io::join(input, output)).await
+    let io = tokio::io::join(input, output);
+    serve_stream(server, agent, BusyPoll::new(io, busy_poll)).await
 }
 
 /// Standard input as a non-blocking pipe, when it is one.

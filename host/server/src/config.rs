@@ -271,6 +271,11 @@ pub struct ServeConfig {
     /// Threads serving HTTP connections, each connection whole on one;
     /// unset: one per core.
     pub http_workers: Option<std::num::NonZeroUsize>,
+    /// Microseconds a connection (stdio or HTTP) keeps its thread awake
+    /// after each answer, so that a client's next request is read at
+    /// once rather than after waking an idle core; at most this much CPU
+    /// per answer. 0: off.
+    pub busy_poll_us: u64,
     /// Progressive tool disclosure.
     pub disclosure: warden_mcp::DisclosureConfig,
     /// Let clients answer asks through elicitation at all. False: every
@@ -292,6 +297,7 @@ impl Default for ServeConfig {
             allowed_hosts: Vec::new(),
             max_body_bytes: 4 << 20,
             http_workers: None,
+            busy_poll_us: 50,
             disclosure: warden_mcp::DisclosureConfig::default(),
             elicitation: true,
             oauth: None,

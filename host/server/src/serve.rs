@@ -616,11 +616,16 @@ impl Host {
         self.shutdown.clone()
     }
 
+    /// How long a connection polls busily after each answer.
+    fn busy_poll(&self) -> std::time::Duration {
+        std::time::Duration::from_micros(self.loaded.config.serve.busy_poll_us)
+    }
+
     /// Serves one MCP session on stdin/stdout as the serving agent, until
     /// the client closes it or the host shuts down.
     pub async fn serve_stdio(&self) -> Result<(), ServerError> {
         let served = tokio::select! {
-            served = warden_mcp::serve_stdio(self.mcp.clone(), self.agent.clone()) => served,
+            served = warden_mcp::serve_stdio(self.mcp.clone(), self.agent.clone(), self.busy_poll()) => served,
             () = self.shutdown.cancelled() => return Ok(()),
             failed = self.failed() => return Err(failed),
         };
@@ -689,6 +694,7 @@ impl Host {
             allowed_hosts: serve.allowed_hosts.clone(),
             max_body_bytes: serve.max_body_bytes,
             workers: serve.http_workers,
+            busy_poll: self.busy_poll(),
             sessions: Some(Arc::new(crate::sources::StoreSessions(self.store.clone()))),
             oauth,
             console,
