@@ -295,8 +295,9 @@ fn render(
          its stdio, and over one keep-alive HTTP/1.1 connection); `ping` is \
          the transport floor no call can beat, so each call also shows as a \
          multiple of it. The bare rmcp server (`host/mcp/examples/bare_rmcp.rs`) \
-         answers `ping` with nothing else running: Warden's own `ping` against \
-         it is Warden's transport overhead.\n"
+         answers `ping` with nothing else running (each of its pings waits \
+         until Warden is idle): Warden's own `ping` against it is Warden's \
+         transport overhead.\n"
     )?;
     for transport in ["stdio", "http"] {
         let m = &r["mcp"][transport];

@@ -305,6 +305,10 @@ const ROUNDS: usize = 5;
 /// outcome flush lingers 5 ms).
 const SETTLE: Duration = Duration::from_millis(50);
 
+/// Longer than a served host's busy polling after an answer (50 µs by
+/// default, `[serve] busy-poll-us`).
+const QUIET: Duration = Duration::from_micros(200);
+
 /// stdio: spawn to answered initialize and to first tools/list (plugins
 /// cached), round trips of `ping` (the transport floor) beside `fs_read`,
 /// the same `ping` against a bare rmcp server when `floor` names one, and
@@ -425,7 +429,11 @@ async fn round_trips(
             // Round 0 is the warm-up and is not kept.
             let n = if round == 0 { 50 } else { per_round };
             for _ in 0..n {
+                // The bare server's ping once Warden's busy polling
+                // after its last answer is over, so that it is timed as
+                // with nothing else running.
                 if let Some(bare) = bare.as_mut() {
+                    std::thread::sleep(QUIET);
                     f.push(bare.timed("ping", json!({}))?);
                 }
                 p.push(s.timed("ping", json!({}))?);
