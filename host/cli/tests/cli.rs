@@ -387,6 +387,17 @@ fn config_errors_name_the_key() {
         "{err}"
     );
 
+    // Busy polling is bounded: a window of seconds would spend a core
+    // on every answer.
+    std::fs::write(&bad, "[serve]\nbusy-poll-us = 2000000\n").unwrap();
+    let out = warden(&["config", "check", bad.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("serve.busy-poll-us") && err.contains("2000000") && err.contains("1000"),
+        "{err}"
+    );
+
     // The Kubernetes sandbox table is checked when it is the backend.
     std::fs::write(
         &bad,

@@ -16,8 +16,8 @@
 //! stores after the answer there, as it does for a stdio session. Each
 //! connection polls busily for a moment after it answered
 //! (`busy_poll.rs`). A session reached over another connection is
-//! reached through rmcp's channels, as before. A long guest call yields to the other
-//! connections on its thread at every epoch tick.
+//! reached through rmcp's channels, as before. A long guest call yields
+//! to the other connections on its thread at every epoch tick.
 
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;

@@ -248,6 +248,9 @@ pub struct GrantsConfig {
     pub grant_env: Vec<String>,
 }
 
+/// The longest `[serve] busy-poll-us` allowed.
+pub const MAX_BUSY_POLL_US: u64 = 1000;
+
 /// The MCP server's settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
@@ -274,7 +277,7 @@ pub struct ServeConfig {
     /// Microseconds a connection (stdio or HTTP) keeps its thread awake
     /// after each answer, so that a client's next request is read at
     /// once rather than after waking an idle core; at most this much CPU
-    /// per answer. 0: off.
+    /// per answer. 0: off; at most 1000.
     pub busy_poll_us: u64,
     /// Progressive tool disclosure.
     pub disclosure: warden_mcp::DisclosureConfig,
@@ -432,6 +435,16 @@ impl Config {
                 "`[state] audit-root-key` endorses the audit chains of replicas sharing a \
                  PostgreSQL database; set `[state] url` too (a single host's database holds \
                  one chain)",
+            ));
+        }
+        if config.serve.busy_poll_us > MAX_BUSY_POLL_US {
+            return Err(ServerError::config(
+                format!("{}: serve.busy-poll-us", path.display()),
+                format!(
+                    "{} is more than {MAX_BUSY_POLL_US} (1 ms): each answer would keep a core \
+                     busy that long; the default is 50, and 0 turns busy polling off",
+                    config.serve.busy_poll_us
+                ),
             ));
         }
         if let Some(mut legacy) = config.legacy_signers.take() {
