@@ -65,6 +65,24 @@ impl<T> BusyPoll<T> {
             None => false,
         }
     }
+
+    /// Notes a write's outcome: an answer (or part of one) that went out
+    /// starts its window, and a reader waiting (not already polling)
+    /// starts polling.
+    fn wrote(&mut self, written: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+        if self.window.is_zero() || !matches!(written, Poll::Ready(Ok(n)) if n > 0) {
+            return written;
+        }
+        let now = Instant::now();
+        let started = self
+            .answered
+            .is_none_or(|at| now.duration_since(at) >= self.window);
+        self.answered = Some(now);
+        if started && let Some(reader) = &self.reader {
+            reader.wake_by_ref();
+        }
+        written
+    }
 }
 
 impl<T: AsyncRead + Unpin> AsyncRead for BusyPoll<T> {
@@ -110,10 +128,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for BusyPoll<T> {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let written = Pin::new(&mut self.io).poll_write(cx, buf);
-        if matches!(written, Poll::Ready(Ok(n)) if n > 0) {
-            self.wrote();
-        }
-        written
+        self.wrote(written)
     }
 
     fn poll_write_vectored(
@@ -122,10 +137,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for BusyPoll<T> {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let written = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
-        if matches!(written, Poll::Ready(Ok(n)) if n > 0) {
-            self.wrote();
-        }
-        written
+        self.wrote(written)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -138,20 +150,6 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for BusyPoll<T> {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.io).poll_shutdown(cx)
-    }
-}
-
-impl<T> BusyPoll<T> {
-    /// An answer (or part of one) went out: its window starts, and the
-    /// waiting reader starts polling.
-    fn wrote(&mut self) {
-        if self.window.is_zero() {
-            return;
-        }
-        self.answered = Some(Instant::now());
-        if let Some(reader) = &self.reader {
-            reader.wake_by_ref();
-        }
     }
 }
 
