@@ -218,7 +218,10 @@ impl AdminSocket {
 
     /// Answers the admin API until `shutdown`, then removes the socket.
     pub async fn serve(self, server: Server, shutdown: CancellationToken) -> Result<(), McpError> {
-        axum::serve(self.listener, admin_router(server))
+        let app = admin_router(server).layer(axum::middleware::from_fn(
+            crate::unread_body::close_if_unread,
+        ));
+        axum::serve(self.listener, app)
             .with_graceful_shutdown(async move { shutdown.cancelled().await })
             .await?;
         let _ = std::fs::remove_file(self.path);

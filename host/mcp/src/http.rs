@@ -11,7 +11,8 @@
 //! server, a present Origin must be on the allowlist — empty by default),
 //! and memory exhaustion by huge request bodies (a body cap). With
 //! `oauth`, OAuth access tokens are accepted beside the static ones and
-//! refusals carry the challenges of `resource.rs`.
+//! refusals carry the challenges of `resource.rs`. A refusal given before
+//! the body was read closes its connection, saying so (`unread_body.rs`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -194,7 +195,8 @@ fn router(server: &Server, options: &HttpOptions) -> Router {
                 .layer(middleware::from_fn_with_state(admin_tokens, authenticate)),
         );
     }
-    app
+    // Outermost, so that every refusal above is seen.
+    app.layer(middleware::from_fn(crate::unread_body::close_if_unread))
 }
 
 /// Serves until `shutdown` is cancelled. `ready` gets the bound address

@@ -47,6 +47,7 @@ mod stdio;
 mod toolsmith;
 mod toolsmith_admin;
 mod trust;
+mod unread_body;
 
 pub use admin::{AdminSocket, AnswerBody, admin_router, serve_admin_socket};
 pub use admin_client::AdminClient;
