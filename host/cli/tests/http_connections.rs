@@ -9,7 +9,8 @@
 //! next request on it (HTTP clients pool connections) then failed with
 //! "server disconnected without sending a response". Each case here sends
 //! the head, reads the answer, and only then sends the body, so the
-//! server has always answered before the body arrived.
+//! server has always answered before the body arrived. A body over the
+//! cap is refused part way through, and its connection closed, saying so.
 
 #![allow(clippy::unwrap_used, clippy::panic, reason = "tests fail loudly")]
 
@@ -221,4 +222,43 @@ fn answered_requests_keep_their_connection_open() {
             "list {id} closed a keep-alive connection: {answer:?}"
         );
     }
+}
+
+#[test]
+fn a_body_over_the_cap_is_refused_and_its_connection_closed() {
+    let fixture = mcp_fixture::Fixture::new();
+    let port = http_serve::free_port();
+    let _served = http_serve::serve(&fixture.path("warden.toml"), &fixture.path("state"), port);
+    let mut connection = Connection::open(port);
+    // Over `max-body-bytes` (4 MiB by default): refused part way through.
+    let length = 5 << 20;
+    let head = connection.head(
+        "/mcp",
+        &format!("Authorization: Bearer {ALICE}\r\n"),
+        length,
+    );
+    connection.send(head.as_bytes()).unwrap();
+    let mut writer = connection.write.try_clone().unwrap();
+    writer
+        .set_write_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    // The server stops reading: the rest may fail to go out, as it should.
+    let sending = std::thread::spawn(move || {
+        let chunk = vec![b' '; 64 << 10];
+        for _ in 0..length / chunk.len() {
+            if writer.write_all(&chunk).is_err() {
+                break;
+            }
+        }
+    });
+    let refused = connection
+        .answer()
+        .unwrap_or_else(|| panic!("a body over the cap: no answer at all"));
+    assert_eq!(refused.status, 413, "{refused:?}");
+    assert!(
+        refused.closes,
+        "a body over the cap kept its connection: {refused:?}"
+    );
+    drop(connection);
+    sending.join().unwrap();
 }
