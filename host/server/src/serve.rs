@@ -210,6 +210,26 @@ async fn sweep_cache(runtime: warden_runtime::Runtime) {
     }
 }
 
+/// The runtime, the registry, and the plugins' first load under way.
+fn start_plugins(
+    host: &HostOptions,
+) -> Result<(Loaded, warden_registry::Registry, FirstLoad), ServerError> {
+    let loaded = Loaded::prepare(host)?;
+    let registry = warden_registry::Registry::open(
+        &host.state_dir,
+        loaded.admission.clone(),
+        loaded.runtime.clone(),
+    )?;
+    let first = FirstLoad::start(
+        loaded.runtime.clone(),
+        loaded.admission.clone(),
+        registry.clone(),
+        loaded.wanted.iter().map(|(path, _)| path.clone()).collect(),
+        Some(Arc::new(state::admission_memo(&host.state_dir)?)),
+    );
+    Ok((loaded, registry, first))
+}
+
 impl Host {
     /// [`Host::begin`], then waits until the plugins are loaded: the host
     /// returned serves every tool, and a plugin that fails to load is this
@@ -278,22 +298,24 @@ impl Host {
         };
         let bridges = crate::bridges::plan_all(&config.bridges, &config.secrets, &instance)?;
         let named = named_grants(config, state_dir)?;
-        let loaded = Loaded::prepare(host)?;
-        let registry = warden_registry::Registry::open(
-            state_dir,
-            loaded.admission.clone(),
-            loaded.runtime.clone(),
-        )?;
-        // Admitting and loading the plugins is most of a start's work and
-        // needs none of what follows: it runs meanwhile.
-        let first = FirstLoad::start(
-            loaded.runtime.clone(),
-            loaded.admission.clone(),
-            registry.clone(),
-            loaded.wanted.iter().map(|(path, _)| path.clone()).collect(),
-            Some(Arc::new(state::admission_memo(state_dir)?)),
-        );
-        let store = state::open(state_dir, &config.state)?;
+        // Both halves below read the host key; made first when missing,
+        // so neither makes its own.
+        state::ensure_key(state_dir)?;
+        // The runtime (its engine, linker and instance pool) and the
+        // registry are built on another core while this one opens the
+        // state; the plugins' admission and load start as soon as they
+        // exist and run through the rest of the start.
+        let plugins = {
+            let host = host.clone();
+            tokio::task::spawn_blocking(move || start_plugins(&host))
+        };
+        let store = state::open(state_dir, &config.state);
+        // The plugins' half reports first: its errors (a grant, a
+        // signer) are the configuration's, as when it ran first.
+        let (loaded, registry, first) = plugins
+            .await
+            .map_err(|e| ServerError::Usage(format!("preparing the plugins stopped: {e}")))??;
+        let store = store?;
         let installed_grants: Vec<_> = registry
             .list()?
             .iter()

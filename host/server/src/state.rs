@@ -59,6 +59,16 @@ pub fn key(state_dir: &Path) -> Result<SecretKey, ServerError> {
     Ok(host_key(&state_dir.join(KEY_FILE))?)
 }
 
+/// Makes the host key in `state_dir` when there is none yet. Work that
+/// reads the key from more than one thread calls this first: two
+/// threads finding no key would each make one, and one of them fail.
+pub fn ensure_key(state_dir: &Path) -> Result<(), ServerError> {
+    if state_dir.join(KEY_FILE).is_file() {
+        return Ok(());
+    }
+    key(state_dir).map(drop)
+}
+
 /// What the compile cache's key is derived for.
 pub const CACHE_KEY_PURPOSE: &str = "compile-cache";
 
