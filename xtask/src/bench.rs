@@ -352,16 +352,27 @@ fn render(
             cell(with_alone("fs_read_4k"), 1),
             cell(with_alone("fs_read_4k").map(|l| l / floor), 2),
         )?;
-        writeln!(md, "| start-up | ms | previous ms |\n|---|---|---|")?;
-        for (label, key) in [
-            ("spawn to answered `initialize`", "start_to_initialize_ms"),
+        writeln!(
+            md,
+            "Start-up over {} starts (every other one times its first call):\n\n\
+             | start-up | p50 ms | p90 ms | previous p50 ms |\n|---|---|---|---|",
+            m["starts"]
+        )?;
+        for (label, key, p90) in [
+            (
+                "spawn to answered `initialize`",
+                "start_to_initialize_ms",
+                "start_to_initialize_p90_ms",
+            ),
             (
                 "spawn to first `tools/list`",
                 "start_to_first_tools_list_ms",
+                "",
             ),
             (
                 "first `tools/call`, sent right after `initialize`",
                 "first_call_ms",
+                "first_call_p90_ms",
             ),
         ] {
             if m[key].is_null() {
@@ -369,8 +380,9 @@ fn render(
             }
             writeln!(
                 md,
-                "| {label} | {} | {} |",
+                "| {label} | {} | {} | {} |",
                 cell(us(&m[key]), 1),
+                cell(us(&m[p90]), 1),
                 cell(us(&pm[key]), 1)
             )?;
         }

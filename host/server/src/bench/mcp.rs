@@ -301,6 +301,11 @@ impl Series {
 /// of every kind in turn, so the kinds share the machine's conditions.
 const ROUNDS: usize = 5;
 
+/// Starts timed for the start-up figures, after one that warms the
+/// caches; every other one times its first call (a start's figures swing
+/// by milliseconds, so a median of a few starts says little).
+const STARTS: usize = 40;
+
 /// Longer than a served host's deferred work after its last call (its
 /// outcome flush lingers 5 ms).
 const SETTLE: Duration = Duration::from_millis(50);
@@ -321,11 +326,11 @@ pub async fn stdio(
     iterations: usize,
     concurrency: usize,
 ) -> Result<Value, ServerError> {
-    // Start-up, the median of several starts after one that warms the
-    // compile and page caches: spawn to answered initialize, to the first
-    // tools/list, and to the first tools/call sent right after initialize.
+    // Start-up over many starts after one that warms the compile and page
+    // caches: spawn to answered initialize, to the first tools/list, and
+    // to the first tools/call sent right after initialize.
     let (mut inits, mut lists, mut calls) = (Vec::new(), Vec::new(), Vec::new());
-    for round in 0..=ROUNDS {
+    for round in 0..=STARTS {
         let (command, log) = warden_stdio(warden, config);
         let started = Instant::now();
         let (mut s, init) = Stdio_::open(command.into(), log).await?;
@@ -375,10 +380,16 @@ pub async fn stdio(
         json!(median_ms(&mut inits)),
     );
     results.insert(
+        "start_to_initialize_p90_ms".into(),
+        json!(p90_ms(&mut inits)),
+    );
+    results.insert(
         "start_to_first_tools_list_ms".into(),
         json!(median_ms(&mut lists[1..])),
     );
     results.insert("first_call_ms".into(), json!(median_ms(&mut calls)));
+    results.insert("first_call_p90_ms".into(), json!(p90_ms(&mut calls)));
+    results.insert("starts".into(), json!(STARTS));
     results.insert(
         "throughput_4k".into(),
         json!({"concurrency": concurrency, "calls": total, "calls_per_s": rate}),
@@ -476,9 +487,19 @@ async fn round_trips(
 }
 
 pub(super) fn median_ms(samples: &mut [Duration]) -> f64 {
+    quantile_ms(samples, 1, 2)
+}
+
+/// The value 90% of `samples` do not exceed (nearest rank).
+fn p90_ms(samples: &mut [Duration]) -> f64 {
+    quantile_ms(samples, 9, 10)
+}
+
+/// The sample at `num / den` of the sorted `samples`.
+fn quantile_ms(samples: &mut [Duration], num: usize, den: usize) -> f64 {
     samples.sort();
     samples
-        .get(samples.len() / 2)
+        .get(samples.len() * num / den)
         .map_or(0.0, |d| d.as_secs_f64() * 1e3)
 }
 

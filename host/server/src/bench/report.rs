@@ -88,9 +88,12 @@ fn mcp(transport: &str, m: &Value, plugins: &Value, alone: &Value) -> String {
     let mut out = String::new();
     if !m["start_to_initialize_ms"].is_null() {
         out.push_str(&format!(
-            "\nMCP over {transport}: initialize answered {:.1} ms after spawn, first tools/call {:.2} ms",
+            "\nMCP over {transport}: initialize answered {:.1} ms after spawn (p90 {:.1}), first tools/call {:.2} ms (p90 {:.2}), over {} starts",
             us(&m["start_to_initialize_ms"]),
+            us(&m["start_to_initialize_p90_ms"]),
             us(&m["first_call_ms"]),
+            us(&m["first_call_p90_ms"]),
+            m["starts"],
         ));
     }
     out.push_str(&format!(
