@@ -487,20 +487,17 @@ async fn round_trips(
 }
 
 pub(super) fn median_ms(samples: &mut [Duration]) -> f64 {
-    quantile_ms(samples, 1, 2)
-}
-
-/// The value 90% of `samples` do not exceed (nearest rank).
-fn p90_ms(samples: &mut [Duration]) -> f64 {
-    quantile_ms(samples, 9, 10)
-}
-
-/// The sample at `num / den` of the sorted `samples`.
-fn quantile_ms(samples: &mut [Duration], num: usize, den: usize) -> f64 {
     samples.sort();
     samples
-        .get(samples.len() * num / den)
+        .get(samples.len() / 2)
         .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+}
+
+/// The value 90% of `samples` do not exceed, as [`super::summary`]
+/// ranks its percentiles.
+fn p90_ms(samples: &mut [Duration]) -> f64 {
+    samples.sort();
+    super::percentile(samples, 0.9).map_or(0.0, |d| d.as_secs_f64() * 1e3)
 }
 
 /// Rounds of interleaved round trips over HTTP with the blocking client

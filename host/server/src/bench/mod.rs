@@ -60,13 +60,17 @@ fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> ServerError {
 /// Percentiles of a set of durations, in microseconds.
 fn summary(mut samples: Vec<Duration>) -> Value {
     samples.sort();
-    let pct = |p: f64| {
-        let i = ((samples.len() as f64 - 1.0) * p).round() as usize;
-        samples.get(i).map_or(0.0, |d| d.as_secs_f64() * 1e6)
-    };
+    let pct = |p: f64| percentile(&samples, p).map_or(0.0, |d| d.as_secs_f64() * 1e6);
     let mean =
         samples.iter().map(Duration::as_secs_f64).sum::<f64>() / samples.len().max(1) as f64 * 1e6;
     json!({"n": samples.len(), "p50_us": pct(0.5), "p99_us": pct(0.99), "mean_us": mean})
+}
+
+/// The sample at fraction `p` of the `sorted` samples (nearest rank);
+/// none when there are none.
+fn percentile(sorted: &[Duration], p: f64) -> Option<Duration> {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted.get(i).copied()
 }
 
 fn request(args: &Value, i: usize) -> CallRequest {
