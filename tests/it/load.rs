@@ -410,6 +410,40 @@ async fn manifest_that_lies_about_tools_is_refused() {
     assert!(err.to_string().contains("fs_read"), "{err}");
 }
 
+/// The same forged component against a host with a compile cache: a
+/// load from the cache skips the `tools()` check, so the cache must never
+/// hold a component that failed it; the forgery is refused on every load.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_manifest_that_lies_is_refused_again_and_never_cached() {
+    let mut bytes = fs_bytes();
+    let at = section_start(&bytes);
+    replace_after(
+        &mut bytes,
+        at,
+        b"\"summary\":\"Read a UTF-8 text file",
+        b"\"summary\":\"Read a UTF-9 text file",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("forged.wasm");
+    std::fs::write(&path, &bytes).unwrap();
+    let cache = dir.path().join("cache");
+    let config = RuntimeConfig::new(Some(cache.clone())).with_cache_key(common::cache_key());
+    for attempt in 1..=2 {
+        // A new runtime each time, as after a restart.
+        let err = Runtime::new(config.clone())
+            .unwrap()
+            .load(&path)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, RuntimeError::ManifestMismatch { .. }),
+            "load {attempt}: {err}"
+        );
+        let entries = std::fs::read_dir(&cache).unwrap().count();
+        assert_eq!(entries, 0, "load {attempt} cached a refused component");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn inspect_reads_the_manifest_without_running_code() {
     let bytes = fs_bytes();

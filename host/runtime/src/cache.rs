@@ -17,6 +17,12 @@
 //! name and renamed, so a killed host never leaves a half-written entry
 //! under a real key.
 //!
+//! An entry is put only after its component passed the load check
+//! (`tools()` against the manifest), and a load from the cache skips
+//! that check: the tag says this host checked exactly these
+//! bytes, whose digest covers the manifest. A component that fails the
+//! check is never cached, so it is refused on every load.
+//!
 //! Entries do not pile up: a load that uses one marks it used (its
 //! modification time), and [`CompileCache::sweep`] removes entries no load
 //! used for [`UNUSED_FOR`] (replaced plugins, older engine settings) and
@@ -96,9 +102,12 @@ impl CompileCache {
 
     fn name(&self, digest: &str) -> String {
         let hex = digest.trim_start_matches("sha256:");
-        // `b3`: tagged with keyed BLAKE3. Entries of the older HMAC-SHA256
-        // scheme are never read again, and a sweep removes them.
-        format!("{hex}-{}-b3.cwasm", self.fingerprint)
+        // `b3`: tagged with keyed BLAKE3. `c1`: put only after the
+        // component passed the load checks (`Plugin::cross_check`), which
+        // a load from the cache then skips; bump it when those checks
+        // change, so every component is checked again. Entries of older
+        // schemes are never read again, and a sweep removes them.
+        format!("{hex}-{}-b3c1.cwasm", self.fingerprint)
     }
 
     /// A MAC over what an entry's tag covers, started with the entry's
