@@ -487,17 +487,19 @@ async fn round_trips(
 }
 
 pub(super) fn median_ms(samples: &mut [Duration]) -> f64 {
-    samples.sort();
-    samples
-        .get(samples.len() / 2)
-        .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    quantile_ms(samples, 0.5)
 }
 
-/// The value 90% of `samples` do not exceed, as [`super::summary`]
-/// ranks its percentiles.
+/// The value 90% of `samples` do not exceed.
 fn p90_ms(samples: &mut [Duration]) -> f64 {
+    quantile_ms(samples, 0.9)
+}
+
+/// The sample at fraction `p` of `samples`, in ms, ranked as
+/// [`super::summary`] ranks its percentiles; 0 when there are none.
+fn quantile_ms(samples: &mut [Duration], p: f64) -> f64 {
     samples.sort();
-    super::percentile(samples, 0.9).map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    super::percentile(samples, p).map_or(0.0, |d| d.as_secs_f64() * 1e3)
 }
 
 /// Rounds of interleaved round trips over HTTP with the blocking client
