@@ -357,14 +357,14 @@ impl Host {
         })?;
         config.toolsmith.check()?;
         // Operators answer blueprints whether agents may propose or not.
-        let toolsmith_key = crate::toolsmith::toolsmith_key(state_dir, config)?;
+        let toolsmith_key = Arc::new(crate::toolsmith::toolsmith_key(state_dir, config)?);
         let blueprints = Arc::new(
             crate::toolsmith::Toolsmith::new(
                 store.clone(),
                 config,
                 Arc::new(warden_api::SystemClock),
             )
-            .with_key(crate::toolsmith::toolsmith_key(state_dir, config)?),
+            .with_key(toolsmith_key.clone()),
         );
         // Recurring gaps go to the author command or to the model of the
         // client whose call made them recurring, when one is configured.

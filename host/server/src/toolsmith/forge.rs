@@ -160,7 +160,7 @@ pub struct Forge {
     runtime: LazyRuntime,
     gate: Gate,
     server: warden_mcp::Server,
-    key: SecretKey,
+    key: Arc<SecretKey>,
     builder: Option<Arc<dyn ComponentBuilder>>,
     /// The generated tools in the gate: name to (blueprint id,
     /// component digest). One change at a time; an active blueprint's
@@ -204,7 +204,7 @@ impl Forge {
         runtime: LazyRuntime,
         gate: Gate,
         server: warden_mcp::Server,
-        key: SecretKey,
+        key: Arc<SecretKey>,
         builder: Option<Arc<dyn ComponentBuilder>>,
     ) -> Forge {
         Forge {

@@ -52,7 +52,7 @@ pub struct Toolsmith {
     /// host acts at once.
     changed: Arc<tokio::sync::Notify>,
     /// The toolsmith key, for what checks signed statements here.
-    key: Option<warden_signing::SecretKey>,
+    key: Option<Arc<warden_signing::SecretKey>>,
 }
 
 impl std::fmt::Debug for Toolsmith {
@@ -105,8 +105,8 @@ impl Toolsmith {
     }
 
     /// This toolsmith with the toolsmith key (rollbacks and `verify`
-    /// through the admin API need it).
-    pub fn with_key(mut self, key: warden_signing::SecretKey) -> Toolsmith {
+    /// through the admin API need it), shared with the host's [`Forge`].
+    pub fn with_key(mut self, key: Arc<warden_signing::SecretKey>) -> Toolsmith {
         self.key = Some(key);
         self
     }
