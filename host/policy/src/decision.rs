@@ -48,6 +48,12 @@ pub struct Decision {
     /// made from the same prepared call the decision read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suggested_rule: Option<String>,
+    /// An allow that holds only because the call reads (a read-only
+    /// command, a tool without side effects). The call must then run
+    /// where it cannot write, so that a line the analyser misread fails to
+    /// write instead of writing (`warden_api::Effects::ReadOnly`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub read_only: bool,
 }
 
 impl Decision {
@@ -59,6 +65,7 @@ impl Decision {
             layer,
             grant: None,
             suggested_rule: None,
+            read_only: false,
         }
     }
 

@@ -360,6 +360,11 @@ impl AgentPolicy {
             Err(reason) => return Decision::deny(Layer::Input, reason),
         };
         let mut decision = self.decide_prepared(call, env, &prepared, &name);
+        // Whatever layer allowed it, a call that reads only is held to
+        // reading where it runs: an allow rule or the mode may have
+        // allowed it first, but its text was judged read-only all the same.
+        decision.read_only = decision.decision == Verdict::Allow
+            && (!call.tool.has_side_effects() || prepared.is_read_only_command());
         if decision.decision == Verdict::Ask {
             decision.suggested_rule = Some(
                 prepared
