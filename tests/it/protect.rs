@@ -181,8 +181,8 @@ async fn the_plugin_sdk_refuses_a_denied_path_the_decision_did_not_see() {
         fn protected(&self, _path: &str) -> Option<String> {
             None
         }
-        fn approved(&self) -> bool {
-            false
+        fn effects(&self) -> warden_api::Effects {
+            warden_api::Effects::Unattended
         }
     }
     let f = fixture().await;

@@ -58,3 +58,23 @@ pub struct Grants {
     #[serde(default)]
     pub env: Vec<EnvGrant>,
 }
+
+impl Grants {
+    /// What a call allowed only because it reads runs with: the same
+    /// directories, each at most read-only, no network, and the same
+    /// environment (see [`crate::Effects::ReadOnly`]).
+    pub fn read_only(&self) -> Grants {
+        Grants {
+            fs: self
+                .fs
+                .iter()
+                .map(|g| FsGrant {
+                    access: g.access.meet(FsAccess::Read),
+                    ..g.clone()
+                })
+                .collect(),
+            net: Vec::new(),
+            env: self.env.clone(),
+        }
+    }
+}

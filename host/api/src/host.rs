@@ -132,8 +132,38 @@ pub trait PathGuard: Send + Sync + std::fmt::Debug {
     /// unless [`PathGuard::approved`].
     fn protected(&self, path: &str) -> Option<String>;
 
+    /// Who allowed this call, which bounds what it may change where it
+    /// runs.
+    fn effects(&self) -> Effects;
+
     /// A person approved this call: it may change protected paths.
-    fn approved(&self) -> bool;
+    fn approved(&self) -> bool {
+        self.effects() == Effects::Approved
+    }
+}
+
+/// What a call may change where it runs, from who allowed it.
+///
+/// Attack: a command line the policy misread. The policy judges a line
+/// "read-only" from its text, so a line that writes in a way the reading
+/// missed (bash evaluating `$(...)` inside an array subscript of a
+/// builtin's argument) would write with the verdict of one that only
+/// reads. A backend that runs agent text holds the verdict where the
+/// call runs instead: a [`Effects::ReadOnly`] call runs where nothing
+/// granted can be written and nothing can be reached, so a misreading
+/// fails to write instead of writing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Effects {
+    /// Allowed without a person only because it reads (a read-only
+    /// command, a tool without side effects): it runs with every granted
+    /// directory read-only, and a command line with no network.
+    ReadOnly,
+    /// Allowed without a person by a rule, a grant or the mode: it may
+    /// write what its grants reach, never protected paths.
+    Unattended,
+    /// A person approved this very call: protected paths may change too.
+    Approved,
 }
 
 /// Where a backend runs its calls.

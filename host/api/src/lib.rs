@@ -60,7 +60,7 @@ pub use grant::{FsAccess, FsGrant, Grants};
 pub use guardrail::{Guardrail, GuardrailError, GuardrailViolation};
 pub use hooks::{CallEvents, CallHooks, LogLevel};
 pub use host::{
-    Backend, BackendCall, BoxFuture, CallContext, CallRequest, Isolation, PathGuard,
+    Backend, BackendCall, BoxFuture, CallContext, CallRequest, Effects, Isolation, PathGuard,
     REQUEST_CAPABILITY, ToolHost, VcsFacts, VcsOperation,
 };
 pub use journal::{

@@ -79,6 +79,7 @@ async fn orphans_of_a_killed_host_are_reconciled_and_live_hosts_are_kept() {
         paths: None,
         own_container: false,
         scratch_mb: None,
+        read_only: false,
     })
     .await
     .unwrap();

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use warden_api::{
-    BackendCall, CallHooks, CallRequest, Envelope, ErrorType, HostCode, LogLevel, PathGuard,
-    REQUEST_CAPABILITY,
+    BackendCall, CallHooks, CallRequest, Effects, Envelope, ErrorType, HostCode, LogLevel,
+    PathGuard, REQUEST_CAPABILITY,
 };
 use warden_policy::{Call, Decision, Env, Layer, SpecifierKind, Verdict};
 
@@ -259,7 +259,7 @@ impl Inner {
         if let Some(refusal) = self.audit_decision(&request, &prepared, &decision).await {
             return refusal;
         }
-        let approved = decision.decision == Verdict::Ask;
+        let effects = effects_of(&decision);
         match decision.decision {
             Verdict::Deny => return denied(&decision),
             Verdict::Ask => {
@@ -283,7 +283,7 @@ impl Inner {
             Verdict::Allow => {}
         }
         let envelope = self
-            .checked_dispatch(&entry, &request, &prepared, &hooks, approved)
+            .checked_dispatch(&entry, &request, &prepared, &hooks, effects)
             .await;
         self.learn(&entry, &request, &envelope, &hooks);
         envelope
@@ -306,7 +306,7 @@ impl Inner {
         if let Some(refusal) = self.audit_decision(request, &prepared, &decision).await {
             return refusal;
         }
-        self.checked_dispatch(entry, request, &prepared, hooks, true)
+        self.checked_dispatch(entry, request, &prepared, hooks, Effects::Approved)
             .await
     }
 
@@ -332,7 +332,7 @@ impl Inner {
         request: &CallRequest,
         prepared: &Prepared,
         hooks: &CallHooks,
-        approved: bool,
+        effects: Effects,
     ) -> Envelope {
         if let Err(problems) = entry.validator.check(&request.args) {
             tracing::info!(%problems, "arguments rejected");
@@ -345,7 +345,7 @@ impl Inner {
                 ),
             );
         }
-        self.dispatch(entry, request, prepared, hooks, approved)
+        self.dispatch(entry, request, prepared, hooks, effects)
             .await
     }
 
@@ -357,14 +357,14 @@ impl Inner {
         request: &CallRequest,
         prepared: &Prepared,
         hooks: &CallHooks,
-        approved: bool,
+        effects: Effects,
     ) -> Envelope {
         let env = self.env(prepared);
         let paths: Option<Arc<dyn PathGuard>> = self.agents.with(&request.context.agent, |p| {
             Arc::new(crate::paths::CallPaths::new(
                 p.protection().clone(),
                 &env,
-                approved,
+                effects,
             )) as Arc<dyn PathGuard>
         });
         let call = BackendCall {
@@ -428,6 +428,17 @@ impl Inner {
             Ok(None) => {}
             Err(e) => tracing::error!(%agent, error = %e, "trust was not updated"),
         }
+    }
+}
+
+/// What a call the gate lets through may change where it runs: a call a
+/// person was asked about ran only once approved; an allow that holds only
+/// because the call reads runs read-only.
+fn effects_of(decision: &Decision) -> Effects {
+    match decision.decision {
+        Verdict::Ask => Effects::Approved,
+        Verdict::Allow if decision.read_only => Effects::ReadOnly,
+        _ => Effects::Unattended,
     }
 }
 

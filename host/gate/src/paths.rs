@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use warden_api::PathGuard;
+use warden_api::{Effects, PathGuard};
 use warden_policy::{Env, Protection};
 
 /// One call's denied paths.
@@ -20,18 +20,18 @@ pub struct CallPaths {
     workspace: String,
     cwd: String,
     home: String,
-    /// A person approved this call: protected paths may change.
-    approved: bool,
+    /// Who allowed the call: what it may change where it runs.
+    effects: Effects,
 }
 
 impl CallPaths {
-    pub fn new(protection: Arc<Protection>, env: &Env<'_>, approved: bool) -> CallPaths {
+    pub fn new(protection: Arc<Protection>, env: &Env<'_>, effects: Effects) -> CallPaths {
         CallPaths {
             protection,
             workspace: env.workspace.to_owned(),
             cwd: env.cwd.to_owned(),
             home: env.home.to_owned(),
-            approved,
+            effects,
         }
     }
 
@@ -62,7 +62,7 @@ impl PathGuard for CallPaths {
         })
     }
 
-    fn approved(&self) -> bool {
-        self.approved
+    fn effects(&self) -> Effects {
+        self.effects
     }
 }

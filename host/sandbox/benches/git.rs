@@ -294,6 +294,7 @@ async fn main() {
                 paths: None,
                 own_container: false,
                 scratch_mb: None,
+                read_only: false,
             })
             .await
             .unwrap();

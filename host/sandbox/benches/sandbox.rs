@@ -3,7 +3,9 @@
 //! cold one (it is created for the call), and the host's overhead against
 //! a bare `docker exec` of the same command on the same container — through
 //! the engine API (what the host itself does underneath) and through the
-//! docker CLI. Prints p50/p90 per case.
+//! docker CLI. Prints p50/p90 per case. The owner's reader (where calls
+//! allowed only because they read run: read-only mounts, no network) is
+//! timed alternately with its writer.
 //!
 //! `cargo bench -p warden-sandbox` (needs Docker and the base image:
 //! `scripts/ensure-docker`, `warden sandbox build-images --only base`)
@@ -37,6 +39,10 @@ fn context(agent: &str, task: Option<&str>) -> CallContext {
 }
 
 async fn run(sandbox: &SharedSandbox, context: &CallContext) -> String {
+    run_as(sandbox, context, false).await
+}
+
+async fn run_as(sandbox: &SharedSandbox, context: &CallContext, read_only: bool) -> String {
     let grants = Grants::default();
     let out = sandbox
         .run(RunRequest {
@@ -51,6 +57,7 @@ async fn run(sandbox: &SharedSandbox, context: &CallContext) -> String {
             paths: None,
             own_container: false,
             scratch_mb: None,
+            read_only,
         })
         .await
         .unwrap();
@@ -110,16 +117,18 @@ async fn main() {
     for _ in 0..5 {
         run(&per_agent, &warm_ctx).await;
     }
-    let host_warm = report(
-        "per-agent warm (Sandbox::run)",
-        time(WARM, |_| {
-            let (s, c) = (&per_agent, &warm_ctx);
-            async move {
-                run(s, c).await;
-            }
-        })
-        .await,
-    );
+    run_as(&per_agent, &warm_ctx, true).await;
+    // Writer and reader alternately, so both see the same machine.
+    let (mut writer, mut reader) = (Vec::new(), Vec::new());
+    for _ in 0..WARM {
+        for (read_only, samples) in [(false, &mut writer), (true, &mut reader)] {
+            let t = Instant::now();
+            run_as(&per_agent, &warm_ctx, read_only).await;
+            samples.push(t.elapsed());
+        }
+    }
+    let host_warm = report("per-agent warm (Sandbox::run)", writer);
+    let reader_warm = report("per-agent warm reader (read-only call)", reader);
 
     // The same command on the same container without the host around it.
     let docker = per_agent.0.docker().clone();
@@ -158,6 +167,11 @@ async fn main() {
         host_warm.as_secs_f64() / api.as_secs_f64(),
         (host_warm.as_secs_f64() - api.as_secs_f64()) * 1e3,
         host_warm.as_secs_f64() / cli.as_secs_f64()
+    );
+    println!(
+        "per-agent warm reader: {:.2}x the engine-API exec, {:.2}x the writer",
+        reader_warm.as_secs_f64() / api.as_secs_f64(),
+        reader_warm.as_secs_f64() / host_warm.as_secs_f64()
     );
 
     let cold_agent = strategy(Strategy::PerAgent).await;

@@ -8,6 +8,12 @@
 //!
 //! A call whose owner cannot be resolved (no agent, or no task under
 //! per-task) runs per-call, for that call only.
+//!
+//! A call allowed only because it reads runs in the owner's *reader*: a
+//! container of its own beside the writer, with every granted directory
+//! mounted read-only and no network (`warden_api::Effects::ReadOnly`).
+//! Both mount the same host directories, so the reader sees every write
+//! the moment it is made.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -24,6 +30,8 @@ use crate::spec::OwnerLabels;
 pub struct Key {
     pub kind: ImageKind,
     pub owner: String,
+    /// The owner's reader (read-only mounts, no network), not its writer.
+    pub read_only: bool,
 }
 
 /// Where a call runs: in a pooled container under `key`, or per-call.
@@ -34,7 +42,12 @@ pub struct Placement {
 }
 
 /// Resolves a call's owner under the configured strategy.
-pub fn place(strategy: Strategy, kind: ImageKind, context: &CallContext) -> Placement {
+pub fn place(
+    strategy: Strategy,
+    kind: ImageKind,
+    read_only: bool,
+    context: &CallContext,
+) -> Placement {
     let agent = context.agent.trim();
     let task = context
         .task
@@ -52,7 +65,11 @@ pub fn place(strategy: Strategy, kind: ImageKind, context: &CallContext) -> Plac
         Strategy::PerCall
     };
     Placement {
-        key: owner.map(|owner| Key { kind, owner }),
+        key: owner.map(|owner| Key {
+            kind,
+            owner,
+            read_only,
+        }),
         labels: OwnerLabels {
             agent: agent.to_owned(),
             task: task.map(str::to_owned),
@@ -213,26 +230,62 @@ mod tests {
 
     #[test]
     fn owners_resolve_per_strategy_and_fall_back_to_per_call() {
-        let p = place(Strategy::PerAgent, ImageKind::Base, &ctx("alice", None));
+        let p = place(
+            Strategy::PerAgent,
+            ImageKind::Base,
+            false,
+            &ctx("alice", None),
+        );
         assert_eq!(p.key.unwrap().owner, "agent:alice");
         assert_eq!(p.labels.strategy, Strategy::PerAgent);
 
         let p = place(
             Strategy::PerTask,
             ImageKind::Base,
+            false,
             &ctx("alice", Some("t9")),
         );
         assert_eq!(p.key.unwrap().owner, "task:t9");
 
-        let p = place(Strategy::PerTask, ImageKind::Base, &ctx("alice", None));
+        let p = place(
+            Strategy::PerTask,
+            ImageKind::Base,
+            false,
+            &ctx("alice", None),
+        );
         assert!(p.key.is_none(), "no task: per-call for this call");
         assert_eq!(p.labels.strategy, Strategy::PerCall);
 
-        let p = place(Strategy::PerAgent, ImageKind::Base, &ctx("  ", None));
+        let p = place(Strategy::PerAgent, ImageKind::Base, false, &ctx("  ", None));
         assert!(p.key.is_none(), "no agent: per-call");
 
-        let p = place(Strategy::PerCall, ImageKind::Base, &ctx("alice", Some("t")));
+        let p = place(
+            Strategy::PerCall,
+            ImageKind::Base,
+            false,
+            &ctx("alice", Some("t")),
+        );
         assert!(p.key.is_none());
+    }
+
+    #[test]
+    fn an_owner_has_a_reader_apart_from_its_writer() {
+        let writer = place(
+            Strategy::PerAgent,
+            ImageKind::Base,
+            false,
+            &ctx("alice", None),
+        );
+        let reader = place(
+            Strategy::PerAgent,
+            ImageKind::Base,
+            true,
+            &ctx("alice", None),
+        );
+        let (writer, reader) = (writer.key.unwrap(), reader.key.unwrap());
+        assert_eq!(writer.owner, reader.owner);
+        assert_ne!(writer, reader, "a read-only call never lands in the writer");
+        assert!(reader.read_only && !writer.read_only);
     }
 
     #[test]
@@ -241,6 +294,7 @@ mod tests {
         let key = Key {
             kind: ImageKind::Base,
             owner: "agent:a".into(),
+            read_only: false,
         };
         let s1 = pool.acquire(&key);
         let s2 = pool.acquire(&key);

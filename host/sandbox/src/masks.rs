@@ -130,8 +130,12 @@ mod tests {
         fn protected(&self, path: &str) -> Option<String> {
             path.ends_with("/.git/hooks").then(|| "protected".into())
         }
-        fn approved(&self) -> bool {
-            self.approved
+        fn effects(&self) -> warden_api::Effects {
+            if self.approved {
+                warden_api::Effects::Approved
+            } else {
+                warden_api::Effects::Unattended
+            }
         }
     }
 

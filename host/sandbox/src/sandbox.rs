@@ -47,6 +47,10 @@ pub struct RunRequest<'a> {
     /// configured one, its memory limit raised by as much (tmpfs pages
     /// count as the container's memory): a disk quota for a clone.
     pub scratch_mb: Option<u64>,
+    /// The call was allowed only because it reads: it runs in the owner's
+    /// reader, made from [`Grants::read_only`] (every granted directory
+    /// read-only, no network), never in a container that can write.
+    pub read_only: bool,
 }
 
 /// How a command ran.
@@ -391,7 +395,15 @@ impl Sandbox for SharedSandbox {
             } else {
                 this.config.strategy
             };
-            let placement = place(strategy, request.kind, request.context);
+            let placement = place(strategy, request.kind, request.read_only, request.context);
+            let reader;
+            let grants = if request.read_only {
+                reader = request.grants.read_only();
+                &reader
+            } else {
+                request.grants
+            };
+            let request = RunRequest { grants, ..request };
             match placement.key.clone() {
                 Some(key) => {
                     let slot = this.pool.acquire(&key);

@@ -64,6 +64,7 @@ async fn a_desktop_session_types_into_the_gui_program() {
             paths: None,
             own_container: false,
             scratch_mb: None,
+            read_only: false,
         })
         .await
         .unwrap();

@@ -45,7 +45,9 @@ async fn per_agent_reuses_a_warm_container_until_the_grace_period_ends() {
         r.sandbox.0.reap().await.is_empty(),
         "idle within the grace period"
     );
-    r.sh("true").await;
+    // Not a read-only command: those run in the agent's reader, and this
+    // is about the writer.
+    r.sh("touch /tmp/used").await;
     clock.advance(4_000);
     assert!(
         r.sandbox.0.reap().await.is_empty(),
@@ -159,6 +161,7 @@ async fn per_task_owners_and_unresolved_owners() {
                     paths: None,
                     own_container: false,
                     scratch_mb: None,
+                    read_only: false,
                 })
                 .await
                 .unwrap()

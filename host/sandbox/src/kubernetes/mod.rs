@@ -407,7 +407,20 @@ impl Sandbox for KubeSandbox {
             } else {
                 self.config.strategy
             };
-            let placement = place(strategy, request.kind, request.context);
+            // A reader pod sees the agent's files only when they live in a
+            // claim every pod of the agent mounts; a per-pod workspace is
+            // the agent's pod's own, so its reads run there (docs/sandbox.md).
+            let read_only =
+                request.read_only && self.config.kubernetes.workspaces == WorkspaceScope::PerAgent;
+            let placement = place(strategy, request.kind, read_only, request.context);
+            let reader;
+            let grants = if read_only {
+                reader = request.grants.read_only();
+                &reader
+            } else {
+                request.grants
+            };
+            let request = RunRequest { grants, ..request };
             if let Some(key) = placement.key.clone() {
                 let slot = self.pool.acquire(&key);
                 let result = self.run_pooled(&slot, &placement, &request).await;

@@ -91,6 +91,7 @@ fn request<'a>(context: &'a CallContext, grants: &'a Grants, argv: &[&str]) -> R
         paths: None,
         own_container: false,
         scratch_mb: None,
+        read_only: false,
     }
 }
 

@@ -84,6 +84,9 @@ pub(crate) struct Place<'a> {
     /// With `own_container`: its /tmp size in MiB (a disk quota).
     pub scratch_mb: Option<u64>,
     pub timeout: Duration,
+    /// In the owner's reader: every granted directory read-only, no
+    /// network (a call allowed only because it reads).
+    pub read_only: bool,
 }
 
 /// Why a call failed, before it becomes an envelope.
@@ -241,6 +244,7 @@ impl SandboxTools {
             own_container: false,
             scratch_mb: None,
             timeout: self.timeout(call),
+            read_only: false,
         };
         self.run_in(call, &place, argv, stdin, max_output).await
     }
@@ -269,6 +273,7 @@ impl SandboxTools {
                 paths: call.paths.cloned(),
                 own_container: place.own_container,
                 scratch_mb: place.scratch_mb,
+                read_only: place.read_only,
             })
             .await?;
         crate::logs::ship(

@@ -7,11 +7,17 @@
 //! `$'...'`). Agent text therefore runs under exactly the shell the
 //! analyser models: `bash --noprofile --norc -c`, with no startup files
 //! (the container's environment sets no `BASH_ENV` or `ENV`).
+//!
+//! Attack: a line the analyser misread as read-only (bash evaluates
+//! `$(...)` inside an array subscript in `test -v 'a[$(touch x)]'`). A
+//! call allowed only because it reads runs in the agent's reader, where
+//! every granted directory is read-only and there is no network: what
+//! the reading missed fails to write instead of writing.
 
 use serde_json::{Value, json};
-use warden_api::BackendCall;
+use warden_api::{BackendCall, Effects};
 
-use super::{Failure, Outcome, SandboxTools, arg, text};
+use super::{Failure, Outcome, Place, SandboxTools, arg, text};
 use crate::images::ImageKind;
 use crate::sandbox::RunOutput;
 
@@ -29,7 +35,7 @@ pub(super) async fn terminal(tools: &SandboxTools, call: &BackendCall<'_>) -> Ou
         }
         None => argv.push(command.into()),
     }
-    let out = tools.run(call, ImageKind::Base, argv, None, None).await?;
+    let out = run_text(tools, call, argv).await?;
     Ok(result(&out))
 }
 
@@ -48,8 +54,26 @@ pub(super) async fn code(tools: &SandboxTools, call: &BackendCall<'_>) -> Outcom
             )));
         }
     };
-    let out = tools.run(call, ImageKind::Base, argv, None, None).await?;
+    let out = run_text(tools, call, argv).await?;
     Ok(result(&out))
+}
+
+/// Runs agent text in the base image: in the reader when the call was
+/// allowed only because it reads, else in the writer.
+async fn run_text(
+    tools: &SandboxTools,
+    call: &BackendCall<'_>,
+    argv: Vec<String>,
+) -> Result<RunOutput, Failure> {
+    let place = Place {
+        kind: ImageKind::Base,
+        grants: call.grants,
+        own_container: false,
+        scratch_mb: None,
+        timeout: tools.timeout(call),
+        read_only: call.paths.is_some_and(|g| g.effects() == Effects::ReadOnly),
+    };
+    tools.run_in(call, &place, argv, None, None).await
 }
 
 /// The shell agent text runs under: bash without startup files, which is

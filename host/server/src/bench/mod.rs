@@ -315,8 +315,11 @@ async fn grep_figures(
         cwd: "/workspace",
         home: "/home/bench",
     };
-    let guard: Arc<dyn warden_api::PathGuard> =
-        Arc::new(warden_gate::CallPaths::new(protection, &env, false));
+    let guard: Arc<dyn warden_api::PathGuard> = Arc::new(warden_gate::CallPaths::new(
+        protection,
+        &env,
+        warden_api::Effects::Unattended,
+    ));
     let args = json!({"pattern": "zzzz-no-match", "path": "tree"});
     let context = CallContext {
         principal: None,

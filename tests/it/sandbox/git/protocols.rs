@@ -31,6 +31,7 @@ async fn in_git_container(
             paths: None,
             own_container: false,
             scratch_mb: None,
+            read_only: false,
         })
         .await
         .unwrap()

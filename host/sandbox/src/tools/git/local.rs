@@ -217,6 +217,7 @@ pub(super) async fn git(
         own_container: false,
         scratch_mb: None,
         timeout: tools.timeout(call),
+        read_only: false,
     };
     let out = tools.run_in(call, &place, argv(&inv), None, None).await?;
     succeeded(op, out.output)

@@ -241,6 +241,7 @@ async fn network(
         own_container: true,
         scratch_mb,
         timeout,
+        read_only: false,
     };
     Ok(tools.run_in(call, &place, cmd, None, None).await?.output)
 }
