@@ -7,6 +7,7 @@ mod browser;
 mod corpus;
 mod desktop;
 mod differential;
+mod effects;
 mod git;
 mod images;
 mod lifecycle;
@@ -63,7 +64,15 @@ pub async fn rig_with(
     net: &[String],
     extra: &str,
 ) -> Rig {
-    rig_of(name, SandboxTools::new(config).unwrap(), access, net, extra).await
+    let tools = SandboxTools::new(config).unwrap();
+    rig_of(name, tools, access, net, "autonomous", extra).await
+}
+
+/// A read-write rig whose elevated agent is in `mode`, plus `extra`
+/// policy TOML.
+pub async fn rig_in_mode(name: &str, mode: &str, net: &[String], extra: &str) -> Rig {
+    let tools = SandboxTools::new(SandboxConfig::default()).unwrap();
+    rig_of(name, tools, FsAccess::ReadWrite, net, mode, extra).await
 }
 
 /// A read-write rig whose sandbox judges grace periods by `clock`.
@@ -73,7 +82,7 @@ pub async fn rig_clocked(
     clock: Arc<dyn warden_api::Clock>,
 ) -> Rig {
     let tools = SandboxTools::new(config).unwrap().with_clock(clock);
-    rig_of(name, tools, FsAccess::ReadWrite, &[], "").await
+    rig_of(name, tools, FsAccess::ReadWrite, &[], "autonomous", "").await
 }
 
 async fn rig_of(
@@ -81,6 +90,7 @@ async fn rig_of(
     tools: SandboxTools,
     access: FsAccess,
     net: &[String],
+    mode: &str,
     extra: &str,
 ) -> Rig {
     let agent = agent(name);
@@ -94,7 +104,7 @@ async fn rig_of(
     let sandbox = tools.start().await.unwrap_or_else(|e| {
         panic!("these tests need a Docker engine (run scripts/ensure-docker, then `warden sandbox build-images`): {e}")
     });
-    let text = format!("[agents.{agent}]\nlevel = \"elevated\"\nmode = \"autonomous\"\n{extra}");
+    let text = format!("[agents.{agent}]\nlevel = \"elevated\"\nmode = \"{mode}\"\n{extra}");
     let config: PolicyConfig = toml::from_str(&text).unwrap();
     let policy = Policy::from_config(&config, &warden_api::BUILTIN_ACTION_TYPES).unwrap();
     let mut b = Gate::builder()

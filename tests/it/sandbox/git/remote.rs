@@ -49,7 +49,7 @@ async fn rig_git(name: &str, names: &[(&str, IpAddr)], git: GitSettings) -> Rig 
     let tools = SandboxTools::new(config)
         .unwrap()
         .with_git_resolver(Arc::new(Stub(map)));
-    rig_of(name, tools, FsAccess::ReadWrite, &[], "").await
+    rig_of(name, tools, FsAccess::ReadWrite, &[], "autonomous", "").await
 }
 
 /// A served bare repository made from `files` (in `root`, under `name.git`).
