@@ -3,6 +3,7 @@
 //! [`DockerSandbox`] is the implementation on a Docker engine (the
 //! Kubernetes one is [`crate::KubeSandbox`]).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -339,6 +340,16 @@ impl DockerSandbox {
     }
 }
 
+/// The grants a call's container is made from: the reader's view
+/// ([`Grants::read_only`]) for a call allowed only because it reads.
+pub(crate) fn container_grants(grants: &Grants, read_only: bool) -> Cow<'_, Grants> {
+    if read_only {
+        Cow::Owned(grants.read_only())
+    } else {
+        Cow::Borrowed(grants)
+    }
+}
+
 /// The addresses of the names `grants` mention, resolved now.
 pub(crate) async fn resolve(
     grants: &Grants,
@@ -396,14 +407,11 @@ impl Sandbox for SharedSandbox {
                 this.config.strategy
             };
             let placement = place(strategy, request.kind, request.read_only, request.context);
-            let reader;
-            let grants = if request.read_only {
-                reader = request.grants.read_only();
-                &reader
-            } else {
-                request.grants
+            let grants = container_grants(request.grants, request.read_only);
+            let request = RunRequest {
+                grants: &grants,
+                ..request
             };
-            let request = RunRequest { grants, ..request };
             match placement.key.clone() {
                 Some(key) => {
                     let slot = this.pool.acquire(&key);

@@ -153,12 +153,7 @@ async fn a_line_that_reads_by_its_text_lands_no_write_in_default_or_plan_mode() 
     for mode in ["default", "plan"] {
         let r = rig_in_mode(&format!("effects-{mode}"), mode, &[], "").await;
         for (line, file) in WRITES_UNDER_A_READ {
-            let envelope = r
-                .call(
-                    "terminal_exec",
-                    json!({"command": line, "timeout_secs": 60}),
-                )
-                .await;
+            let envelope = r.terminal(line).await;
             assert!(
                 !r.dir.path().join(file).exists(),
                 "{mode} mode: `{line}` wrote /workspace/{file} without a person ({envelope:?})"
@@ -180,20 +175,13 @@ async fn a_deny_rule_holds_against_a_command_hidden_in_a_subscript() {
         use std::os::unix::fs::PermissionsExt as _;
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o777)).unwrap();
     }
-    let denied = r
-        .call("terminal_exec", json!({"command": "rm -rf /workspace/src"}))
-        .await;
+    let denied = r.terminal("rm -rf /workspace/src").await;
     assert!(matches!(denied, Envelope::Error { .. }), "{denied:?}");
     for line in [
         "test -v 'a[$(rm -rf /workspace/src)]'",
         "[ -v 'a[$(rm -rf /workspace/src)]' ]",
     ] {
-        let envelope = r
-            .call(
-                "terminal_exec",
-                json!({"command": line, "timeout_secs": 60}),
-            )
-            .await;
+        let envelope = r.terminal(line).await;
         assert!(
             src.join("main.rs").exists(),
             "`{line}` deleted what a deny rule on `rm` protects ({envelope:?})"

@@ -195,15 +195,18 @@ impl Rig {
         envelope
     }
 
+    /// `terminal_exec` of `command` through the gate, as decided.
+    pub async fn terminal(&self, command: &str) -> Envelope {
+        self.call(
+            "terminal_exec",
+            json!({"command": command, "timeout_secs": 60}),
+        )
+        .await
+    }
+
     /// `terminal_exec` that must succeed; its data.
     pub async fn sh(&self, command: &str) -> Value {
-        let env = self
-            .call(
-                "terminal_exec",
-                json!({"command": command, "timeout_secs": 60}),
-            )
-            .await;
-        crate::common::data(&env).clone()
+        crate::common::data(&self.terminal(command).await).clone()
     }
 
     /// Managed containers of this rig's agent.

@@ -413,14 +413,11 @@ impl Sandbox for KubeSandbox {
             let read_only =
                 request.read_only && self.config.kubernetes.workspaces == WorkspaceScope::PerAgent;
             let placement = place(strategy, request.kind, read_only, request.context);
-            let reader;
-            let grants = if read_only {
-                reader = request.grants.read_only();
-                &reader
-            } else {
-                request.grants
+            let grants = crate::sandbox::container_grants(request.grants, read_only);
+            let request = RunRequest {
+                grants: &grants,
+                ..request
             };
-            let request = RunRequest { grants, ..request };
             if let Some(key) = placement.key.clone() {
                 let slot = self.pool.acquire(&key);
                 let result = self.run_pooled(&slot, &placement, &request).await;
