@@ -270,6 +270,7 @@ impl<'s> Parser<'s, '_> {
             subs: self.subs,
             reasons,
             functions: self.functions,
+            len: 0,
         }
     }
 }
