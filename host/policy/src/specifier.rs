@@ -210,7 +210,7 @@ impl<'a> Prepared<'a> {
                     Prepared::Path { paths, .. } => {
                         let penv = path_env(env);
                         r.path()
-                            .is_some_and(|p| paths.iter().all(|path| p.matches(path, &penv)))
+                            .is_some_and(|p| paths.iter().all(|path| p.covers(path, &penv)))
                     }
                     Prepared::Plain(text) => r.raw_spec().is_some_and(|s| glob::matches(s, text)),
                     // Code no rule can read: only the exact text, no wildcard.
