@@ -569,3 +569,6 @@ pub(crate) fn path_env<'a>(env: &Env<'a>) -> PathEnv<'a> {
         home: env.home,
     }
 }
+
+#[cfg(test)]
+mod tests;
