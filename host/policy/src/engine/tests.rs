@@ -71,7 +71,7 @@ fn deleting_the_workspace_root_is_a_breaker_in_every_spelling_and_mode() {
     // The granted directory a file tool's relative paths land in (its
     // working directory) is a root too.
     let granted = Env {
-        cwd: "/data",
+        cwd: "/srv/data",
         ..ENV
     };
     let d = AgentPolicy::rules_only("a", Mode::Autonomous, RuleSet::default()).decide(
