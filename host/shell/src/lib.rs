@@ -30,6 +30,7 @@
 mod breakers;
 mod checked;
 mod classify;
+mod evaluated;
 mod forms;
 mod inline;
 mod lex;
@@ -39,6 +40,7 @@ mod pattern;
 mod readonly;
 mod split;
 pub mod text_path;
+mod unread;
 mod wrappers;
 
 #[cfg(test)]
