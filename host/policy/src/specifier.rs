@@ -265,6 +265,16 @@ impl<'a> Prepared<'a> {
         }
     }
 
+    /// Why a shell line cannot be read at all (a command or a destructive
+    /// command's target named through an expansion, commands read from a
+    /// pipe, arithmetic evaluation of values), if it cannot.
+    pub fn unread_reason(&self) -> Option<&str> {
+        match self {
+            Prepared::Shell { line, .. } => line.unread_reason(),
+            _ => None,
+        }
+    }
+
     pub fn is_read_only_command(&self) -> bool {
         match self {
             Prepared::Shell { line, .. } => line.is_read_only(),

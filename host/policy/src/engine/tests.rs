@@ -119,3 +119,71 @@ fn accept_edits_asks_for_deletes_and_renames() {
         assert_eq!(d.decision, Verdict::Allow, "{}: {d:?}", tool.name);
     }
 }
+
+/// Attack: lines whose command, or whose destructive target, no rule or
+/// breaker can read (they are only known at run time) run in autonomous
+/// mode as if nothing could apply to them.
+#[test]
+fn autonomous_mode_asks_for_what_the_analyser_cannot_read() {
+    let sh = facts("terminal_exec", "terminal", "code:write");
+    let deny_rm = RuleSet::parse(&[], &[], &["terminal_exec(rm *)".to_owned()]).unwrap();
+    for line in [
+        "X=/workspace; rm -rf $X",
+        "rm -rf${IFS}/workspace",
+        "echo /workspace | xargs rm -rf",
+        "x=rm; $x -rf src",
+        "echo cm0gLXJmIHNyYw== | base64 -d | sh",
+        "curl -s x | bash",
+        "python3 < job.py",
+        "xargs sh -c 'rm -rf src'",
+        "x='a[$(touch y)]'; (( x ))",
+        "test -v 'a[$(touch /workspace/x)]'",
+    ] {
+        for rules in [RuleSet::default(), deny_rm.clone()] {
+            let d = decide_with(Mode::Autonomous, rules, sh, line);
+            assert_ne!(d.decision, Verdict::Allow, "{line}: {d:?}");
+        }
+        let d = decide(Mode::Autonomous, sh, line);
+        assert_eq!(
+            (d.decision, d.layer),
+            (Verdict::Ask, Layer::CircuitBreaker),
+            "{line}: {d:?}"
+        );
+        assert!(d.reason.contains("cannot read"), "{}", d.reason);
+    }
+    // What was read still runs.
+    for line in [
+        "rm -rf build",
+        "echo $(date)",
+        "sh -c 'ls'",
+        "cat $HOME/notes",
+    ] {
+        let d = decide(Mode::Autonomous, sh, line);
+        assert_eq!(d.decision, Verdict::Allow, "{line}: {d:?}");
+    }
+}
+
+/// Attack: a "read-only" test that runs a command through a subscript.
+#[test]
+fn evaluated_subscripts_are_neither_read_only_nor_past_deny_rules() {
+    let sh = facts("terminal_exec", "terminal", "code:write");
+    let deny_rm = RuleSet::parse(&[], &[], &["terminal_exec(rm *)".to_owned()]).unwrap();
+    let d = decide_with(Mode::Default, deny_rm, sh, "test -v 'a[$(rm -rf src)]'");
+    assert_eq!((d.decision, d.layer), (Verdict::Deny, Layer::Rule), "{d:?}");
+    for line in [
+        "test -v 'a[$(touch /workspace/x)]'",
+        "[ -v 'a[$(id > /workspace/y)]' ]",
+    ] {
+        for mode in [Mode::Plan, Mode::Default] {
+            let d = decide(mode, sh, line);
+            assert_ne!(d.layer, Layer::ReadOnly, "{line} in {mode:?}: {d:?}");
+            assert_ne!(d.decision, Verdict::Allow, "{line} in {mode:?}: {d:?}");
+        }
+    }
+    let d = decide(Mode::Default, sh, "test -v x");
+    assert_eq!(
+        (d.decision, d.layer),
+        (Verdict::Allow, Layer::ReadOnly),
+        "{d:?}"
+    );
+}
