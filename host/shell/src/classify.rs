@@ -134,7 +134,13 @@ pub(crate) fn build_sub<'s>(
         }
         // Leading assignments: `a[i]=1` evaluates its subscript.
         for w in words.iter().take_while(|w| w.assignment) {
-            c.evaluated(&w.text, Eval::Assign { integer: false });
+            c.evaluated(
+                &w.text,
+                Eval::Assign {
+                    integer: false,
+                    nameref: false,
+                },
+            );
         }
         for r in redirs {
             let target = match r.target {

@@ -20,9 +20,10 @@ pub(crate) enum Eval {
     Name,
     /// An arithmetic expression (`let`, `(( ))`, `[[ x -eq y ]]`).
     Expr,
-    /// `NAME[sub]=value` (`declare`): the subscript is evaluated, and the value too for an
-    /// integer variable (`declare -i`).
-    Assign { integer: bool },
+    /// `NAME[sub]=value` (`declare`): the subscript is evaluated, and the value too: as an
+    /// expression for an integer variable (`declare -i`), as a name for a reference
+    /// (`declare -n`, whose target's subscript is evaluated at each use).
+    Assign { integer: bool, nameref: bool },
 }
 
 /// Whether evaluating `text` as `how` can only compute a number: no name, no substitution.
@@ -30,10 +31,11 @@ pub(crate) fn inert(text: &str, how: Eval) -> bool {
     match how {
         Eval::Name => name_inert(text),
         Eval::Expr => expr_inert(text),
-        Eval::Assign { integer } => match text.split_once('=') {
+        Eval::Assign { integer, nameref } => match text.split_once('=') {
             Some((name, value)) => {
                 name_inert(name.strip_suffix('+').unwrap_or(name))
                     && (!integer || expr_inert(value))
+                    && (!nameref || name_inert(value))
             }
             None => name_inert(text),
         },
@@ -63,6 +65,13 @@ pub(crate) fn name_inert(text: &str) -> bool {
 /// The inside of `${...}` (without the braces): its subscript (`a[i]`) and substring offset and
 /// length (`x:off:len`) are evaluated as arithmetic. Whether they are inert.
 pub(crate) fn braced_inert(inner: &str) -> bool {
+    // `${!x}` reads the name to expand from `x`'s value, subscript and all; `${!a[@]}` and
+    // `${!prefix*}` only list names.
+    if let Some(rest) = inner.strip_prefix('!')
+        && !(rest.ends_with("[@]") || rest.ends_with("[*]") || rest.ends_with(['*', '@']))
+    {
+        return false;
+    }
     let body = inner.trim_start_matches(['#', '!']);
     let name_len = body
         .find(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
@@ -122,11 +131,16 @@ pub(crate) fn evaluated<'a, 's>(prog: &str, args: &'a [Word<'s>]) -> Vec<(&'a Wo
         }
         "unset" => out.extend(operands(args, "").map(|w| (w, Eval::Name))),
         "declare" | "typeset" | "local" | "export" | "readonly" => {
-            let integer = args
-                .iter()
-                .take_while(|a| a.text.starts_with(['-', '+']) && a.text != "--")
-                .any(|a| a.text.starts_with('-') && a.text.contains('i'));
-            out.extend(operands(args, "").map(|w| (w, Eval::Assign { integer })));
+            let flags = |letter: char| {
+                args.iter()
+                    .take_while(|a| a.text.starts_with(['-', '+']) && a.text != "--")
+                    .any(|a| a.text.starts_with('-') && a.text.contains(letter))
+            };
+            let how = Eval::Assign {
+                integer: flags('i'),
+                nameref: flags('n'),
+            };
+            out.extend(operands(args, "").map(|w| (w, how)));
         }
         _ => {}
     }

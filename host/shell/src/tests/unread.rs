@@ -70,6 +70,10 @@ fn names_evaluated_as_arithmetic_are_unread() {
         "test -v 'a[i]'",
         "declare -i y=x",
         "local -i n=$x",
+        "declare -n r='a[i]'",
+        "echo ${!x}",
+        "[[ -v $x ]]",
+        "printf -v \"$x\" y",
         "y[x]=1",
         "y[i]=1 ls",
     ] {
@@ -99,6 +103,8 @@ fn inert_arithmetic_and_plain_names_are_read() {
         "mapfile -t lines < f",
         "[[ -f x && 1 -eq 1 ]]",
         "a[0]=1",
+        "declare -n r=x",
+        "echo ${!a[@]} ${!BASH*}",
     ] {
         assert_eq!(unread(line), None, "{line:?}");
     }
