@@ -11,6 +11,7 @@ use std::cell::Cell;
 use std::sync::OnceLock;
 
 use super::evaluated::{self, Eval};
+use super::interpreters;
 use super::lex::{self, MAX_DEPTH, RawRedirect, Word};
 use super::unread::{
     EVALUATED, EXPANDED_CODE, EXPANDED_TARGET, INTERPRETER_INPUT, SUBSTITUTED_COMMAND,
@@ -248,8 +249,8 @@ fn classify_at<'s>(
         shell(args, c);
         return;
     }
-    if is_interpreter(prog) {
-        if interpreter_reads_input(args) {
+    if interpreters::is_interpreter(prog) {
+        if interpreters::reads_input(args) {
             c.reason(INTERPRETER_INPUT);
         }
         return;
@@ -322,66 +323,6 @@ const DESTRUCTIVE: &[&str] = &[
     "rm", "rmdir", "unlink", "shred", "truncate", "mv", "cp", "ln", "install", "chmod", "chown",
     "chgrp", "dd", "tee", "rsync", "find", "wipefs", "mkfs",
 ];
-
-/// Interpreters that read their program from their input when none is named.
-fn is_interpreter(prog: &str) -> bool {
-    const NAMES: &[&str] = &[
-        "python", "perl", "ruby", "node", "nodejs", "php", "lua", "luajit", "Rscript", "tclsh",
-        "irb", "pypy", "pypy3", "bun", "deno",
-    ];
-    let base = prog.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    NAMES.contains(&prog) || NAMES.contains(&base)
-}
-
-/// An interpreter reads its program from its input: no inline code option and no script
-/// operand, or the operand `-` (`... | python3`, `python3 - < f`).
-fn interpreter_reads_input(args: &[Word<'_>]) -> bool {
-    // Options whose value is the program (`python3 -c`, `perl -e`, `node --eval`, `deno eval`).
-    const INLINE: &[&str] = &[
-        "-c",
-        "-e",
-        "-E",
-        "-m",
-        "-r",
-        "--eval",
-        "--print",
-        "eval",
-        "run",
-        // Prints and exits: reads nothing.
-        "-V",
-        "--version",
-        "-v",
-        "-h",
-        "--help",
-    ];
-    // Options that take a separate value that is not the program.
-    const VALUED: &[&str] = &["-W", "-X", "-I", "-r", "--require", "-C", "-d"];
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let t = a.text.as_ref();
-        if INLINE.contains(&t)
-            || (t.starts_with('-')
-                && !t.starts_with("--")
-                && t.len() > 2
-                && t.chars()
-                    .skip(1)
-                    .any(|c| matches!(c, 'c' | 'e' | 'E' | 'm')))
-        {
-            return false;
-        }
-        if t == "-" || t == "--" {
-            return t == "-" || it.next().is_none_or(|next| next.text == "-");
-        }
-        if t.starts_with('-') && t.len() > 1 {
-            if VALUED.contains(&t) {
-                it.next();
-            }
-            continue;
-        }
-        return false;
-    }
-    true
-}
 
 /// The value of `-c X`, `-lc X`, `-cX`, `--command X` or `--command=X` among `args`, where
 /// `short` is the option letter and `long` the long option names, and whether the shell expands

@@ -33,6 +33,7 @@ mod classify;
 mod evaluated;
 mod forms;
 mod inline;
+mod interpreters;
 mod lex;
 mod own_decision;
 mod paths;
