@@ -12,6 +12,7 @@ fuzz_target!(|data: &[u8]| {
     let (line, pattern) = text.split_once('\u{1}').unwrap_or((&text, "rm *"));
     let parsed = CommandLine::parse(line);
     let _ = parsed.opaque_reasons();
+    let _ = parsed.unread_reason();
     let p = Pattern::parse(pattern);
     let _ = matches_any_pattern(&p, &parsed);
     let _ = allowed_by_patterns(&[&p], &parsed);

@@ -505,10 +505,28 @@ impl AgentPolicy {
         env: &Env<'_>,
     ) -> Decision {
         match self.mode {
-            Mode::Autonomous => Decision::allow(
-                Layer::Mode,
-                prepared.describe(name, "autonomous mode allows `", &["`"]),
-            ),
+            // What no rule or breaker could read (`$x -rf src`, `rm -rf $X`,
+            // `... | sh`) would otherwise run unseen: autonomy is leave to
+            // act within the rules, not around them.
+            Mode::Autonomous => match prepared.unread_reason() {
+                Some(why) => Decision::ask(
+                    Layer::CircuitBreaker,
+                    prepared.describe(
+                        name,
+                        "circuit breaker: `",
+                        &[
+                            "` runs commands the analyser cannot read (",
+                            why,
+                            "), so no deny rule or breaker could judge them; in autonomous mode \
+                             this needs a person's approval (or an allow rule without wildcards)",
+                        ],
+                    ),
+                ),
+                None => Decision::allow(
+                    Layer::Mode,
+                    prepared.describe(name, "autonomous mode allows `", &["`"]),
+                ),
+            },
             // Creating or switching a branch and committing change only the
             // local repository and are undone with git itself (the reflog
             // keeps every commit): what spec 3.5 allows by default. Deleting
@@ -574,3 +592,6 @@ pub(crate) fn path_env<'a>(env: &Env<'a>) -> PathEnv<'a> {
         home: env.home,
     }
 }
+
+#[cfg(test)]
+mod tests;

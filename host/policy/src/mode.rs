@@ -12,8 +12,9 @@ pub enum Mode {
     Default,
     /// Read only: every side effect is denied.
     Plan,
-    /// Edits to files inside the workspace are allowed; deletes, renames
-    /// and shell commands still ask.
+    /// Edits to files inside the workspace are allowed; deletes, renames,
+    /// moves (`code:delete`, `code:refactor`, or a tool named for one) and
+    /// shell commands still ask.
     AcceptEdits,
     /// Allow everything except explicit ask and deny rules, and circuit
     /// breakers, which always ask.

@@ -9,9 +9,11 @@
 //! fire on either form, allow rules must cover both.
 //!
 //! Patterns use gitignore-style anchors: `//abs` from the filesystem root,
-//! `~/x` from home, `/x` from the workspace root, `./x` or `x/y` from the
-//! working directory, and a pattern with no `/` but maybe a trailing one
-//! (`*.env`, `secrets/`) matches a name at any depth. `*` and `?` stay inside one path segment, `**` spans any
+//! `~/x` from home, `/x` from the workspace root, `./x` (or `../x`) from
+//! the working directory, and a pattern with no leading anchor (`*.env`,
+//! `secrets/`, `secrets/**`, `a/b`) matches at any depth: unlike
+//! gitignore, whose `a/b` is anchored, since a deny rule on `secrets/**`
+//! that `a/b/secrets/x` walks around would protect nothing. `*` and `?` stay inside one path segment, `**` spans any
 //! number of them, and a pattern naming a directory covers everything in
 //! it.
 
@@ -87,11 +89,14 @@ impl PathPattern {
             (Anchor::Home, r)
         } else if let Some(r) = raw.strip_prefix('/') {
             (Anchor::Workspace, r)
-        } else if raw.trim_end_matches('/').contains('/') {
+        } else if raw.starts_with("./") || raw == "." || raw.split('/').any(|s| s == "..") {
+            // A pattern that climbs is read from the working directory.
             (Anchor::Cwd, raw)
         } else {
-            // No separator but maybe a trailing one (`secrets/`): a name
-            // at any depth, as in gitignore.
+            // No leading anchor (`secrets/`, `secrets/**`, `a/b`): at any
+            // depth. Gitignore anchors `a/b` at the file's directory, but
+            // a deny on `secrets/**` that `a/b/secrets/x` walks around
+            // protects nothing; `./a/b` says "from here".
             (Anchor::AnyDepth, raw)
         };
         let mut segs: Vec<String> = Vec::new();
@@ -133,6 +138,30 @@ impl PathPattern {
         let below = &path[base.trim_end_matches('/').len().min(path.len())..];
         let path: Vec<&str> = segments(below).collect();
         match_segments(&self.segs, &path)
+    }
+
+    /// For allow rules: [`PathPattern::matches`], except that an
+    /// unanchored pattern of several segments (`src/**`) covers only what
+    /// lies below the working directory. Deny and ask rules read such a
+    /// pattern at any depth so it cannot be walked around; an allow rule
+    /// reads it as narrowly as its author likely meant it, so the wider
+    /// reading never allows more than before (`/etc/x/src/a`).
+    pub fn covers(&self, path: &str, env: &PathEnv<'_>) -> bool {
+        if !self.multi_segment_any_depth() {
+            return self.matches(path, env);
+        }
+        if !is_within(path, env.cwd) {
+            return false;
+        }
+        let below = &path[env.cwd.trim_end_matches('/').len().min(path.len())..];
+        let path: Vec<&str> = segments(below).collect();
+        match_segments(self.segs.get(1..).unwrap_or(&[]), &path)
+    }
+
+    /// Unanchored, with more than one segment of its own (after the `**`
+    /// [`PathPattern::parse`] puts in front).
+    fn multi_segment_any_depth(&self) -> bool {
+        self.anchor == Anchor::AnyDepth && self.climbing.is_none() && self.segs.len() > 2
     }
 
     /// A literal segment every path this pattern matches contains (the

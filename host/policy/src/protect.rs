@@ -18,7 +18,7 @@
 use std::collections::HashSet;
 
 use warden_shell::CommandLine;
-use warden_shell::text_path::expand_home;
+use warden_shell::text_path::expand_home_spellings;
 
 use crate::facts::{Call, Env};
 use crate::path::{PathEnv, PathPattern, normalize};
@@ -276,7 +276,8 @@ fn name(word: &str, env: &Env<'_>, writes: bool, f: &mut impl FnMut(&str, bool))
     if word.is_empty() || word.contains("://") {
         return;
     }
-    let Some(expanded) = expand_home(word, Some(env.home)) else {
+    // `$HOME/.aws/credentials` and `${HOME}/...` name the same file as `~/.aws/credentials`.
+    let Some(expanded) = expand_home_spellings(word, Some(env.home)) else {
         return;
     };
     // A glob names what it may expand to (see `PathPattern::may_match`).

@@ -210,7 +210,7 @@ impl<'a> Prepared<'a> {
                     Prepared::Path { paths, .. } => {
                         let penv = path_env(env);
                         r.path()
-                            .is_some_and(|p| paths.iter().all(|path| p.matches(path, &penv)))
+                            .is_some_and(|p| paths.iter().all(|path| p.covers(path, &penv)))
                     }
                     Prepared::Plain(text) => r.raw_spec().is_some_and(|s| glob::matches(s, text)),
                     // Code no rule can read: only the exact text, no wildcard.
@@ -251,13 +251,26 @@ impl<'a> Prepared<'a> {
         match self {
             Prepared::Shell { line, .. } => line.circuit_breaker(),
             Prepared::Path { paths, .. } if tool.action_type == "code:delete" => paths.iter().find_map(|p| {
+                // The working directory is where a file tool's relative
+                // paths land: the workspace, or the granted directory.
                 let critical = p == "/"
                     || p.matches('/').count() == 1
                     || is_within(env.workspace, p)
+                    || is_within(env.cwd, p)
                     || is_within(env.project, p)
                     || is_within(env.home, p);
-                critical.then(|| format!("deleting `{p}` would remove a root, the home directory or the workspace"))
+                critical.then(|| format!("deleting `{p}` would remove a root, the home directory, the workspace or the directory the call works in"))
             }),
+            _ => None,
+        }
+    }
+
+    /// Why a shell line cannot be read at all (a command or a destructive
+    /// command's target named through an expansion, commands read from a
+    /// pipe, arithmetic evaluation of values), if it cannot.
+    pub fn unread_reason(&self) -> Option<&str> {
+        match self {
+            Prepared::Shell { line, .. } => line.unread_reason(),
             _ => None,
         }
     }
@@ -269,19 +282,39 @@ impl<'a> Prepared<'a> {
         }
     }
 
-    /// An edit-safe file tool (write or create, not delete) on paths all
-    /// inside the workspace: what accept-edits mode allows.
+    /// An edit-safe file tool (write or create, not delete or move) on
+    /// paths all inside the workspace: what accept-edits mode allows.
+    /// Accept-edits accepts edits, not deletions: `code:delete` and
+    /// `code:refactor` (refactors rename and move files) are not edits,
+    /// nor is a tool whose name says it deletes or moves, whatever action
+    /// type it declares (`fs_rename` declared `code:write`).
     pub fn is_workspace_edit(&self, tool: &ToolFacts<'_>, env: &Env<'_>) -> bool {
         match self {
             Prepared::Path { paths, .. } => {
                 matches!(
                     tool.action_type,
-                    "code:write" | "code:create" | "code:refactor" | "test:write" | "docs:write"
-                ) && paths.iter().all(|p| is_within(p, env.workspace))
+                    "code:write" | "code:create" | "test:write" | "docs:write"
+                ) && !deletes_or_moves(&tool.normalized_name())
+                    && paths.iter().all(|p| is_within(p, env.workspace))
             }
             _ => false,
         }
     }
+}
+
+/// A tool name with a word for deleting or moving (`fs_delete`,
+/// `file_rename`, `fs_mv`, `unlink`): names are the plugin author's, so
+/// this reads what the tool says it does, not what an agent wrote.
+fn deletes_or_moves(name: &str) -> bool {
+    const VERBS: &[&str] = &[
+        "delete", "remove", "rm", "rmdir", "unlink", "rename", "move", "mv", "erase", "purge",
+        "trash", "destroy", "wipe",
+    ];
+    name.split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|word| VERBS.contains(&word))
+        || ["delete", "remove", "rename", "unlink"]
+            .iter()
+            .any(|v| name.contains(v))
 }
 
 #[cfg(test)]

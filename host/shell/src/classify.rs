@@ -10,7 +10,13 @@
 use std::cell::Cell;
 use std::sync::OnceLock;
 
-use super::lex::{MAX_DEPTH, RawRedirect, Word};
+use super::evaluated::{self, Eval};
+use super::interpreters;
+use super::lex::{self, MAX_DEPTH, RawRedirect, Word};
+use super::unread::{
+    EVALUATED, EXPANDED_CODE, EXPANDED_TARGET, INTERPRETER_INPUT, SUBSTITUTED_COMMAND,
+    VARIABLE_COMMAND,
+};
 use super::wrappers::{self, program_name};
 use super::{CommandLine, Redirect, RedirectKind, SubCommand};
 
@@ -42,6 +48,29 @@ impl<'s> Collect<'_, '_, 's> {
         // The text is made for this purpose (joined, unquoted): copy what is read from it.
         let nested = CommandLine::parse_at(text, self.depth + 1, self.budget);
         self.nested.push(nested.into_owned());
+    }
+
+    /// Parses the `$(...)` and backticks inside text bash evaluates later (a subscript, an
+    /// arithmetic expression), however it was quoted here: `test -v 'a[$(rm -rf src)]'`.
+    fn substitutions(&mut self, text: &str) {
+        if !text.contains(['$', '`']) {
+            return;
+        }
+        if self.depth + 1 > MAX_DEPTH {
+            self.reason("nesting too deep to read");
+            return;
+        }
+        self.nested
+            .extend(lex::substitutions(text, self.depth + 1, self.budget));
+    }
+
+    /// An argument bash evaluates as `how`: its substitutions are read, and unless it can only
+    /// compute a number, the part is unread.
+    fn evaluated(&mut self, text: &str, how: Eval) {
+        if !evaluated::inert(text, how) {
+            self.reason(EVALUATED);
+        }
+        self.substitutions(text);
     }
 
     fn nested_words(&mut self, words: &[Word<'s>]) {
@@ -104,6 +133,16 @@ pub(crate) fn build_sub<'s>(
             word_reasons(w, &mut c);
             c.nested.append(&mut w.take_nested());
         }
+        // Leading assignments: `a[i]=1` evaluates its subscript.
+        for w in words.iter().take_while(|w| w.assignment) {
+            c.evaluated(
+                &w.text,
+                Eval::Assign {
+                    integer: false,
+                    nameref: false,
+                },
+            );
+        }
         for r in redirs {
             let target = match r.target {
                 None => {
@@ -112,7 +151,7 @@ pub(crate) fn build_sub<'s>(
                 }
                 Some(mut t) => {
                     word_reasons(&t, &mut c);
-                    if r.kind != RedirectKind::HereString && (t.param || t.glob || t.brace) {
+                    if r.kind != RedirectKind::HereString && (t.expands() || t.glob || t.brace) {
                         c.reason("redirection target only known at run time");
                     }
                     c.nested.append(&mut t.take_nested());
@@ -184,7 +223,10 @@ fn classify_at<'s>(
         return;
     }
     if w.param {
-        c.reason("variable in command position");
+        c.reason(VARIABLE_COMMAND);
+    }
+    if w.cmdsub || w.procsub {
+        c.reason(SUBSTITUTED_COMMAND);
     }
     if w.glob {
         c.reason("glob in command name");
@@ -194,13 +236,31 @@ fn classify_at<'s>(
     }
     let args = words.get(s + 1..).unwrap_or(&[]);
     let prog = program_name(&w.text);
+    for (arg, how) in evaluated::evaluated(prog, args) {
+        c.evaluated(&arg.text, how);
+    }
+    if DESTRUCTIVE.contains(&prog)
+        && (prog != "find" || args.iter().any(|a| a.text == "-delete"))
+        && args.iter().any(Word::expands)
+    {
+        c.reason(EXPANDED_TARGET);
+    }
     if SHELLS.contains(&prog) {
         shell(args, c);
+        return;
+    }
+    if interpreters::is_interpreter(prog) {
+        if interpreters::reads_input(args) {
+            c.reason(INTERPRETER_INPUT);
+        }
         return;
     }
     match prog {
         "eval" => {
             c.reason("eval");
+            if args.iter().any(Word::expands) {
+                c.reason(EXPANDED_CODE);
+            }
             let text: Vec<&str> = args.iter().map(|a| a.text.as_ref()).collect();
             c.nested_text(&text.join(" "));
         }
@@ -209,6 +269,9 @@ fn classify_at<'s>(
         "trap" => {
             if let Some(handler) = args.iter().find(|a| !a.text.starts_with('-')) {
                 c.reason("trap handler");
+                if handler.expands() {
+                    c.reason(EXPANDED_CODE);
+                }
                 c.nested_text(&handler.text);
             }
         }
@@ -233,14 +296,20 @@ fn classify_at<'s>(
             }
         }
         "su" | "runuser" | "flock" | "script" => {
-            if let Some(text) = option_value(args, 'c', &["--command"]) {
+            if let Some((text, expands)) = option_value(args, 'c', &["--command"]) {
                 c.reason("runs a command string");
+                if expands {
+                    c.reason(EXPANDED_CODE);
+                }
                 c.nested_text(&text);
             }
         }
         "env" => {
-            if let Some(text) = option_value(args, 'S', &["--split-string"]) {
+            if let Some((text, expands)) = option_value(args, 'S', &["--split-string"]) {
                 c.reason("env -S splits a command string");
+                if expands {
+                    c.reason(EXPANDED_CODE);
+                }
                 c.nested_text(&text);
             }
         }
@@ -248,9 +317,17 @@ fn classify_at<'s>(
     }
 }
 
+/// Commands whose operands are destroyed or overwritten: named through an expansion, what
+/// they destroy is only known at run time.
+const DESTRUCTIVE: &[&str] = &[
+    "rm", "rmdir", "unlink", "shred", "truncate", "mv", "cp", "ln", "install", "chmod", "chown",
+    "chgrp", "dd", "tee", "rsync", "find", "wipefs", "mkfs",
+];
+
 /// The value of `-c X`, `-lc X`, `-cX`, `--command X` or `--command=X` among `args`, where
-/// `short` is the option letter and `long` the long option names.
-fn option_value(args: &[Word<'_>], short: char, long: &[&str]) -> Option<String> {
+/// `short` is the option letter and `long` the long option names, and whether the shell expands
+/// it before the other program parses it.
+fn option_value(args: &[Word<'_>], short: char, long: &[&str]) -> Option<(String, bool)> {
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let t = a.text.as_ref();
@@ -260,10 +337,10 @@ fn option_value(args: &[Word<'_>], short: char, long: &[&str]) -> Option<String>
         if t.starts_with("--") {
             for l in long {
                 if t == *l {
-                    return it.next().map(|v| v.text.to_string());
+                    return it.next().map(|v| (v.text.to_string(), v.expands()));
                 }
                 if let Some(v) = t.strip_prefix(l).and_then(|r| r.strip_prefix('=')) {
-                    return Some(v.to_string());
+                    return Some((v.to_string(), a.expands()));
                 }
             }
             continue;
@@ -274,9 +351,9 @@ fn option_value(args: &[Word<'_>], short: char, long: &[&str]) -> Option<String>
         if let Some((at, _)) = cluster.char_indices().find(|&(_, ch)| ch == short) {
             let rest = cluster.get(at + short.len_utf8()..).unwrap_or("");
             if rest.is_empty() {
-                return it.next().map(|v| v.text.to_string());
+                return it.next().map(|v| (v.text.to_string(), v.expands()));
             }
-            return Some(rest.to_string());
+            return Some((rest.to_string(), a.expands()));
         }
     }
     None
@@ -317,7 +394,12 @@ fn shell(args: &[Word<'_>], c: &mut Collect<'_, '_, '_>) {
     if saw_c {
         c.reason("shell -c string");
         match args.get(i) {
-            Some(text) => c.nested_text(&text.text),
+            Some(text) => {
+                if text.expands() {
+                    c.reason(EXPANDED_CODE);
+                }
+                c.nested_text(&text.text);
+            }
             None => c.reason("shell -c without a command string"),
         }
     } else if saw_s || args.get(i).is_none() {

@@ -30,8 +30,10 @@
 mod breakers;
 mod checked;
 mod classify;
+mod evaluated;
 mod forms;
 mod inline;
+mod interpreters;
 mod lex;
 mod own_decision;
 mod paths;
@@ -39,6 +41,7 @@ mod pattern;
 mod readonly;
 mod split;
 pub mod text_path;
+mod unread;
 mod wrappers;
 
 #[cfg(test)]
@@ -70,6 +73,9 @@ pub struct CommandLine<'s> {
     /// Unreadable parts that belong to no single subcommand (unbalanced parentheses, ...).
     pub(crate) reasons: Vec<String>,
     pub(crate) functions: Vec<FunctionDef>,
+    /// Bytes of the text this line was parsed from: a line longer than the analysis limit
+    /// ([`MAX_WILDCARD_LINE`]) is never read-only, since nobody reads it.
+    pub(crate) len: usize,
 }
 
 /// A function defined on the line; kept so fork bombs can be recognised whatever the name.
@@ -182,7 +188,9 @@ impl<'s> CommandLine<'s> {
     pub(crate) fn parse_at(line: &'s str, depth: usize, budget: &Cell<usize>) -> CommandLine<'s> {
         let mut lexer = lex::Lexer::new(line, depth, budget);
         let (toks, _) = lexer.lex_seq(false);
-        split::build(toks, depth, budget)
+        let mut parsed = split::build(toks, depth, budget);
+        parsed.len = line.len();
+        parsed
     }
 
     /// The simple commands of the line, in order (nested command text is under
@@ -197,6 +205,7 @@ impl<'s> CommandLine<'s> {
             subs: self.subs.into_iter().map(SubCommand::into_owned).collect(),
             reasons: self.reasons,
             functions: self.functions,
+            len: self.len,
         }
     }
 
@@ -389,7 +398,8 @@ pub fn allowed_by(patterns: &[&str], line: &CommandLine) -> bool {
 }
 
 /// True only if every subcommand is in the built-in read-only set, nothing is opaque, nothing is
-/// written (except to `/dev/null`) and no path argument reaches outside `workspace`.
+/// written (except to `/dev/null`), no path argument reaches outside `workspace`, and the line is
+/// no longer than [`MAX_WILDCARD_LINE`].
 pub fn is_read_only(line: &CommandLine, workspace: &str, cwd: &str, home: &str) -> bool {
     readonly::is_read_only(line, &Places::new(workspace, cwd, home))
 }

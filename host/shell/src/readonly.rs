@@ -51,7 +51,13 @@ impl Ctx<'_> {
 
 /// See [`super::is_read_only`].
 pub(crate) fn is_read_only(line: &CommandLine, p: &Places<'_>) -> bool {
-    if line.subs.is_empty() || line.is_opaque() || !is_within(&p.cwd, &p.ws) {
+    // Past the analysis limit a line is not read as closely as a person would (and a wildcard
+    // allow rule no longer covers it): it is never read-only either.
+    if line.subs.is_empty()
+        || line.len > super::MAX_WILDCARD_LINE
+        || line.is_opaque()
+        || !is_within(&p.cwd, &p.ws)
+    {
         return false;
     }
     let ctx = Ctx {

@@ -10,7 +10,9 @@ use std::borrow::Cow;
 use std::cell::Cell;
 
 use super::classify::build_sub;
+use super::evaluated::expr_inert;
 use super::lex::{Op, RawRedirect, Tok, Word};
+use super::unread::EVALUATED;
 use super::{CommandLine, FunctionDef, SubCommand};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +50,10 @@ struct Parser<'s, 'b> {
     /// After `function NAME`: the `()` that may follow is part of the definition.
     fn_keyword_name: bool,
     expect_fn_name: bool,
+    /// Inside `(( ))`: the group depth outside it. Its words are an arithmetic expression.
+    arith: Option<usize>,
+    /// Inside `[[ ]]`: `&&`, `||` and parentheses are part of the test, not command lists.
+    dbracket: bool,
 }
 
 /// Builds a command line from a token sequence.
@@ -68,10 +74,24 @@ pub(crate) fn build<'s>(toks: Vec<Tok<'s>>, depth: usize, budget: &Cell<usize>) 
         open_fns: Vec::new(),
         fn_keyword_name: false,
         expect_fn_name: false,
+        arith: None,
+        dbracket: false,
     };
     let mut it = toks.into_iter().peekable();
     while let Some(tok) = it.next() {
         let before_paren = matches!(it.peek(), Some(Tok::Op(Op::RParen)));
+        if p.dbracket
+            && let Tok::Op(op @ (Op::AndIf | Op::OrIf | Op::LParen | Op::RParen)) = &tok
+        {
+            let text = match op {
+                Op::AndIf => "&&",
+                Op::OrIf => "||",
+                Op::LParen => "(",
+                _ => ")",
+            };
+            p.words.push(Word::bare(Cow::Borrowed(text)));
+            continue;
+        }
         match tok {
             Tok::Word(w) => {
                 p.fn_keyword_name = false;
@@ -84,6 +104,11 @@ pub(crate) fn build<'s>(toks: Vec<Tok<'s>>, depth: usize, budget: &Cell<usize>) 
                     it.next();
                     p.fn_keyword_name = false;
                 } else if p.words.is_empty() && p.redirs.is_empty() {
+                    // `((` opens an arithmetic command. Its words stay a command too, so
+                    // `((rm x) )`, nested subshells to bash, is still seen running `rm`.
+                    if p.arith.is_none() && matches!(it.peek(), Some(Tok::Op(Op::LParen))) {
+                        p.arith = Some(p.groups.len());
+                    }
                     p.open_group(Group::Paren);
                 } else if before_paren && p.words.len() == 1 {
                     it.next();
@@ -152,6 +177,9 @@ impl<'s> Parser<'s, '_> {
             if self.after_time {
                 return;
             }
+            if w.text == "[[" {
+                self.dbracket = true;
+            }
             match w.text.as_ref() {
                 "if" | "then" | "else" | "elif" | "fi" | "do" | "done" | "while" | "until"
                 | "!" | "esac" | "coproc" => return,
@@ -173,6 +201,9 @@ impl<'s> Parser<'s, '_> {
             }
         }
         self.after_time = false;
+        if self.dbracket && !w.quoted && w.text == "]]" {
+            self.dbracket = false;
+        }
         self.words.push(w);
     }
 
@@ -226,6 +257,9 @@ impl<'s> Parser<'s, '_> {
             return;
         }
         self.groups.pop();
+        if self.arith == Some(self.groups.len()) {
+            self.arith = None;
+        }
         while self
             .open_fns
             .last()
@@ -241,6 +275,20 @@ impl<'s> Parser<'s, '_> {
         let reasons = std::mem::take(&mut self.cur_reasons);
         let for_header = std::mem::replace(&mut self.for_header, false);
         self.after_time = false;
+        self.dbracket = false;
+        let mut reasons = reasons;
+        if self
+            .arith
+            .is_some_and(|outside| self.groups.len() > outside)
+        {
+            let inert = words.iter().all(|w| expr_inert(&w.text))
+                && redirs
+                    .iter()
+                    .all(|r| r.target.as_ref().is_none_or(|t| expr_inert(&t.text)));
+            if !inert && !reasons.iter().any(|r| r == EVALUATED) {
+                reasons.push(EVALUATED.to_owned());
+            }
+        }
         if words.is_empty() && redirs.is_empty() {
             self.reasons.extend(reasons);
             return;
@@ -270,6 +318,7 @@ impl<'s> Parser<'s, '_> {
             subs: self.subs,
             reasons,
             functions: self.functions,
+            len: 0,
         }
     }
 }

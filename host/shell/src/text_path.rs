@@ -101,6 +101,30 @@ pub fn expand_home<'a>(path: &'a str, home: Option<&str>) -> Option<Cow<'a, str>
     }
 }
 
+/// [`expand_home`], and also the other spellings of the agent's own home a shell reads as it:
+/// `$HOME`, `${HOME}` and `~NAME` where `NAME` is the home directory's own name (the user's
+/// login, as homes are laid out). For checks that must not miss a home path (denied and
+/// protected paths): `cat $HOME/.aws/credentials` names the same file as
+/// `cat ~/.aws/credentials`. A word quoted so the shell would not expand it is expanded too,
+/// which only makes such a check stricter.
+pub fn expand_home_spellings<'a>(path: &'a str, home: Option<&str>) -> Option<Cow<'a, str>> {
+    let rest = ["${HOME}", "$HOME"]
+        .iter()
+        .find_map(|var| path.strip_prefix(var))
+        .or_else(|| {
+            let user = home?.trim_end_matches('/').rsplit('/').next()?;
+            let after = path.strip_prefix('~')?.strip_prefix(user)?;
+            (!user.is_empty()).then_some(after)
+        });
+    match rest {
+        // `$HOMEDIR` and `~agentx` are other names.
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            home.map(|h| Cow::Owned(format!("{h}{rest}")))
+        }
+        _ => expand_home(path, home),
+    }
+}
+
 /// Whether `path` is `dir` or inside it (both absolute and normalised).
 pub fn is_within(path: &str, dir: &str) -> bool {
     let dir = dir.trim_end_matches('/');

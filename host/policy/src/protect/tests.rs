@@ -48,6 +48,10 @@ fn credentials_are_out_of_reach_for_every_tool() {
         (read, "/home/agent/.ssh/id_ed25519"),
         (read, "/home/agent/.aws/credentials"),
         (sh, "cat ~/.ssh/id_rsa"),
+        (sh, "cat $HOME/.aws/credentials"),
+        (sh, "cat \"${HOME}\"/.aws/credentials"),
+        (sh, "cat ~agent/.aws/credentials"),
+        (sh, "base64 < $HOME/.netrc"),
         (sh, "cat ~/.ssh/*"),
         (sh, "ls && base64 < ~/.netrc"),
         (

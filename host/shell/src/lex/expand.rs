@@ -8,6 +8,8 @@
 
 use super::word::Builder;
 use super::{Lexer, MAX_DEPTH};
+use crate::evaluated::{braced_inert, expr_inert};
+use crate::unread::EVALUATED;
 use crate::{CommandLine, split};
 
 impl<'s> Lexer<'s, '_> {
@@ -33,6 +35,39 @@ impl<'s> Lexer<'s, '_> {
                 self.pos += 2;
                 self.param_braced(b);
                 b.w.param = true;
+                // `${a[i]}` and `${x:off:len}` evaluate their subscript and offsets.
+                let raw = self.slice(start, self.pos);
+                let inner = raw.get(2..).unwrap_or("");
+                if !braced_inert(inner.strip_suffix('}').unwrap_or(inner)) {
+                    b.w.add_reason(EVALUATED);
+                }
+                self.push_raw_literal(b, start);
+            }
+            Some('[') => {
+                // `$[expr]`, bash's old arithmetic expansion.
+                self.pos += 2;
+                let inner_start = self.pos;
+                let mut depth = 0usize;
+                while let Some(c) = self.peek() {
+                    self.bump(c);
+                    match c {
+                        '[' => depth += 1,
+                        ']' if depth == 0 => break,
+                        ']' => depth -= 1,
+                        _ => {}
+                    }
+                }
+                let raw = self.slice(inner_start, self.pos);
+                let inner = raw.strip_suffix(']').unwrap_or(raw);
+                b.w.param = true;
+                if !expr_inert(inner) {
+                    b.w.add_reason(EVALUATED);
+                }
+                if self.depth < MAX_DEPTH {
+                    for n in super::substitutions(inner, self.depth + 1, self.budget) {
+                        b.w.add_nested(n);
+                    }
+                }
                 self.push_raw_literal(b, start);
             }
             Some(c) if c == '_' || c.is_ascii_alphabetic() => {
@@ -80,6 +115,13 @@ impl<'s> Lexer<'s, '_> {
             b.w.procsub = true;
         } else {
             b.w.cmdsub = true;
+            // `$((x))` evaluates the value of `x`, and any `$(...)` in it, as arithmetic.
+            let raw = self.slice(start, self.pos);
+            if let Some(inner) = raw.strip_prefix("$((")
+                && !expr_inert(inner.strip_suffix("))").unwrap_or(inner))
+            {
+                b.w.add_reason(EVALUATED);
+            }
         }
         self.push_raw_literal(b, start);
     }

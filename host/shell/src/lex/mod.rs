@@ -243,6 +243,23 @@ impl<'s, 'b> Lexer<'s, 'b> {
     }
 }
 
+/// The command lines inside the `$(...)`, `${...}` and backticks of `text`, read as bash reads
+/// a double-quoted string: for text bash expands later (a subscript it evaluates), whatever
+/// quotes kept it from being expanded here.
+pub(crate) fn substitutions(
+    text: &str,
+    depth: usize,
+    budget: &Cell<usize>,
+) -> Vec<crate::CommandLine<'static>> {
+    let mut lexer = Lexer::new(text, depth, budget);
+    let mut b = word::Builder::default();
+    lexer.dquote(&mut b, None);
+    b.w.take_nested()
+        .into_iter()
+        .map(crate::CommandLine::into_owned)
+        .collect()
+}
+
 fn is_fd_word(w: &Word<'_>) -> bool {
     if w.quoted || w.expands() || w.brace {
         return false;

@@ -9,6 +9,7 @@ mod pattern;
 mod props;
 mod readonly;
 mod split;
+mod unread;
 
 use super::CommandLine;
 

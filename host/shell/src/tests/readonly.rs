@@ -163,3 +163,25 @@ fn cwd_and_home_are_taken_into_account() {
     assert!(!is_read_only(&parse("cat ~/notes"), WS, WS, HOME));
     assert!(!is_read_only(&parse("cat ~/../../x"), WS, WS, &home_inside));
 }
+
+/// Attack: a line too long for anyone to read hides its effect in the middle of ten thousand
+/// harmless characters; past the analysis limit it needs a decision of its own.
+#[test]
+fn lines_past_the_analysis_limit_are_never_read_only() {
+    let limit = super::super::MAX_WILDCARD_LINE;
+    let short = format!("echo {}", "x".repeat(limit - 5));
+    assert_eq!(short.len(), limit);
+    assert!(read_only(&short), "a line at the limit is still read");
+    for line in [
+        format!("echo {}", "x".repeat(limit - 4)),
+        format!("echo {}", "x".repeat(10_000)),
+        format!("ls{}", " ".repeat(10_000)),
+        format!("cat {}", "README.md ".repeat(1_000)),
+    ] {
+        assert!(
+            !read_only(&line),
+            "{} characters read as read-only",
+            line.len()
+        );
+    }
+}

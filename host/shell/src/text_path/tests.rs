@@ -47,3 +47,35 @@ fn resolve_shortcut_agrees_with_folding() {
         }
     }
 }
+
+#[test]
+fn every_spelling_of_the_own_home_expands() {
+    let home = Some("/home/agent");
+    for p in [
+        "~/.aws/credentials",
+        "$HOME/.aws/credentials",
+        "${HOME}/.aws/credentials",
+        "~agent/.aws/credentials",
+    ] {
+        assert_eq!(
+            expand_home_spellings(p, home).as_deref(),
+            Some("/home/agent/.aws/credentials"),
+            "{p}"
+        );
+    }
+    assert_eq!(
+        expand_home_spellings("$HOME", home).as_deref(),
+        Some("/home/agent")
+    );
+    // Other names stay as written, or are unknown.
+    assert_eq!(
+        expand_home_spellings("$HOMEDIR/x", home).as_deref(),
+        Some("$HOMEDIR/x")
+    );
+    assert_eq!(expand_home_spellings("~agentx/x", home), None);
+    assert_eq!(expand_home_spellings("~bob/x", home), None);
+    assert_eq!(
+        expand_home_spellings("src/x", home).as_deref(),
+        Some("src/x")
+    );
+}
