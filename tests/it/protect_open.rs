@@ -228,7 +228,14 @@ async fn a_hard_link_to_a_denied_file_is_read_by_no_tool() {
     assert!(!text(&e).contains("notes2.txt"), "{}", text(&e));
     assert!(!text(&e).contains("do-not-leak"), "{}", text(&e));
     // Files with one name are searched as before.
-    let e = invoke(&search, &w, REFUSED, "search_grep", json!({"pattern": "main"})).await;
+    let e = invoke(
+        &search,
+        &w,
+        REFUSED,
+        "search_grep",
+        json!({"pattern": "main"}),
+    )
+    .await;
     assert!(text(&e).contains("src/main.rs"), "{}", text(&e));
 }
 
@@ -242,7 +249,10 @@ async fn a_symlink_to_a_denied_file_or_directory_is_refused() {
         ("fs_read", json!({"path": "key_link"})),
         ("fs_read", json!({"path": "dir_link/key.txt"})),
         ("fs_list", json!({"path": "dir_link"})),
-        ("fs_write", json!({"path": "dir_link/new.txt", "content": "x"})),
+        (
+            "fs_write",
+            json!({"path": "dir_link/new.txt", "content": "x"}),
+        ),
     ] {
         let e = invoke(&fs, &w, REFUSED, tool, args.clone()).await;
         assert!(!e.is_ok(), "{tool} {args}: {e:?}");
