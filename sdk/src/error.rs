@@ -82,7 +82,8 @@ impl ToolError {
         };
         let hint = match kind {
             // The host refused to open a file that can block (a FIFO, a
-            // device): its reason says so better than a guess.
+            // device), or one a denied or protected path reaches (through
+            // a link): its reason says so better than a guess.
             ErrorKind::AccessDenied => match refused_open() {
                 Some(reason) => format!(" ({reason})"),
                 None => " (the call's grant does not cover this path: ask the operator for a directory grant, or read-write access)".to_owned(),
@@ -98,7 +99,7 @@ impl ToolError {
 fn refused_open() -> Option<String> {
     crate::__private::bindings::warden::tool::host::denials()
         .pop()
-        .filter(|r| r.starts_with("opening `"))
+        .filter(|r| r.starts_with("opening `") || r.starts_with("changing `"))
 }
 
 /// WASI's ENOTCAPABLE (76 in wasi-libc): an operation outside what a

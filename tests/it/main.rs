@@ -29,6 +29,7 @@ mod net;
 mod policy_cases;
 mod probe;
 mod protect;
+mod protect_open;
 mod reload;
 mod sandbox;
 mod search;

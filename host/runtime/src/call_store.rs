@@ -16,6 +16,7 @@ use crate::denials::Denials;
 use crate::host_api::HostApi;
 use crate::http::{Egress, HttpCtx};
 use crate::limits::{CallLimiter, DeadlineExceeded};
+use crate::open_checks::OpenCheck;
 use crate::output::CappedOutput;
 use crate::plugin::PluginInner;
 use crate::spare::Spare;
@@ -85,6 +86,10 @@ fn call_state(
         host: HostApi::new(&plugin.manifest.plugin.name, tool, request_id, side.events),
         denials,
         net,
+        open_check: side
+            .paths
+            .as_ref()
+            .map(|guard| OpenCheck::new(guard.clone(), grants, requested)),
         paths: side.paths,
         fs_on_call_thread: shared.config.fs_on_call_thread,
     };

@@ -154,6 +154,7 @@ impl Runtime {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(engine_err)?;
         crate::lookup::add_to_linker(&mut linker).map_err(engine_err)?;
         crate::special_files::add_to_linker(&mut linker).map_err(engine_err)?;
+        crate::fs_entries::add_to_linker(&mut linker).map_err(engine_err)?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(engine_err)?;
         bindings::Plugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
             .map_err(engine_err)?;

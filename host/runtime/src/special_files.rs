@@ -20,6 +20,9 @@
 //!    regular file or a directory is handed to the guest, with
 //!    `O_NONBLOCK` cleared again.
 //!
+//! The same open checks the call's denied and protected paths on the
+//! file it reaches ([`crate::open_checks`]).
+//!
 //! Refusals are `access` with a reason in the call's denial log. The
 //! flags, permission checks and descriptors mirror wasmtime-wasi's own
 //! `open-at`.
@@ -37,6 +40,8 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 };
 use wasmtime_wasi::{FsPerms, OpenMode};
 
+use crate::fs_entries::Entry;
+use crate::open_checks::{Intent, OpenCheck};
 use crate::state::HostState;
 
 /// The `wasi:filesystem/types` instance the standard bindings register.
@@ -70,6 +75,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<
                         return Ok((Err(ErrorCode::Access),));
                     }
                     let on_call_thread = state.fs_on_call_thread;
+                    let check = state.open_check.clone();
                     let fs = state.filesystem();
                     let dir = match fs.table.get(&fd)? {
                         FsDescriptor::Dir(dir) => dir.clone(),
@@ -80,10 +86,11 @@ pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<
                         Err(code) => return Ok((Err(code),)),
                     };
                     let opened = if on_call_thread {
-                        request.open(&dir, &path)
+                        request.open(&dir, &path, check.as_ref())
                     } else {
                         let (d, p) = (dir.clone(), path.clone());
-                        tokio::task::spawn_blocking(move || request.open(&d, &p)).await?
+                        tokio::task::spawn_blocking(move || request.open(&d, &p, check.as_ref()))
+                            .await?
                     };
                     let descriptor = match opened {
                         Ok(Opened::Dir(file, mode)) => {
@@ -94,6 +101,12 @@ pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<
                         }
                         Ok(Opened::Special(kind)) => {
                             state.denials.record(refusal(&path, kind));
+                            return Ok((Err(ErrorCode::Access),));
+                        }
+                        Ok(Opened::Refused(why)) => {
+                            state
+                                .denials
+                                .record(format!("opening `{path}` refused: {why}"));
                             return Ok((Err(ErrorCode::Access),));
                         }
                         Err(code) => return Ok((Err(code),)),
@@ -130,11 +143,22 @@ fn blocking_kind(t: DescriptorType) -> Option<&'static str> {
     }
 }
 
-/// A checked open: the OS options and the mode the descriptor records.
+/// A checked open: the flags it asks for and the mode the descriptor
+/// records.
 struct Request {
-    options: OpenOptions,
     mode: OpenMode,
+    create: Create,
+    truncate: bool,
+    follow: FollowSymlinks,
     must_be_dir: bool,
+    nonblocking: i32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Create {
+    No,
+    IfMissing,
+    New,
 }
 
 enum Opened {
@@ -142,10 +166,12 @@ enum Opened {
     File(File, OpenMode),
     /// Something else was there at open time (a FIFO, device, socket).
     Special(&'static str),
+    /// A denied or protected path (see [`crate::open_checks`]), and why.
+    Refused(String),
 }
 
 impl Request {
-    /// The options for an open with these flags under `dir`, refused as
+    /// The open asked for with these flags under `dir`, refused as
     /// wasmtime-wasi refuses them (write access under a read-only grant,
     /// sync flags, a directory open that creates or truncates).
     fn new(
@@ -154,42 +180,30 @@ impl Request {
         oflags: OpenFlags,
         flags: DescriptorFlags,
     ) -> Result<Request, ErrorCode> {
-        let mut options = OpenOptions::new();
-        options._cap_fs_ext_maybe_dir(true);
         let mut mode = OpenMode::empty();
-        let mut create = false;
+        let mut create = Create::No;
         if oflags.contains(OpenFlags::CREATE) {
-            if oflags.contains(OpenFlags::EXCLUSIVE) {
-                options.create_new(true);
+            create = if oflags.contains(OpenFlags::EXCLUSIVE) {
+                Create::New
             } else {
-                options.create(true);
-            }
-            create = true;
-            options.write(true);
+                Create::IfMissing
+            };
             mode |= OpenMode::WRITE;
         }
-        if oflags.contains(OpenFlags::TRUNCATE) {
-            options.truncate(true).write(true);
+        let truncate = oflags.contains(OpenFlags::TRUNCATE);
+        if truncate || flags.contains(DescriptorFlags::WRITE) {
             mode |= OpenMode::WRITE;
         }
-        if flags.contains(DescriptorFlags::READ) {
-            options.read(true);
+        // As wasmtime-wasi: without the write flag, open for reading so
+        // the OS allows it; the permissions refuse other uses later.
+        if flags.contains(DescriptorFlags::READ) || !flags.contains(DescriptorFlags::WRITE) {
             mode |= OpenMode::READ;
         }
-        if flags.contains(DescriptorFlags::WRITE) {
-            options.write(true);
-            mode |= OpenMode::WRITE;
-        } else {
-            // As wasmtime-wasi: open for reading so the OS allows it; the
-            // permissions refuse other uses later.
-            options.read(true);
-            mode |= OpenMode::READ;
-        }
-        options._cap_fs_ext_follow(if path_flags.contains(PathFlags::SYMLINK_FOLLOW) {
+        let follow = if path_flags.contains(PathFlags::SYMLINK_FOLLOW) {
             FollowSymlinks::Yes
         } else {
             FollowSymlinks::No
-        });
+        };
         if flags.intersects(
             DescriptorFlags::FILE_INTEGRITY_SYNC
                 | DescriptorFlags::DATA_INTEGRITY_SYNC
@@ -203,36 +217,132 @@ impl Request {
         {
             return Err(ErrorCode::Invalid);
         }
-        if matches!(dir.perms, FsPerms::ReadOnly) && (create || mode.contains(OpenMode::WRITE)) {
+        if matches!(dir.perms, FsPerms::ReadOnly) && mode.contains(OpenMode::WRITE) {
             return Err(ErrorCode::NotPermitted);
         }
         // Opening a FIFO without O_NONBLOCK waits for the other end.
         let nonblocking = i32::try_from(rustix::fs::OFlags::NONBLOCK.bits())
             .map_err(|_| ErrorCode::Unsupported)?;
-        options.custom_flags(nonblocking);
         Ok(Request {
-            options,
             mode,
+            create,
+            truncate,
+            follow,
             must_be_dir,
+            nonblocking,
         })
     }
 
+    /// The OS options of this open, creating and truncating as given.
+    fn options(&self, create: Create, truncate: bool, follow: FollowSymlinks) -> OpenOptions {
+        let mut options = OpenOptions::new();
+        options._cap_fs_ext_maybe_dir(true);
+        options
+            .read(self.mode.contains(OpenMode::READ))
+            .write(self.mode.contains(OpenMode::WRITE))
+            .truncate(truncate);
+        match create {
+            Create::No => {}
+            Create::IfMissing => {
+                options.create(true);
+            }
+            Create::New => {
+                options.create_new(true);
+            }
+        }
+        options._cap_fs_ext_follow(follow);
+        options.custom_flags(self.nonblocking);
+        options
+    }
+
     /// Opens `path` under `dir` without blocking, and keeps it only if it
-    /// is a directory or a regular file.
-    fn open(&self, dir: &Dir, path: &str) -> Result<Opened, ErrorCode> {
-        let file = cap_primitives::fs::open(&dir.dir, Path::new(path), &self.options)
-            .map_err(ErrorCode::from)?;
-        let kind = file.metadata().map_err(ErrorCode::from)?.file_type();
+    /// is a directory or a regular file that `check` (the call's denied
+    /// and protected paths, if any) lets through.
+    fn open(&self, dir: &Dir, path: &str, check: Option<&OpenCheck>) -> Result<Opened, ErrorCode> {
+        let Some(check) = check else {
+            let options = self.options(self.create, self.truncate, self.follow);
+            let file = cap_primitives::fs::open(&dir.dir, Path::new(path), &options)?;
+            return self.hand_over(file, None);
+        };
+        if !self.mode.contains(OpenMode::WRITE) {
+            let options = self.options(Create::No, false, self.follow);
+            let file = cap_primitives::fs::open(&dir.dir, Path::new(path), &options)?;
+            return self.hand_over(file, Some((check, Intent::Read)));
+        }
+        // An open that writes: nothing may land (a truncation, a new
+        // file) before the file it reaches is checked. An existing file
+        // is opened as it is, checked, then truncated; a missing one is
+        // created beneath its checked parent, following no link.
+        let options = self.options(Create::No, false, self.follow);
+        match cap_primitives::fs::open(&dir.dir, Path::new(path), &options) {
+            Ok(file) => {
+                if self.create == Create::New {
+                    return Err(ErrorCode::Exist);
+                }
+                let opened = self.hand_over(file, Some((check, Intent::Change)))?;
+                if self.truncate
+                    && let Opened::File(file, _) = &opened
+                {
+                    file.set_len(0)?;
+                }
+                Ok(opened)
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound && self.create != Create::No => {
+                self.create_beneath(dir, path, check)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Creates `path` in its parent directory (opened as the OS resolves
+    /// it), once the new entry's path passed `check`.
+    fn create_beneath(
+        &self,
+        dir: &Dir,
+        path: &str,
+        check: &OpenCheck,
+    ) -> Result<Opened, ErrorCode> {
+        let entry = Entry::split(path);
+        if entry.is_special() {
+            // `.`, `..` or a trailing `/`: never a new regular file.
+            return Err(ErrorCode::IsDirectory);
+        }
+        let parent = entry.open_parent(&dir.dir)?;
+        let base = parent.as_ref().unwrap_or(&*dir.dir);
+        if let Some(why) = check.entry(base, entry.name) {
+            return Ok(Opened::Refused(why));
+        }
+        let options = self.options(self.create, self.truncate, FollowSymlinks::No);
+        let file = cap_primitives::fs::open(base, Path::new(entry.name), &options)?;
+        self.hand_over(file, Some((check, Intent::Change)))
+    }
+
+    /// `file` as the guest gets it: a directory or a regular file that
+    /// passed `check`, with `O_NONBLOCK` cleared again.
+    fn hand_over(
+        &self,
+        file: File,
+        check: Option<(&OpenCheck, Intent)>,
+    ) -> Result<Opened, ErrorCode> {
+        let meta = file.metadata()?;
+        let kind = meta.file_type();
+        if !kind.is_dir() {
+            if self.must_be_dir {
+                return Err(ErrorCode::NotDirectory);
+            }
+            if !kind.is_file() {
+                return Ok(Opened::Special(special_kind(&kind)));
+            }
+        }
+        if let Some((check, intent)) = check
+            && let Some(why) = check.opened(&file, &meta, intent)
+        {
+            return Ok(Opened::Refused(why));
+        }
         if kind.is_dir() {
             return Ok(Opened::Dir(file, self.mode));
         }
-        if self.must_be_dir {
-            return Err(ErrorCode::NotDirectory);
-        }
-        if !kind.is_file() {
-            return Ok(Opened::Special(special_kind(&kind)));
-        }
-        blocking_again(&file).map_err(ErrorCode::from)?;
+        blocking_again(&file)?;
         Ok(Opened::File(file, self.mode))
     }
 }

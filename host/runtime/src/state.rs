@@ -19,6 +19,9 @@ pub(crate) struct HostState {
     pub net: std::sync::Arc<warden_api::net::EffectiveNet>,
     /// The call's denied paths, asked through `host.path-denied`.
     pub paths: Option<std::sync::Arc<dyn warden_api::PathGuard>>,
+    /// The open-time checks of `paths` (`None`: the call has no guard,
+    /// and opens are not checked).
+    pub open_check: Option<crate::open_checks::OpenCheck>,
     /// Whether file operations run on the call's thread (else on tokio's
     /// blocking pool); the shadowed `open-at` follows it.
     pub fs_on_call_thread: bool,

@@ -7,6 +7,20 @@
 
 mod net;
 
+/// `symlink(target, link)` through `wasi:filesystem` (std's is unstable on
+/// WASI): `link` is absolute, under a preopened directory.
+fn symlink(target: &str, link: &std::path::Path) -> Result<(), String> {
+    let link = link.to_string_lossy();
+    for (dir, guest) in wasip2::filesystem::preopens::get_directories() {
+        if let Some(rest) = link.strip_prefix(&format!("{}/", guest.trim_end_matches('/'))) {
+            return dir
+                .symlink_at(target, rest)
+                .map_err(|e| format!("{link}: {e:?}"));
+        }
+    }
+    Err(format!("{link}: not under a preopened directory"))
+}
+
 use std::sync::atomic::AtomicU64;
 
 /// Counts calls seen by this instance: every call must see 1.
@@ -36,6 +50,16 @@ mod probe {
         Write { path: String, content: String },
         /// List a directory.
         List { path: String },
+        /// Make a hard link `to` naming the file at `from`.
+        Link { from: String, to: String },
+        /// Make a symbolic link `link` whose text is `target`.
+        Symlink { target: String, link: String },
+        /// Rename `from` to `to`.
+        Rename { from: String, to: String },
+        /// Delete a file or a symbolic link.
+        Delete { path: String },
+        /// Make a directory.
+        Mkdir { path: String },
         /// Read an environment variable.
         Env { key: String },
         /// List the environment variable names the call can see.
@@ -102,6 +126,32 @@ mod probe {
         }
     }
 
+    /// `f` on one resolved path; a failure carries the host's reason.
+    fn one(
+        ctx: &Context,
+        path: &str,
+        f: impl FnOnce(&std::path::Path) -> std::io::Result<()>,
+    ) -> Result<&'static str, String> {
+        ctx.resolve(path)
+            .and_then(|p| f(&p).map_err(|e| ToolError::io(path, &e)))
+            .map(|()| "done")
+            .map_err(|e| with_denial(ctx, e.to_string()))
+    }
+
+    /// `f` on two resolved paths; a failure carries the host's reason.
+    fn two(
+        ctx: &Context,
+        a: &str,
+        b: &str,
+        f: impl FnOnce(&std::path::Path, &std::path::Path) -> std::io::Result<()>,
+    ) -> Result<&'static str, String> {
+        let pa = ctx.resolve(a).map_err(|e| e.to_string())?;
+        let pb = ctx.resolve(b).map_err(|e| e.to_string())?;
+        f(&pa, &pb)
+            .map(|()| "done")
+            .map_err(|e| with_denial(ctx, format!("{a} -> {b}: {e}")))
+    }
+
     static REMEMBERED: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
 
     /// Perform one action and report what happened.
@@ -131,6 +181,18 @@ mod probe {
                 names.sort();
                 Ok::<_, ToolError>(names.join(","))
             })),
+            Action::Link { from, to } => report(two(ctx, &from, &to, |a, b| std::fs::hard_link(a, b))),
+            Action::Symlink { target, link } => report(
+                ctx.resolve(&link)
+                    .and_then(|l| {
+                        crate::symlink(&target, &l).map_err(|e| ToolError::failed(e))
+                    })
+                    .map(|()| "done")
+                    .map_err(|e| with_denial(ctx, e.to_string())),
+            ),
+            Action::Rename { from, to } => report(two(ctx, &from, &to, |a, b| std::fs::rename(a, b))),
+            Action::Delete { path } => report(one(ctx, &path, |p| std::fs::remove_file(p))),
+            Action::Mkdir { path } => report(one(ctx, &path, |p| std::fs::create_dir(p))),
             Action::Env { key } => report(std::env::var(&key)),
             Action::EnvKeys => {
                 let mut keys: Vec<String> = std::env::vars().map(|(k, _)| k).collect();
