@@ -3,7 +3,8 @@
 //! where readings of a line differ — quoting and escapes in every form,
 //! brace expansion, redirections between words (`a &>f b`), keywords as
 //! arguments, groups, loops, functions, here-documents, comments — with
-//! a few constructs the analyser reads as opaque by design.
+//! a few constructs the analyser reads as opaque by design — and the
+//! contexts where bash evaluates text the line only quotes ([`evaluated`]).
 
 /// The command lines of the policy tables: terminal specifiers and shell
 /// code given to `code_run`.
@@ -296,7 +297,10 @@ fn command(rng: &mut Rng, depth: usize) -> String {
             list(rng, d)
         ),
         3 => format!("for v in a 'b c'; do {}; done", list(rng, d)),
-        4 => format!("while {}; do {}; done", simple(rng), list(rng, d)),
+        // With builtins enabled a condition such as `:` holds forever: the
+        // body ends the loop after one pass so the line takes no longer
+        // than its commands (on its own line, in case the list ends in `&`).
+        4 => format!("while {}; do {}\nbreak; done", simple(rng), list(rng, d)),
         5 if rng.chance(30) => {
             format!(
                 "case {} in a|b) {};; *) {};; esac",
@@ -319,4 +323,93 @@ pub fn generate(rng: &mut Rng) -> String {
         line.push_str(rng.pick(&[" # trailing comment; rm x", "#c", " #"]));
     }
     line
+}
+
+/// The name of the probe command in [`evaluated`] line `i`: a program no
+/// image has, so it reaches the harness's not-found handler and shows in
+/// the trace under this name, whoever runs it.
+pub fn probe(i: usize) -> String {
+    format!("wprobe{i}")
+}
+
+/// Where bash evaluates text that a reader of the line sees only as a
+/// quoted word or a variable's value: array subscripts in the arguments
+/// of builtins (bash evaluates them as arithmetic, and arithmetic runs
+/// the command substitutions inside a subscript), arithmetic contexts,
+/// `${...}` operators, prompt expansion (`PS4` under `set -x`, `${x@P}`),
+/// variables a child bash expands (`BASH_ENV`, `PS4`), traps, aliases,
+/// exported functions, completion word lists. `{P}` is where the probe
+/// goes. Each of these ran its probe under bash 5.2 (the image's), so a
+/// probe missing from the trace means the tracer stopped seeing, not
+/// that bash changed its mind.
+const EVALUATED: &[&str] = &[
+    // Subscripts in builtin arguments.
+    "test -v 'a[$({P})]'",
+    "[ -v 'a[$({P} > y)]' ]",
+    "[[ -v 'a[$({P})]' ]]",
+    "[[ -v a[$({P})] ]]",
+    "printf -v 'a[$({P})]' x",
+    "read 'a[$({P})]' <<< x",
+    "declare 'a[$({P})]=1'",
+    "declare -a 'a[$({P})]=1'",
+    "declare -i n='a[$({P})]'",
+    "declare -i n; n='a[$({P})]'",
+    "declare -n r='a[$({P})]'; : \"$r\"",
+    "f() { local 'a[$({P})]=1'; }; f",
+    "a=(1); unset 'a[$({P})]'",
+    "a=(1); unset -v 'a[$({P} x)]'",
+    "let 'a[$({P})]=1'",
+    "let 'x=a[$({P})]'",
+    ": & wait -n -p 'a[$({P})]'",
+    "mapfile -C {P} -c 1 a <<< x",
+    "a['$({P})']=1",
+    "x='a[$({P})]'; a[x]=1",
+    // Arithmetic on a value that names a subscript.
+    "x='a[$({P})]'; echo $((x))",
+    "x='a[$({P})]'; (( x ))",
+    "x='a[$({P})]'; : $[x]",
+    "x='a[$({P})]'; [[ $x -eq 0 ]]",
+    "x='a[$({P})]'; [[ x -eq 0 ]]",
+    "[[ 'a[$({P})]' -eq 0 ]]",
+    "[[ 1 -lt 'a[$({P})]' ]]",
+    "for (( i = 'a[$({P})]'; i < 1; i++ )); do :; done",
+    "x='a[$({P})]'; y=abc; echo ${y:x:1}",
+    "x='a[$({P})]'; y=abc; echo ${y:0:x}",
+    "x='a[$({P})]'; a=(1 2); echo ${a[@]:x}",
+    "x='a[$({P})]'; echo ${a[x]}",
+    "x='a[$({P})]'; case 1 in $((x))) ;; esac",
+    // `${...}` operators.
+    "echo ${x:-$({P})}",
+    "echo ${x:=$({P})}",
+    "x=1; echo ${x:+$({P})}",
+    "x=abc; echo ${x/a/$({P})}",
+    "echo \"${x:-`{P}`}\"",
+    "x='a[$({P})]'; echo ${!x}",
+    "x='a[$({P})]'; echo \"${!x}\"",
+    // Prompt expansion.
+    "PS4='$({P}) '; set -x; :",
+    "PS4='`{P}`'; set -x; echo",
+    "x='$({P})'; echo \"${x@P}\"",
+    "a=(1); b='a[$({P})]'; echo ${b@P}",
+    // Variables a child bash expands.
+    "BASH_ENV='$({P})' bash -c :",
+    "PS4='$({P})' bash -xc :",
+    // Traps.
+    "trap '{P}' EXIT",
+    "trap '{P}' DEBUG; :",
+    "trap '{P}' ERR; false",
+    // Commands defined now and run later.
+    "f() { {P}; }; export -f f; bash -c f",
+    "f() { {P} x; }; f",
+    "shopt -s expand_aliases; alias w={P}\nw",
+    "compgen -W '$({P})' x",
+];
+
+/// The [`EVALUATED`] lines, each with its own probe ([`probe`]).
+pub fn evaluated() -> Vec<String> {
+    EVALUATED
+        .iter()
+        .enumerate()
+        .map(|(i, t)| t.replace("{P}", &probe(i)))
+        .collect()
 }

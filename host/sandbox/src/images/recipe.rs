@@ -77,6 +77,12 @@ impl ImageKind {
                     "python3",
                     "ca-certificates",
                     "iptables",
+                    // The differential test (tests/it/sandbox/differential.rs)
+                    // traces every execve of a line with it. An agent gains
+                    // nothing it lacked: ptrace of its own children is
+                    // already open to it (python3, ctypes), and the
+                    // container keeps no capabilities.
+                    "strace",
                 ],
                 files: &[],
                 setup: &[ADD_AGENT],
