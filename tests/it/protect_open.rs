@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use warden_api::{
-    BackendCall, CallRequest, Envelope, FsAccess, Grants, PathGuard, ToolHost, ToolName,
+    BackendCall, CallRequest, Effects, Envelope, FsAccess, Grants, PathGuard, ToolHost, ToolName,
 };
 use warden_gate::{Gate, PolicyEnv};
 use warden_policy::Policy;
@@ -43,8 +43,12 @@ impl PathGuard for Guard {
         (under(path, "/workspace/.git/config") || under(path, "/workspace/.git/hooks"))
             .then(|| format!("`{path}` is a protected path"))
     }
-    fn approved(&self) -> bool {
-        self.approved
+    fn effects(&self) -> Effects {
+        if self.approved {
+            Effects::Approved
+        } else {
+            Effects::Unattended
+        }
     }
 }
 

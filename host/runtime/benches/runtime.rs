@@ -1,6 +1,8 @@
 //! Runtime benchmarks (divan): compile vs cached load, a trivial call
 //! through a fresh Store (with and without the pooling allocator), and
-//! `fs_read` of a 4 KiB file end to end through the runtime.
+//! `fs_read` of a 4 KiB file end to end through the runtime, and the cost
+//! of the open-time checks on `fs_read` / `fs_write` (with a guard vs
+//! without).
 //!
 //! cargo bench -p warden-runtime
 
@@ -11,10 +13,12 @@
 )]
 
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::json;
-use warden_api::{BackendCall, CallContext, CallLimits, FsAccess, FsGrant, Grants};
+use warden_api::{
+    BackendCall, CallContext, CallLimits, Effects, FsAccess, FsGrant, Grants, PathGuard,
+};
 use warden_runtime::{Plugin, Runtime, RuntimeConfig};
 
 fn main() {
@@ -97,8 +101,29 @@ fn trivial_call(b: divan::Bencher, pooling: bool) {
     });
 }
 
-/// `fs_read` of a file holding `content`, in a read-only grant.
-fn fs_read(b: divan::Bencher, content: &str) {
+/// Denied paths and protected paths as a gate's guard reports them, for
+/// the open-time checks' cost (a prefix test: the policy's own matching
+/// is paid once per call by the plugin's `path-denied` already).
+#[derive(Debug)]
+struct BenchGuard;
+
+impl PathGuard for BenchGuard {
+    fn denied(&self, path: &str) -> Option<String> {
+        path.starts_with("/workspace/secrets/")
+            .then(|| format!("{path} is denied"))
+    }
+    fn protected(&self, path: &str) -> Option<String> {
+        path.starts_with("/workspace/.git/")
+            .then(|| format!("{path} is protected"))
+    }
+    fn effects(&self) -> Effects {
+        Effects::Unattended
+    }
+}
+
+/// `tool` with `args` on the fs plugin, over a directory holding `f.txt`
+/// with `content`, with or without a guard (the call's denied paths).
+fn fs_call(b: divan::Bencher, tool: &str, args: serde_json::Value, content: &str, guarded: bool) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("f.txt"), content).unwrap();
     let fs = load(RuntimeConfig::new(None), warden_test_artifacts::FS);
@@ -106,19 +131,24 @@ fn fs_read(b: divan::Bencher, content: &str) {
         .manifest()
         .tools
         .iter()
-        .find(|t| t.name.as_str() == "fs_read")
+        .find(|t| t.name.as_str() == tool)
         .unwrap()
         .clone();
-    let args = json!({"path": "f.txt"});
     let ctx = context();
+    let access = if tool == "fs_read" {
+        FsAccess::Read
+    } else {
+        FsAccess::ReadWrite
+    };
     let grants = Grants {
         fs: vec![FsGrant {
             host_path: dir.path().to_path_buf(),
             guest_path: "/workspace".into(),
-            access: FsAccess::Read,
+            access,
         }],
         ..Default::default()
     };
+    let guard: Arc<dyn PathGuard> = Arc::new(BenchGuard);
     b.bench(|| {
         let e = tokio().block_on(fs.invoke(BackendCall {
             tool: &spec,
@@ -127,7 +157,7 @@ fn fs_read(b: divan::Bencher, content: &str) {
             grants: &grants,
             limits: CallLimits::DEFAULT,
             events: None,
-            paths: None,
+            paths: guarded.then_some(&guard),
             cwd: None,
             remote: None,
         }));
@@ -138,11 +168,20 @@ fn fs_read(b: divan::Bencher, content: &str) {
 /// `fs_read` of a 4 KiB file in a read-only grant.
 #[divan::bench]
 fn fs_read_4k(b: divan::Bencher) {
-    fs_read(b, &"abcdefghijklmno\n".repeat(256));
+    let content = "abcdefghijklmno\n".repeat(256);
+    fs_call(b, "fs_read", json!({"path": "f.txt"}), &content, false);
 }
 
 /// `fs_read` of a 1-byte file: the fixed cost of an fs call.
-#[divan::bench]
-fn fs_read_1b(b: divan::Bencher) {
-    fs_read(b, "a");
+#[divan::bench(args = [false, true])]
+fn fs_read_1b(b: divan::Bencher, guarded: bool) {
+    fs_call(b, "fs_read", json!({"path": "f.txt"}), "a", guarded);
+}
+
+/// `fs_write` of 1 byte over an existing file, with and without a guard
+/// (an open that writes: checked before it truncates).
+#[divan::bench(args = [false, true])]
+fn fs_write_1b(b: divan::Bencher, guarded: bool) {
+    let args = json!({"path": "f.txt", "content": "b"});
+    fs_call(b, "fs_write", args, "a", guarded);
 }

@@ -1,7 +1,7 @@
 use std::fs::File;
 use std::sync::Arc;
 
-use warden_api::{FsAccess, FsGrant, Grants, PathGuard, RequestedCapabilities};
+use warden_api::{Effects, FsAccess, FsGrant, Grants, PathGuard, RequestedCapabilities};
 
 use super::{Intent, OpenCheck};
 
@@ -19,8 +19,12 @@ impl PathGuard for Guard {
         path.starts_with("/ws/.git")
             .then(|| format!("{path} protected"))
     }
-    fn approved(&self) -> bool {
-        self.approved
+    fn effects(&self) -> Effects {
+        if self.approved {
+            Effects::Approved
+        } else {
+            Effects::Unattended
+        }
     }
 }
 

@@ -181,16 +181,18 @@ mod probe {
                 names.sort();
                 Ok::<_, ToolError>(names.join(","))
             })),
-            Action::Link { from, to } => report(two(ctx, &from, &to, |a, b| std::fs::hard_link(a, b))),
+            Action::Link { from, to } => {
+                report(two(ctx, &from, &to, |a, b| std::fs::hard_link(a, b)))
+            }
             Action::Symlink { target, link } => report(
                 ctx.resolve(&link)
-                    .and_then(|l| {
-                        crate::symlink(&target, &l).map_err(|e| ToolError::failed(e))
-                    })
+                    .and_then(|l| crate::symlink(&target, &l).map_err(ToolError::failed))
                     .map(|()| "done")
                     .map_err(|e| with_denial(ctx, e.to_string())),
             ),
-            Action::Rename { from, to } => report(two(ctx, &from, &to, |a, b| std::fs::rename(a, b))),
+            Action::Rename { from, to } => {
+                report(two(ctx, &from, &to, |a, b| std::fs::rename(a, b)))
+            }
             Action::Delete { path } => report(one(ctx, &path, |p| std::fs::remove_file(p))),
             Action::Mkdir { path } => report(one(ctx, &path, |p| std::fs::create_dir(p))),
             Action::Env { key } => report(std::env::var(&key)),
