@@ -27,7 +27,10 @@ fn the_open_refuses_a_fifo_without_blocking() {
         DescriptorFlags::READ,
     )
     .unwrap();
-    assert!(matches!(read.open(&d, "pipe"), Ok(Opened::Special("FIFO"))));
+    assert!(matches!(
+        read.open(&d, "pipe", None),
+        Ok(Opened::Special("FIFO"))
+    ));
     // Write-only: with no reader a non-blocking open fails at once.
     let write = Request::new(
         &d,
@@ -37,7 +40,7 @@ fn the_open_refuses_a_fifo_without_blocking() {
     )
     .unwrap();
     assert!(!matches!(
-        write.open(&d, "pipe"),
+        write.open(&d, "pipe", None),
         Ok(Opened::File(..) | Opened::Dir(..))
     ));
 }
@@ -55,13 +58,13 @@ fn regular_files_open_blocking_and_directories_open_as_directories() {
         DescriptorFlags::READ,
     )
     .unwrap();
-    let Ok(Opened::File(file, mode)) = read.open(&d, "a.txt") else {
+    let Ok(Opened::File(file, mode)) = read.open(&d, "a.txt", None) else {
         panic!("a regular file opens as a file");
     };
     assert_eq!(mode, OpenMode::READ);
     let flags = rustix::fs::fcntl_getfl(&file).unwrap();
     assert!(!flags.contains(rustix::fs::OFlags::NONBLOCK));
-    assert!(matches!(read.open(&d, "sub"), Ok(Opened::Dir(..))));
+    assert!(matches!(read.open(&d, "sub", None), Ok(Opened::Dir(..))));
     let as_dir = Request::new(
         &d,
         PathFlags::empty(),
@@ -70,7 +73,7 @@ fn regular_files_open_blocking_and_directories_open_as_directories() {
     )
     .unwrap();
     assert!(matches!(
-        as_dir.open(&d, "a.txt"),
+        as_dir.open(&d, "a.txt", None),
         Err(ErrorCode::NotDirectory)
     ));
 }
@@ -90,9 +93,9 @@ fn sandboxing_and_permissions_hold_as_in_wasmtime_wasi() {
         DescriptorFlags::READ,
     )
     .unwrap();
-    assert!(read.open(&d, "../secret").is_err());
-    assert!(read.open(&d, "link").is_err());
-    assert!(read.open(&d, "/etc/passwd").is_err());
+    assert!(read.open(&d, "../secret", None).is_err());
+    assert!(read.open(&d, "link", None).is_err());
+    assert!(read.open(&d, "/etc/passwd", None).is_err());
     assert!(matches!(
         Request::new(
             &d,
