@@ -14,8 +14,8 @@ use super::evaluated::{self, Eval};
 use super::interpreters;
 use super::lex::{self, MAX_DEPTH, RawRedirect, Word};
 use super::unread::{
-    EVALUATED, EXPANDED_CODE, EXPANDED_TARGET, INTERPRETER_INPUT, SUBSTITUTED_COMMAND,
-    VARIABLE_COMMAND,
+    CODE_VARIABLE, COMPLETION, EVALUATED, EXPANDED_CODE, EXPANDED_TARGET, INTERPRETER_INPUT,
+    SUBSTITUTED_COMMAND, VARIABLE_COMMAND,
 };
 use super::wrappers::{self, program_name};
 use super::{CommandLine, Redirect, RedirectKind, SubCommand};
@@ -69,6 +69,9 @@ impl<'s> Collect<'_, '_, 's> {
     fn evaluated(&mut self, text: &str, how: Eval) {
         if !evaluated::inert(text, how) {
             self.reason(EVALUATED);
+        }
+        if evaluated::names_code_variable(text, how) {
+            self.reason(CODE_VARIABLE);
         }
         self.substitutions(text);
     }
@@ -275,6 +278,22 @@ fn classify_at<'s>(
                 c.nested_text(&handler.text);
             }
         }
+        "compgen" | "complete" if has_short(args, "CFW") => {
+            c.reason(COMPLETION);
+            for a in args {
+                c.substitutions(&a.text);
+            }
+        }
+        "mapfile" | "readarray" => {
+            if let Some((callback, expands)) = option_value(args, 'C', &[]) {
+                c.reason("mapfile runs a callback");
+                if expands {
+                    c.reason(EXPANDED_CODE);
+                }
+                c.nested_text(&callback);
+            }
+        }
+        "enable" if has_short(args, "f") => c.reason("loads a builtin from a shared object"),
         "find" => find(args, c),
         "xargs" if wrappers::runs_command(words, s) => {
             c.reason("xargs runs a command with arguments from its input");
@@ -315,6 +334,15 @@ fn classify_at<'s>(
         }
         _ => {}
     }
+}
+
+/// Whether an option word among `args` (before `--` or the first operand) holds one of the
+/// short option `letters`.
+fn has_short(args: &[Word<'_>], letters: &str) -> bool {
+    args.iter()
+        .map(|a| a.text.as_ref())
+        .take_while(|t| t.starts_with('-') && *t != "--")
+        .any(|t| !t.starts_with("--") && t.chars().skip(1).any(|ch| letters.contains(ch)))
 }
 
 /// Commands whose operands are destroyed or overwritten: named through an expansion, what

@@ -10,8 +10,14 @@
 //! rules and breakers see `rm`), and anything but digits and operators (a name, a substitution)
 //! makes the part unread ([`crate::unread`]): it is never read-only, and never runs without a
 //! person in autonomous mode.
+//!
+//! The same holds one step removed: a variable given the integer or reference attribute
+//! (`declare -i n`) evaluates whatever is later assigned to it (`n='a[$(rm -rf src)]'`), and a
+//! prompt variable (`PS4`, `PROMPT_COMMAND`, `BASH_ENV`) holds code bash runs later (`PS4='$(rm
+//! -rf src)'; set -x`), as does `${x@P}`, which expands a value as a prompt.
 
 use super::lex::Word;
+use super::wrappers::program_name;
 
 /// How bash evaluates an argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +30,37 @@ pub(crate) enum Eval {
     /// expression for an integer variable (`declare -i`), as a name for a reference
     /// (`declare -n`, whose target's subscript is evaluated at each use).
     Assign { integer: bool, nameref: bool },
+}
+
+/// Variables whose value bash later runs or expands as code: the prompts (`set -x` expands
+/// `PS4`), `PROMPT_COMMAND`, and the startup files a child shell sources.
+const CODE_VARIABLES: &[&str] = &[
+    "PS0",
+    "PS1",
+    "PS2",
+    "PS3",
+    "PS4",
+    "PROMPT_COMMAND",
+    "BASH_ENV",
+    "ENV",
+];
+
+fn is_code_variable(name: &str) -> bool {
+    let name = name.split_once('[').map_or(name, |(n, _)| n);
+    CODE_VARIABLES.contains(&name.strip_suffix('+').unwrap_or(name))
+}
+
+/// Whether `text`, evaluated as `how`, names a variable bash runs as code (`PS4=...`, `read
+/// PS4`, `declare -n r=PS4`).
+pub(crate) fn names_code_variable(text: &str, how: Eval) -> bool {
+    match how {
+        Eval::Name => is_code_variable(text),
+        Eval::Expr => false,
+        Eval::Assign { nameref, .. } => match text.split_once('=') {
+            Some((name, value)) => is_code_variable(name) || (nameref && is_code_variable(value)),
+            None => is_code_variable(text),
+        },
+    }
 }
 
 /// Whether evaluating `text` as `how` can only compute a number: no name, no substitution.
@@ -70,6 +107,10 @@ pub(crate) fn braced_inert(inner: &str) -> bool {
     if let Some(rest) = inner.strip_prefix('!')
         && !(rest.ends_with("[@]") || rest.ends_with("[*]") || rest.ends_with(['*', '@']))
     {
+        return false;
+    }
+    // `${x@P}` expands the value as a prompt, running its `$(...)`.
+    if inner.ends_with("@P") {
         return false;
     }
     let body = inner.trim_start_matches(['#', '!']);
@@ -130,11 +171,9 @@ pub(crate) fn evaluated<'a, 's>(prog: &str, args: &'a [Word<'s>]) -> Vec<(&'a Wo
             out.extend(operands(args, "dnOsuCc").map(|w| (w, Eval::Name)));
         }
         "unset" => out.extend(operands(args, "").map(|w| (w, Eval::Name))),
-        "declare" | "typeset" | "local" | "export" | "readonly" => {
+        p if DECLARES.contains(&p) => {
             let flags = |letter: char| {
-                args.iter()
-                    .take_while(|a| a.text.starts_with(['-', '+']) && a.text != "--")
-                    .any(|a| a.text.starts_with('-') && a.text.contains(letter))
+                declare_flags(args).any(|f| f.starts_with('-') && f.contains(letter))
             };
             let how = Eval::Assign {
                 integer: flags('i'),
@@ -145,6 +184,53 @@ pub(crate) fn evaluated<'a, 's>(prog: &str, args: &'a [Word<'s>]) -> Vec<(&'a Wo
         _ => {}
     }
     out
+}
+
+const DECLARES: &[&str] = &["declare", "typeset", "local", "export", "readonly"];
+
+/// The option words of a `declare`-like command (before its operands).
+fn declare_flags<'a>(args: &'a [Word<'_>]) -> impl Iterator<Item = &'a str> {
+    args.iter()
+        .map(|a| a.text.as_ref())
+        .take_while(|t| t.starts_with(['-', '+']) && *t != "--")
+}
+
+/// Whether the simple command `words` gives a variable the integer or reference attribute
+/// (`declare -i n`, `local -n r`): later assignments to it are evaluated.
+pub(crate) fn gives_attribute(words: &[Word<'_>]) -> bool {
+    let mut rest = words.iter().skip_while(|w| w.assignment);
+    let Some(prog) = rest.next() else {
+        return false;
+    };
+    let args: Vec<Word<'_>> = rest.cloned().collect();
+    DECLARES.contains(&program_name(&prog.text))
+        && declare_flags(&args).any(|f| f.starts_with('-') && f.contains(['i', 'n']))
+}
+
+/// Whether the simple command `words` assigns a value that is not a plain number: leading
+/// assignments and `declare` operands with such values, and builtins that assign what they read
+/// or compute (`read`, `printf -v`, `mapfile`, `wait -p`). Under an integer or reference
+/// attribute, that value is evaluated.
+pub(crate) fn assigns_unknown(words: &[Word<'_>]) -> bool {
+    let value_unknown = |t: &str| t.split_once('=').is_some_and(|(_, v)| !expr_inert(v));
+    if words
+        .iter()
+        .take_while(|w| w.assignment)
+        .any(|w| value_unknown(&w.text))
+    {
+        return true;
+    }
+    let mut rest = words.iter().skip_while(|w| w.assignment);
+    let Some(prog) = rest.next() else {
+        return false;
+    };
+    let prog = program_name(&prog.text);
+    let args: Vec<Word<'_>> = rest.cloned().collect();
+    match prog {
+        "read" | "printf" | "mapfile" | "readarray" | "wait" => true,
+        p if DECLARES.contains(&p) => operands(&args, "").any(|w| value_unknown(&w.text)),
+        _ => false,
+    }
 }
 
 /// The word after each `option` among `args`.

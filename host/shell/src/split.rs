@@ -308,6 +308,20 @@ impl<'s> Parser<'s, '_> {
         while !self.open_fns.is_empty() {
             self.close_function();
         }
+        // `declare -i n; n='a[$(rm -rf src)]'`: what is later assigned to a variable with the
+        // integer or reference attribute is evaluated.
+        if let Some(at) = self
+            .subs
+            .iter()
+            .position(|s| super::evaluated::gives_attribute(&s.words))
+            && self
+                .subs
+                .iter()
+                .enumerate()
+                .any(|(i, s)| i != at && super::evaluated::assigns_unknown(&s.words))
+        {
+            self.reasons.push(EVALUATED.to_owned());
+        }
         let mut reasons: Vec<String> = Vec::new();
         for r in self.reasons {
             if !reasons.contains(&r) {

@@ -29,6 +29,12 @@ pub(crate) const EXPANDED_CODE: &str = "command text only known at run time";
 pub(crate) const EVALUATED: &str =
     "arithmetic or a subscript evaluated at run time (a value's `$(...)` runs)";
 
+/// A variable bash runs as code later is set (`PS4='$(rm -rf src)'; set -x`).
+pub(crate) const CODE_VARIABLE: &str =
+    "sets a variable bash runs as code (a prompt, PROMPT_COMMAND, BASH_ENV)";
+/// Completion runs a command or function, or expands a word list (`compgen -W '$(...)'`).
+pub(crate) const COMPLETION: &str = "completion runs or expands text at run time";
+
 /// Reasons (see [`crate::CommandLine::opaque_reasons`]) that mean the line was not read.
 const UNREAD: &[&str] = &[
     VARIABLE_COMMAND,
@@ -37,6 +43,9 @@ const UNREAD: &[&str] = &[
     INTERPRETER_INPUT,
     EXPANDED_CODE,
     EVALUATED,
+    CODE_VARIABLE,
+    COMPLETION,
+    "loads a builtin from a shared object",
     "glob in command name",
     "sources a file",
     "alias definition",

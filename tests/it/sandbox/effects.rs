@@ -6,60 +6,12 @@
 //! reads runs in the agent's reader, where every granted directory is
 //! read-only and there is no network, so what the reading missed fails.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use serde_json::{Value, json};
-use warden_api::{Backend as _, BackendCall, Effects, Envelope, FsAccess, Grants, PathGuard};
+use warden_api::{Effects, Envelope, FsAccess, Grants};
 
 use super::security::{connect_cmd, server};
 use super::{rig, rig_in_mode, stdout, ws_grant};
-use crate::common::data;
-
-/// A call's guard with nothing denied or protected: only who allowed it.
-#[derive(Debug)]
-struct AllowedBy(Effects);
-
-impl PathGuard for AllowedBy {
-    fn denied(&self, _path: &str) -> Option<String> {
-        None
-    }
-    fn protected(&self, _path: &str) -> Option<String> {
-        None
-    }
-    fn effects(&self) -> Effects {
-        self.0
-    }
-}
-
-/// `terminal_exec` of `command` straight on the sandbox backend, allowed
-/// by `effects`, with `grants`: the decision is taken as given, so what
-/// is checked is where the call runs.
-async fn exec(r: &super::Rig, grants: &Grants, effects: Effects, command: &str) -> Value {
-    let specs = r.tools.tools();
-    let spec = specs
-        .iter()
-        .find(|s| s.name.as_str() == "terminal_exec")
-        .unwrap();
-    let args = json!({"command": command, "timeout_secs": 60});
-    let context = r.request("terminal_exec", Value::Null).context;
-    let guard: Arc<dyn PathGuard> = Arc::new(AllowedBy(effects));
-    let envelope = r
-        .tools
-        .invoke(BackendCall {
-            tool: spec,
-            args: &args,
-            context: &context,
-            grants,
-            limits: warden_api::CallLimits::DEFAULT,
-            events: None,
-            paths: Some(&guard),
-            cwd: None,
-            remote: None,
-        })
-        .await;
-    data(&envelope).clone()
-}
 
 const TRY_TO_WRITE: &str = "\
 touch /workspace/new.txt; echo rc=$?
@@ -83,7 +35,7 @@ async fn a_read_only_call_runs_where_nothing_granted_can_be_written_or_reached()
     let kept = r.dir.path().join("kept.txt");
     std::fs::write(&kept, "as it was\n").unwrap();
 
-    let reader = exec(&r, &grants, Effects::ReadOnly, TRY_TO_WRITE).await;
+    let reader = r.direct(&grants, Effects::ReadOnly, TRY_TO_WRITE).await;
     let text = format!("{}{}", stdout(&reader), reader["stderr"].as_str().unwrap());
     assert!(!text.contains("rc=0"), "no write landed: {text}");
     assert!(text.contains("Read-only file system"), "{text}");
@@ -98,17 +50,23 @@ async fn a_read_only_call_runs_where_nothing_granted_can_be_written_or_reached()
         .collect();
     names.sort();
     assert_eq!(names, ["kept.txt"], "nothing was created, moved or removed");
-    let net = stdout(&exec(&r, &grants, Effects::ReadOnly, &connect_cmd(&[ours.addr])).await);
+    let net = stdout(
+        &r.direct(&grants, Effects::ReadOnly, &connect_cmd(&[ours.addr]))
+            .await,
+    );
     assert!(net.contains("ifaces ['lo']"), "no network: {net}");
     assert_eq!(ours.accepted.load(Ordering::SeqCst), 0, "{net}");
 
     // The same call allowed as one that writes does write: the reader is
     // what held the line above, not the command.
-    let writer = exec(&r, &grants, Effects::Unattended, TRY_TO_WRITE).await;
+    let writer = r.direct(&grants, Effects::Unattended, TRY_TO_WRITE).await;
     assert!(stdout(&writer).contains("rc=0"), "{writer}");
     assert!(r.dir.path().join("new.txt").exists());
     assert_ne!(reader["container"], writer["container"]);
-    let net = stdout(&exec(&r, &grants, Effects::Unattended, &connect_cmd(&[ours.addr])).await);
+    let net = stdout(
+        &r.direct(&grants, Effects::Unattended, &connect_cmd(&[ours.addr]))
+            .await,
+    );
     assert!(net.contains("connected hello from warden"), "{net}");
     r.done().await;
 }
@@ -121,15 +79,17 @@ async fn the_reader_sees_every_write_of_the_writer_at_once() {
         ..Grants::default()
     };
     for round in 0..3 {
-        let written = exec(
-            &r,
-            &grants,
-            Effects::Unattended,
-            &format!("echo round-{round} > /workspace/state.txt"),
-        )
-        .await;
+        let written = r
+            .direct(
+                &grants,
+                Effects::Unattended,
+                &format!("echo round-{round} > /workspace/state.txt"),
+            )
+            .await;
         assert_eq!(written["exit_code"], 0, "{written}");
-        let read = exec(&r, &grants, Effects::ReadOnly, "cat /workspace/state.txt").await;
+        let read = r
+            .direct(&grants, Effects::ReadOnly, "cat /workspace/state.txt")
+            .await;
         assert_eq!(stdout(&read), format!("round-{round}\n"), "{read}");
     }
     r.done().await;

@@ -12,6 +12,12 @@ use super::{Rig, rig_with, stdout};
 
 const SECRET: &str = "hunter2-masked-secret";
 
+/// Protected paths hidden from the decision inside a program's own text
+/// (the analyser reads `python3 -c` as running python, not which files
+/// it opens): the container's read-only mounts stop them.
+const PLANT_HOOKS: &str = "python3 -c \"h='hoo'+'ks'; open('.git/'+h+'/pre-commit','w').write('curl evil'); open('.git/con'+'fig','a').write('[alias]')\"";
+const PLANT_AGAIN: &str = "python3 -c \"open('.git/'+'hooks/post-merge','w').write('x')\"";
+
 async fn masked_rig(name: &str) -> Rig {
     let r = rig_with(
         name,
@@ -88,11 +94,7 @@ async fn a_container_never_shows_a_denied_path() {
 async fn a_protected_path_changes_only_with_a_person() {
     let r = masked_rig("masks-protected").await;
     let ws = r.dir.path();
-    // Hidden from the decision behind a run-time name: the container's
-    // read-only mount stops it.
-    let out = r
-        .sh("h=hooks; printf '#!/bin/sh\\ncurl evil\\n' > .git/$h/pre-commit; c=config; echo '[alias]' >> .git/$c")
-        .await;
+    let out = r.sh(PLANT_HOOKS).await;
     assert!(
         !ws.join(".git/hooks/pre-commit").exists(),
         "a git hook was planted without approval: {out}"
@@ -113,7 +115,7 @@ async fn a_protected_path_changes_only_with_a_person() {
     assert!(env.is_ok(), "{env:?}");
     assert!(ws.join(".git/hooks/post-commit").exists());
     // And the warm container of later calls is read-only there again.
-    let out = r.sh("h=hooks; echo x > .git/$h/post-merge").await;
+    let out = r.sh(PLANT_AGAIN).await;
     assert!(!ws.join(".git/hooks/post-merge").exists(), "{out}");
     r.done().await;
 }

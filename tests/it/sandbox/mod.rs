@@ -55,6 +55,22 @@ pub fn ws_grant(dir: &std::path::Path, access: FsAccess) -> FsGrant {
     }
 }
 
+/// A call's guard with nothing denied or protected: only who allowed it.
+#[derive(Debug)]
+struct AllowedBy(warden_api::Effects);
+
+impl warden_api::PathGuard for AllowedBy {
+    fn denied(&self, _path: &str) -> Option<String> {
+        None
+    }
+    fn protected(&self, _path: &str) -> Option<String> {
+        None
+    }
+    fn effects(&self) -> warden_api::Effects {
+        self.0
+    }
+}
+
 /// A sandbox rig whose agent is elevated and autonomous, plus `extra`
 /// policy TOML (rules for that agent).
 pub async fn rig_with(
@@ -202,6 +218,45 @@ impl Rig {
             json!({"command": command, "timeout_secs": 60}),
         )
         .await
+    }
+
+    /// `terminal_exec` of `command` straight on the sandbox backend,
+    /// allowed by `effects`, with `grants` (nothing denied or protected):
+    /// the decision is taken as given, so what is checked is where and
+    /// how the call runs. Its data.
+    pub async fn direct(
+        &self,
+        grants: &Grants,
+        effects: warden_api::Effects,
+        command: &str,
+    ) -> Value {
+        use warden_api::Backend as _;
+        let specs = self.tools.tools();
+        let spec = specs
+            .iter()
+            .find(|s| s.name.as_str() == "terminal_exec")
+            .unwrap();
+        let args = json!({"command": command, "timeout_secs": 1800});
+        let context = self.request("terminal_exec", Value::Null).context;
+        let guard: Arc<dyn warden_api::PathGuard> = Arc::new(AllowedBy(effects));
+        let envelope = self
+            .tools
+            .invoke(warden_api::BackendCall {
+                tool: spec,
+                args: &args,
+                context: &context,
+                grants,
+                limits: warden_api::CallLimits {
+                    deadline: std::time::Duration::from_secs(1800),
+                    ..warden_api::CallLimits::DEFAULT
+                },
+                events: None,
+                paths: Some(&guard),
+                cwd: None,
+                remote: None,
+            })
+            .await;
+        crate::common::data(&envelope).clone()
     }
 
     /// `terminal_exec` that must succeed; its data.

@@ -188,3 +188,44 @@ fn read_lines_are_not_unread() {
         assert_eq!(unread(line), None, "{line:?}");
     }
 }
+
+/// Code one step removed: a value assigned to a variable with the integer or reference
+/// attribute is evaluated, a prompt variable is expanded when bash prints the prompt, and
+/// completion and `mapfile -C` run text.
+#[test]
+fn code_bash_runs_later_is_unread() {
+    for line in [
+        "declare -i n; n='a[$(touch x)]'",
+        "typeset -i n; read n <<< 'a[$(touch x)]'",
+        "local -n r; r='a[$(touch x)]'",
+        "declare -i n; printf -v n %s 'a[$(touch x)]'",
+        "PS4='$(touch x) '; set -x; :",
+        "PS4='`touch x`'; set -x; echo",
+        "export PROMPT_COMMAND='touch x'",
+        "read PS4 <<< '$(touch x)'; set -x; :",
+        "declare -n r=PS4; r='$(touch x)'; set -x; :",
+        "BASH_ENV=/tmp/evil bash -c ls",
+        "x='$(touch x)'; echo \"${x@P}\"",
+        "compgen -W '$(touch x)' x",
+        "complete -C 'touch x' ls",
+        "compgen -F f x",
+        "enable -f /tmp/evil.so evil",
+    ] {
+        is_unread(line);
+    }
+    assert!(parse("mapfile -C 'rm -rf src' -c 1 a <<< x").is_opaque());
+    assert!(!read_only("mapfile -C 'touch x' -c 1 a <<< x"));
+    assert!(
+        deny("rm *", "mapfile -C 'rm -rf src' -c 1 a <<< x"),
+        "a deny rule on rm sees the callback"
+    );
+    for line in [
+        "declare -i n=3; n=4",
+        "declare -i n; echo hi",
+        "echo ${x@Q} ${x@U}",
+        "compgen -A file x",
+        "PS5=x",
+    ] {
+        assert_eq!(unread(line), None, "{line:?}");
+    }
+}
