@@ -223,19 +223,35 @@ async fn symlink_at(
     settle(result)
 }
 
+/// The two entries of a rename or link, each resolved and checked; the
+/// first is released again when the second fails.
+fn both(
+    state: &mut HostState,
+    (fd, path): (&Resource<Descriptor>, &str),
+    (new_fd, new): (&Resource<Descriptor>, &str),
+) -> wasmtime::Result<Result<(Target, Target), ErrorCode>> {
+    let from = match resolve(state, fd, path)? {
+        Ok(from) => from,
+        Err(code) => return Ok(Err(code)),
+    };
+    match resolve(state, new_fd, new)? {
+        Ok(to) => Ok(Ok((from, to))),
+        Err(code) => {
+            from.release(state)?;
+            Ok(Err(code))
+        }
+    }
+}
+
 type RenameArgs = (Resource<Descriptor>, String, Resource<Descriptor>, String);
 
 async fn rename_at(
     state: &mut HostState,
     (fd, old, new_fd, new): RenameArgs,
 ) -> wasmtime::Result<Result<(), ErrorCode>> {
-    let from = checked!(state, fd, old);
-    let to = match resolve(state, &new_fd, &new)? {
-        Ok(to) => to,
-        Err(code) => {
-            from.release(state)?;
-            return Ok(Err(code));
-        }
+    let (from, to) = match both(state, (&fd, &old), (&new_fd, &new))? {
+        Ok(both) => both,
+        Err(code) => return Ok(Err(code)),
     };
     let result = HostDescriptor::rename_at(
         &mut state.filesystem(),
@@ -264,13 +280,9 @@ async fn link_at(
 ) -> wasmtime::Result<Result<(), ErrorCode>> {
     // A second name of a denied or protected file is refused like the
     // file itself: through it, neither would be recognised.
-    let from = checked!(state, fd, old);
-    let to = match resolve(state, &new_fd, &new)? {
-        Ok(to) => to,
-        Err(code) => {
-            from.release(state)?;
-            return Ok(Err(code));
-        }
+    let (from, to) = match both(state, (&fd, &old), (&new_fd, &new))? {
+        Ok(both) => both,
+        Err(code) => return Ok(Err(code)),
     };
     let result = HostDescriptor::link_at(
         &mut state.filesystem(),
