@@ -198,13 +198,17 @@ fn declare_flags<'a>(args: &'a [Word<'_>]) -> impl Iterator<Item = &'a str> {
 /// Whether the simple command `words` gives a variable the integer or reference attribute
 /// (`declare -i n`, `local -n r`): later assignments to it are evaluated.
 pub(crate) fn gives_attribute(words: &[Word<'_>]) -> bool {
-    let mut rest = words.iter().skip_while(|w| w.assignment);
-    let Some(prog) = rest.next() else {
-        return false;
-    };
-    let args: Vec<Word<'_>> = rest.cloned().collect();
-    DECLARES.contains(&program_name(&prog.text))
-        && declare_flags(&args).any(|f| f.starts_with('-') && f.contains(['i', 'n']))
+    command(words).is_some_and(|(prog, args)| {
+        DECLARES.contains(&prog)
+            && declare_flags(args).any(|f| f.starts_with('-') && f.contains(['i', 'n']))
+    })
+}
+
+/// The program a simple command runs (after its leading assignments) and its arguments.
+fn command<'a, 's>(words: &'a [Word<'s>]) -> Option<(&'a str, &'a [Word<'s>])> {
+    let at = words.iter().position(|w| !w.assignment)?;
+    let prog = words.get(at)?;
+    Some((program_name(&prog.text), words.get(at + 1..).unwrap_or(&[])))
 }
 
 /// Whether the simple command `words` assigns a value that is not a plain number: leading
@@ -220,15 +224,11 @@ pub(crate) fn assigns_unknown(words: &[Word<'_>]) -> bool {
     {
         return true;
     }
-    let mut rest = words.iter().skip_while(|w| w.assignment);
-    let Some(prog) = rest.next() else {
-        return false;
-    };
-    let prog = program_name(&prog.text);
-    let args: Vec<Word<'_>> = rest.cloned().collect();
-    match prog {
-        "read" | "printf" | "mapfile" | "readarray" | "wait" => true,
-        p if DECLARES.contains(&p) => operands(&args, "").any(|w| value_unknown(&w.text)),
+    match command(words) {
+        Some(("read" | "printf" | "mapfile" | "readarray" | "wait", _)) => true,
+        Some((p, args)) if DECLARES.contains(&p) => {
+            operands(args, "").any(|w| value_unknown(&w.text))
+        }
         _ => false,
     }
 }
