@@ -243,6 +243,18 @@ fn both(
     }
 }
 
+/// Releases both entries of a rename or link, then settles its result.
+fn release_both(
+    state: &mut HostState,
+    from: Target,
+    to: Target,
+    result: FsResult<()>,
+) -> wasmtime::Result<Result<(), ErrorCode>> {
+    from.release(state)?;
+    to.release(state)?;
+    settle(result)
+}
+
 type RenameArgs = (Resource<Descriptor>, String, Resource<Descriptor>, String);
 
 async fn rename_at(
@@ -261,9 +273,7 @@ async fn rename_at(
         to.name.clone(),
     )
     .await;
-    from.release(state)?;
-    to.release(state)?;
-    settle(result)
+    release_both(state, from, to, result)
 }
 
 type LinkArgs = (
@@ -293,9 +303,7 @@ async fn link_at(
         to.name.clone(),
     )
     .await;
-    from.release(state)?;
-    to.release(state)?;
-    settle(result)
+    release_both(state, from, to, result)
 }
 
 type TimesArgs = (
