@@ -12,7 +12,7 @@ use warden_api::{
     Answerer, ApprovalAnswer, ApprovalRequest, Approver, Attribution, Backend, BackendCall,
     BoxFuture, CallHooks, CallRequest, Envelope, FsAccess, ToolHost, ToolSpec,
 };
-use warden_gate::{Gate, PolicyEnv};
+use warden_gate::Gate;
 use warden_policy::Policy;
 use warden_policy::config::PolicyConfig;
 use warden_store::{Hooks, SqliteStore, Store, host_key};
@@ -80,11 +80,7 @@ async fn fixture() -> Fixture {
     let policy = Policy::from_config(&config, &warden_api::BUILTIN_ACTION_TYPES).unwrap();
     let deployer = Arc::new(Deployer(Mutex::new(0)));
     let mut builder = Gate::builder()
-        .env(PolicyEnv {
-            workspace: "/workspace".into(),
-            project: "/workspace".into(),
-            home: "/home/agent".into(),
-        })
+        .env(crate::common::workspace_env())
         .backend(
             "fs",
             Arc::new(common::fs_plugin().await),

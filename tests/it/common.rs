@@ -90,6 +90,16 @@ pub async fn call(
         .await
 }
 
+/// The policy environment of every test agent: workspace and project at
+/// `/workspace`, home at `/home/agent`.
+pub fn workspace_env() -> warden_gate::PolicyEnv {
+    warden_gate::PolicyEnv {
+        workspace: "/workspace".into(),
+        project: "/workspace".into(),
+        home: "/home/agent".into(),
+    }
+}
+
 pub fn grant(dir: &Path, access: FsAccess) -> Grants {
     Grants {
         fs: vec![FsGrant {

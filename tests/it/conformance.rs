@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use warden_api::Grants;
-use warden_gate::{ApprovalBook, Gate, PolicyEnv};
+use warden_gate::{ApprovalBook, Gate};
 use warden_mcp::{Server, ServerOptions};
 use warden_policy::{Policy, config::PolicyConfig};
 use warden_test_artifacts::error_envelope;
@@ -101,11 +101,7 @@ async fn server(http: &HttpServer, ws: &std::path::Path) -> Server {
     let policy = Policy::from_config(&config, &warden_api::BUILTIN_ACTION_TYPES).unwrap();
     let runtime = common::runtime();
     let mut builder = Gate::builder()
-        .env(PolicyEnv {
-            workspace: "/workspace".into(),
-            project: "/workspace".into(),
-            home: "/home/agent".into(),
-        })
+        .env(crate::common::workspace_env())
         .limits(common::limits());
     for (name, path) in [
         ("fs", warden_test_artifacts::FS),

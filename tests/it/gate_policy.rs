@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use warden_api::{CallRequest, FsAccess, ToolHost};
-use warden_gate::{ApprovalAnswer, Gate, PendingApprovals, PolicyEnv};
+use warden_gate::{ApprovalAnswer, Gate, PendingApprovals};
 use warden_policy::config::PolicyConfig;
 use warden_policy::{AgentPolicy, Mode, Policy, RuleSet};
 
@@ -37,11 +37,7 @@ async fn gate_with(
     let probe = common::probe().await;
     let grants = common::grant(dir, FsAccess::ReadWrite);
     let mut b = Gate::builder()
-        .env(PolicyEnv {
-            workspace: "/workspace".into(),
-            project: "/workspace".into(),
-            home: "/home/agent".into(),
-        })
+        .env(crate::common::workspace_env())
         .approver(approver)
         .backend("fs", Arc::new(fs), grants.clone())
         .unwrap()

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use warden_api::{CallRequest, FsAccess, ToolHost};
-use warden_gate::{Gate, PolicyEnv};
+use warden_gate::Gate;
 use warden_policy::config::PolicyConfig;
 use warden_policy::{Boundary, Capability, CapabilityGrant, Layer, Policy, Verdict};
 use warden_server::StoreGrants;
@@ -32,11 +32,7 @@ async fn fixture() -> Fixture {
     let policy = Policy::from_config(&config, &warden_api::BUILTIN_ACTION_TYPES).unwrap();
     let clock = ManualClock::at(0);
     let mut builder = Gate::builder()
-        .env(PolicyEnv {
-            workspace: "/workspace".into(),
-            project: "/workspace".into(),
-            home: "/home/agent".into(),
-        })
+        .env(crate::common::workspace_env())
         .backend(
             "fs",
             Arc::new(common::fs_plugin().await),

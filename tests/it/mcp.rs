@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 use warden_api::{ApprovalAnswer, Grants};
-use warden_gate::{ApprovalBook, Gate, PolicyEnv};
+use warden_gate::{ApprovalBook, Gate};
 use warden_mcp::{DisclosureConfig, HttpOptions, Server, ServerOptions};
 use warden_policy::{Policy, config::PolicyConfig};
 use warden_test_artifacts::error_envelope;
@@ -60,11 +60,7 @@ async fn host_with(disclosure: DisclosureConfig, elicitation: bool) -> Host {
     let policy = Policy::from_config(&config, &warden_api::BUILTIN_ACTION_TYPES).unwrap();
     let book = Arc::new(ApprovalBook::new(Duration::from_secs(60)));
     let mut builder = Gate::builder()
-        .env(PolicyEnv {
-            workspace: "/workspace".into(),
-            project: "/workspace".into(),
-            home: "/home/agent".into(),
-        })
+        .env(crate::common::workspace_env())
         .approver(book.clone())
         .limits(common::limits())
         .backend("fs", Arc::new(common::fs_plugin().await), grants.clone())

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use warden_api::{
     BackendCall, CallRequest, Effects, Envelope, FsAccess, Grants, PathGuard, ToolHost, ToolName,
 };
-use warden_gate::{Gate, PolicyEnv};
+use warden_gate::Gate;
 use warden_policy::Policy;
 use warden_policy::config::PolicyConfig;
 use warden_runtime::Plugin;
@@ -124,11 +124,7 @@ async fn gate(ws: &Path) -> Gate {
     let policy = Policy::from_config(&config, &warden_api::BUILTIN_ACTION_TYPES).unwrap();
     let plugin = common::fs_plugin().await;
     let mut builder = Gate::builder()
-        .env(PolicyEnv {
-            workspace: "/workspace".into(),
-            project: "/workspace".into(),
-            home: "/home/agent".into(),
-        })
+        .env(crate::common::workspace_env())
         .backend(
             "fs",
             Arc::new(plugin),

@@ -11,7 +11,7 @@ use warden_api::{
     ApprovalAnswer, ApprovalRequest, Approver, Backend, BackendCall, BoxFuture, CallHooks,
     CallRequest, Envelope, ToolHost, ToolSpec,
 };
-use warden_gate::{Gate, PolicyEnv};
+use warden_gate::Gate;
 use warden_policy::Policy;
 use warden_policy::config::PolicyConfig;
 
@@ -73,11 +73,7 @@ fn gate(maker: Arc<Maker>, operators: Arc<Says>) -> Gate {
     .unwrap();
     let policy = Policy::from_config(&config, &warden_api::BUILTIN_ACTION_TYPES).unwrap();
     let mut builder = Gate::builder()
-        .env(PolicyEnv {
-            workspace: "/workspace".into(),
-            project: "/workspace".into(),
-            home: "/home/agent".into(),
-        })
+        .env(crate::common::workspace_env())
         .backend("maker", maker, Default::default())
         .unwrap()
         .approver(operators);

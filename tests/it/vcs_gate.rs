@@ -11,7 +11,7 @@ use warden_api::{
     Backend, BackendCall, BoxFuture, CallRequest, Envelope, Grants, ToolHost, ToolSpec, VcsFacts,
     VcsOperation,
 };
-use warden_gate::{ApprovalAnswer, Gate, PendingApprovals, PolicyEnv};
+use warden_gate::{ApprovalAnswer, Gate, PendingApprovals};
 use warden_policy::Policy;
 use warden_policy::config::PolicyConfig;
 
@@ -64,11 +64,7 @@ fn gate(toml_text: &str, pusher: Arc<Pusher>, approvals: Arc<PendingApprovals>) 
     let config: PolicyConfig = toml::from_str(toml_text).unwrap();
     let policy = Policy::from_config(&config, &warden_api::BUILTIN_ACTION_TYPES).unwrap();
     let mut b = Gate::builder()
-        .env(PolicyEnv {
-            workspace: "/workspace".into(),
-            project: "/workspace".into(),
-            home: "/home/agent".into(),
-        })
+        .env(crate::common::workspace_env())
         .approver(approvals)
         .backend("git", pusher, Grants::default())
         .unwrap();

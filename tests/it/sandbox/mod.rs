@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use warden_api::{CallContext, CallRequest, Envelope, FsAccess, FsGrant, Grants, ToolHost};
-use warden_gate::{Gate, PolicyEnv};
+use warden_gate::Gate;
 use warden_policy::Policy;
 use warden_policy::config::PolicyConfig;
 use warden_sandbox::spec::AGENT_LABEL;
@@ -124,11 +124,7 @@ async fn rig_of(
     let config: PolicyConfig = toml::from_str(&text).unwrap();
     let policy = Policy::from_config(&config, &warden_api::BUILTIN_ACTION_TYPES).unwrap();
     let mut b = Gate::builder()
-        .env(PolicyEnv {
-            workspace: "/workspace".into(),
-            project: "/workspace".into(),
-            home: "/home/agent".into(),
-        })
+        .env(crate::common::workspace_env())
         .limits(warden_api::CallLimits {
             deadline: std::time::Duration::from_secs(120),
             ..warden_api::CallLimits::DEFAULT

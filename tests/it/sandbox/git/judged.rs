@@ -11,7 +11,7 @@ use serde_json::json;
 use warden_api::{
     Backend as _, BackendCall, CallLimits, CallRequest, FsAccess, Grants, ToolHost as _,
 };
-use warden_gate::{ApprovalAnswer, Gate, PendingApprovals, PolicyEnv};
+use warden_gate::{ApprovalAnswer, Gate, PendingApprovals};
 use warden_policy::Policy;
 use warden_policy::config::PolicyConfig;
 
@@ -30,11 +30,7 @@ fn default_mode(r: &Rig, approvals: Arc<PendingApprovals>) -> Gate {
         ..Grants::default()
     };
     let mut b = Gate::builder()
-        .env(PolicyEnv {
-            workspace: "/workspace".into(),
-            project: "/workspace".into(),
-            home: "/home/agent".into(),
-        })
+        .env(crate::common::workspace_env())
         .limits(CallLimits {
             deadline: Duration::from_secs(120),
             ..CallLimits::DEFAULT
